@@ -1,0 +1,79 @@
+"""The project's own types for what a system returned and what one item recorded.
+
+These are plain, slotted dataclasses: they are built on the per-item hot path, so they
+must be cheap, and they must turn into JSON without a library (an item record travels on
+the pytest report, also between xdist workers and the controller).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+ErrorKind = Literal["timeout", "transport", "http_status", "malformed", "adapter", "internal"]
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievedItem:
+    """One ranked item a retrieval path returned, in the project's own terms.
+
+    ``page`` is 1-based, as a person cites a page (rag_api's 0-based ``page`` is converted
+    by its adapter). ``section`` is a heading or numbered clause ("3.2 Limites"), or a
+    heading path joined with " > ". ``table`` names a table or an XLSX sheet; ``row`` is
+    the 1-based data row inside it and ``row_key`` the row's label (its first cell).
+    """
+
+    rank: int
+    text: str
+    file_id: str | None = None
+    filename: str | None = None
+    page: int | None = None
+    section: str | None = None
+    table: str | None = None
+    row: int | None = None
+    row_key: str | None = None
+    score: float | None = None
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class RunError:
+    """A failure of one call, recorded on the run instead of raised out of the session."""
+
+    kind: ErrorKind
+    message: str
+    status_code: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class Exchange:
+    """One request/response pair on the wire, kept verbatim (secrets redacted) for raw runs."""
+
+    request: dict[str, Any]
+    status_code: int | None
+    response_body: Any
+    latency_s: float
+    attempt: int = 1
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(slots=True)
+class RetrievalResult:
+    """What one retrieval call produced: ranked items or an error, timing, and the raw wire."""
+
+    items: list[RetrievedItem]
+    latency_s: float
+    error: RunError | None = None
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None

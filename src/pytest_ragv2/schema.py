@@ -1,0 +1,134 @@
+"""Pydantic models of the gold case format (the protocol's shape plus what the product needs).
+
+No pytest import here: the CLI, the loader and the scorers use these models directly.
+Unknown fields are errors everywhere (``extra="forbid"``): a typo must never pass silently.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Split = Literal["development", "holdout"]
+GoldStatus = Literal["provisional", "adjudicated"]
+
+# Categories whose top result must match the gold evidence at full granularity
+# ("exact-metadata success" in the protocol).
+EXACT_LOOKUP_CATEGORIES = frozenset(
+    {"exact_lookup", "exact_model", "exact_part", "document_lookup", "certificate_lookup"}
+)
+
+
+class StrictModel(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TableCells(StrictModel):
+    """What must appear together in one retrieved item for table integrity."""
+
+    header: str | None = None
+    row: str | None = None
+    unit: str | None = None
+    footnote: str | None = None
+
+    def named(self) -> dict[str, str]:
+        return {k: v for k, v in self.model_dump().items() if v}
+
+
+class Evidence(StrictModel):
+    """One required evidence location. Every location field given must match."""
+
+    file_id: str | None = None
+    filename: str | None = None
+    page: int | None = Field(default=None, ge=1, description="1-based page number")
+    section: str | None = None
+    table: str | None = Field(default=None, description="table name or XLSX sheet")
+    row: int | str | None = Field(
+        default=None, description="1-based data row number, or the row's label"
+    )
+    table_cells: TableCells | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _has_identity(self) -> Evidence:
+        if not self.file_id and not self.filename:
+            raise ValueError("evidence needs a file_id or a filename")
+        return self
+
+
+class Claim(StrictModel):
+    """A claim in its long form; a plain string in YAML is shorthand for ``{text: ...}``."""
+
+    text: str
+    any_of: list[str] = Field(default_factory=list)
+    pattern: str | None = None
+    number: float | None = None
+    unit: str | None = None
+    tolerance: float | None = None
+    severity: Literal["low", "medium", "high"] = "medium"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return {"text": value}
+        return value
+
+
+class ExpectedAnswer(StrictModel):
+    required_claims: list[Claim] = Field(default_factory=list)
+    optional_claims: list[Claim] = Field(default_factory=list)
+    forbidden_claims: list[Claim] = Field(default_factory=list)
+
+
+class Turn(StrictModel):
+    """One turn of a multi-turn case (the chat layers run them in one conversation)."""
+
+    prompts: dict[str, str]
+    expected_answer: ExpectedAnswer | None = None
+    required_evidence: list[Evidence] = Field(default_factory=list)
+    expect_tools: dict[str, Any] = Field(default_factory=dict)
+
+
+class Case(StrictModel):
+    """One gold case. ``prompt_en``/``prompt_de`` are shorthands merged into ``prompts``."""
+
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+    category: str
+    prompt_en: str | None = None
+    prompt_de: str | None = None
+    prompts: dict[str, str] = Field(default_factory=dict)
+    expected_answer: ExpectedAnswer | None = None
+    required_evidence: list[Evidence] | None = None
+    mandatory_constraints: dict[str, Any] = Field(default_factory=dict)
+    safe_refusal_expected: bool = False
+    source_type: str = "public_document"
+    gold_status: GoldStatus = "provisional"
+    turns: list[Turn] = Field(default_factory=list)
+    expect_tools: dict[str, Any] = Field(default_factory=dict)
+    tags: list[str] = Field(default_factory=list)
+    notes: str | None = None
+
+    @model_validator(mode="after")
+    def _has_prompt(self) -> Case:
+        if not self.all_prompts() and not self.turns:
+            raise ValueError("a case needs at least one prompt (prompt_en, prompt_de or prompts)")
+        return self
+
+    def all_prompts(self) -> dict[str, str]:
+        """Every prompt by language code; the shorthands win no conflict silently."""
+        merged = dict(self.prompts)
+        if self.prompt_en is not None:
+            merged["en"] = self.prompt_en
+        if self.prompt_de is not None:
+            merged["de"] = self.prompt_de
+        return merged
+
+    @property
+    def evidence(self) -> list[Evidence]:
+        return list(self.required_evidence or [])
+
+    @property
+    def is_exact_lookup(self) -> bool:
+        return self.category in EXACT_LOOKUP_CATEGORIES
