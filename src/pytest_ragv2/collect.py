@@ -1,0 +1,164 @@
+"""Gold case files become pytest items: case × system × repetition × prompt language."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.cases import CaseError, LoadedCase
+from pytest_ragv2.context import RunContext
+from pytest_ragv2.keys import RunKey
+
+CONTEXT_KEY = pytest.StashKey[RunContext]()
+INVALID_ITEM_NAME = "invalid-cases"
+
+
+def context_of(config: pytest.Config) -> RunContext:
+    return config.stash[CONTEXT_KEY]
+
+
+def slot_group(slot: str) -> str:
+    """The xdist group of one inference slot: its chat-layer runs never overlap."""
+    return f"ragv2-slot-{slot}"
+
+
+def mark_names(layer: str, category: str, system: str, lang: str) -> list[str]:
+    """Bare marker names for ``-m`` selection: ``-m "demo-v2 and lang_de and exact_lookup"``."""
+    return [f"layer_{layer.lower()}", category, system, f"lang_{lang}"]
+
+
+def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> list[Any]:
+    """Every mark of one item. Chat layers carry their inference slot's xdist_group from
+    creation on: marks added later come too late for xdist's loadgroup scheduling."""
+    marks: list[Any] = [
+        pytest.mark.ragv2(layer=layer, category=category, system=system, lang=lang),
+        *(getattr(pytest.mark, name) for name in mark_names(layer, category, system, lang)),
+    ]
+    if layer != "A":
+        marks.append(pytest.mark.xdist_group(name=slot_group(slot)))
+    return marks
+
+
+def register_markers(config: pytest.Config, names: Sequence[str], registered: set[str]) -> None:
+    """Declare the data-derived marker names, so ``--strict-markers`` accepts them."""
+    for name in names:
+        if name not in registered:
+            registered.add(name)
+            config.addinivalue_line("markers", f"{name}: pytest-ragv2 selection mark")
+
+
+class RunNotMet(Exception):
+    """The run did not meet its case; the message lists why."""
+
+
+class CaseErrors(Exception):
+    """A case file (or cases in it) could not be loaded."""
+
+
+class CaseFile(pytest.File):
+    def collect(self) -> Iterator[pytest.Item]:
+        ctx = context_of(self.config)
+        loaded = ctx.case_file(self.path)
+        if loaded is None:
+            return
+        if loaded.split in ctx.settings.splits:
+            for case in loaded.cases:
+                yield from self._items(ctx, case)
+        if loaded.errors:
+            yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)
+
+    def _items(self, ctx: RunContext, loaded: LoadedCase) -> Iterator[pytest.Item]:
+        prompts = loaded.case.all_prompts()
+        languages = ctx.settings.languages or sorted(prompts)
+        for lang in languages:
+            if lang not in prompts:
+                continue
+            for system, system_settings in ctx.systems.items():
+                for rep in range(1, ctx.settings.repetitions + 1):
+                    key = RunKey(loaded.case.id, system, rep, lang, ctx.layer)
+                    item = CaseItem.from_parent(
+                        self, name=key.item_name, key=key, loaded=loaded, query=prompts[lang]
+                    )
+                    register_markers(
+                        self.config,
+                        mark_names(ctx.layer, loaded.case.category, system, lang),
+                        ctx.registered_marks,
+                    )
+                    for mark in item_marks(
+                        ctx.layer, loaded.case.category, system, lang, system_settings.slot
+                    ):
+                        item.add_marker(mark)
+                    yield item
+
+
+class CaseItem(pytest.Item):
+    def __init__(
+        self, *, key: RunKey, loaded: LoadedCase, query: str, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self.key = key
+        self.loaded = loaded
+        self.query = query
+        self.record: dict[str, Any] | None = None
+
+    def runtest(self) -> None:
+        ctx = context_of(self.config)
+        self.record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
+        if not self.record["met"]:
+            raise RunNotMet("\n".join(self.record["reasons"]))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, RunNotMet):
+            return f"{self.key.item_name} did not meet its case:\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        line = self.loaded.location.line
+        return self.path, (line - 1 if line else None), self.key.item_name
+
+
+class CaseErrorItem(pytest.Item):
+    """Stands for the cases of one file that could not be loaded, so none is lost silently."""
+
+    def __init__(self, *, errors: Sequence[CaseError], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.errors = list(errors)
+
+    def runtest(self) -> None:
+        raise CaseErrors("\n".join(str(error) for error in self.errors))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, CaseErrors):
+            return f"invalid gold cases in {self.path.name}:\n{excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, INVALID_ITEM_NAME
+
+
+def order_items(items: list[pytest.Item], seed: int) -> None:
+    """Deterministic order from the seed: cases shuffled, repetitions interleaved, and the
+    systems' order alternating from one case to the next (so warm-up and load never favour
+    one system). Non-case items keep their place after the case items."""
+    cases = sorted({item.key.case for item in items if isinstance(item, CaseItem)})
+    random.Random(seed).shuffle(cases)
+    case_rank = {case: rank for rank, case in enumerate(cases)}
+    systems = list(
+        dict.fromkeys(item.key.system for item in items if isinstance(item, CaseItem))
+    )
+    flip = seed % 2
+
+    def sort_key(item: pytest.Item) -> tuple[int, int, int, str, int]:
+        if not isinstance(item, CaseItem):
+            return (len(cases), 0, 0, "", 0)
+        rank = case_rank[item.key.case]
+        position = systems.index(item.key.system)
+        if (rank + flip) % 2:
+            position = len(systems) - 1 - position
+        return (rank, item.key.rep, 0, item.key.lang, position)
+
+    items.sort(key=sort_key)

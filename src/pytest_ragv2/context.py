@@ -1,0 +1,128 @@
+"""Per-process run state: settings, the case catalog, retrievers and the raw run writer.
+
+One ``RunContext`` lives in each process (the controller and every xdist worker). The
+controller chooses the run id and seed and sends them to workers, so every process builds
+the same item order and writes into the same run folder.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from pytest_ragv2.cases import Allowlist, Catalog, CaseFile, load_allowlist, load_catalog
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layers.retrieval import item_record, raw_run
+from pytest_ragv2.rawruns import RawRunWriter
+from pytest_ragv2.records import RetrievalResult, RunError
+from pytest_ragv2.schema import Case
+from pytest_ragv2.settings import Settings, SystemSettings
+from pytest_ragv2.systems.base import Retriever
+from pytest_ragv2.systems.registry import build_retriever
+
+
+@dataclass(slots=True)
+class RunContext:
+    settings: Settings
+    rootdir: Path
+    layer: str
+    run_id: str
+    seed: int
+    worker: str
+    systems: dict[str, SystemSettings]
+    demo_url: Callable[[], str] | None = None
+    _catalog: Catalog | None = None
+    _allowlist: Allowlist | None = None
+    _allowlist_loaded: bool = False
+    _retrievers: dict[str, Retriever] = field(default_factory=dict)
+    _writer: RawRunWriter | None = None
+    _files_by_path: dict[Path, CaseFile] | None = None
+    registered_marks: set[str] = field(default_factory=set)
+
+    @property
+    def run_dir(self) -> Path:
+        return self.settings.raw_runs / self.run_id
+
+    @property
+    def report_dir(self) -> Path:
+        return self.settings.reports / self.run_id
+
+    @property
+    def catalog(self) -> Catalog:
+        if self._catalog is None:
+            gold = self.settings.gold if self.settings.gold.is_dir() else None
+            self._catalog = load_catalog(self.settings.cases, gold)
+        return self._catalog
+
+    def case_file(self, path: Path) -> CaseFile | None:
+        if self._files_by_path is None:
+            self._files_by_path = {loaded.path.resolve(): loaded for loaded in self.catalog.files}
+        return self._files_by_path.get(path.resolve())
+
+    @property
+    def allowlist(self) -> Allowlist | None:
+        if not self._allowlist_loaded:
+            path = self.settings.allowlist
+            self._allowlist = load_allowlist(path) if path and path.is_file() else None
+            self._allowlist_loaded = True
+        return self._allowlist
+
+    def retriever(self, system: str) -> Retriever:
+        retriever = self._retrievers.get(system)
+        if retriever is None:
+            settings = self.systems[system]
+            if self.demo_url is not None:
+                from pytest_ragv2.demo_systems import demo_systems
+
+                settings = demo_systems(self.demo_url())[system]
+            config = settings.retrieval
+            if config is None:
+                raise LookupError(f"system {system!r} has no retrieval configuration")
+            allowed = sorted(self.allowlist.file_ids) if self.allowlist else []
+            retriever = build_retriever(system, config, file_ids=allowed)
+            self._retrievers[system] = retriever
+        return retriever
+
+    @property
+    def writer(self) -> RawRunWriter:
+        if self._writer is None:
+            self._writer = RawRunWriter(self.run_dir, self.worker)
+        return self._writer
+
+    def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> dict[str, object]:
+        """Layer A for one item: call, keep the raw run on disk, then score it."""
+        system = self.systems[key.system]
+        started = time.perf_counter()
+        try:
+            result = self.retriever(key.system).retrieve(query, self.settings.k)
+        except Exception as exc:  # an adapter bug must cost a record, never the session
+            result = RetrievalResult(
+                items=[],
+                latency_s=time.perf_counter() - started,
+                error=RunError("internal", f"{type(exc).__name__}: {exc}"),
+            )
+        adapter = system.retrieval.adapter if system.retrieval else "none"
+        raw = raw_run(key, query=query, role=system.role, adapter=adapter, result=result)
+        self.writer.append(raw)
+        allow = self.allowlist
+        return item_record(
+            key,
+            case=case,
+            split=split,
+            role=system.role,
+            latency_s=result.latency_s,
+            error=raw["error"],
+            items=result.items,
+            allowed_file_ids=allow.file_ids if allow else None,
+            allowed_filenames=allow.filenames if allow else None,
+            recall_k=self.settings.item_pass.recall_k,
+        )
+
+    def close(self) -> None:
+        for retriever in self._retrievers.values():
+            retriever.close()
+        self._retrievers.clear()
+        if self._writer is not None:
+            self._writer.close()

@@ -1,0 +1,116 @@
+"""The controller's side of a session: gather records, decide the verdict, write reports.
+
+Registered only in the controlling process (never in an xdist worker). Records arrive on
+test reports, so a serial run and a ``-n N`` run aggregate exactly the same data.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.context import RunContext
+from pytest_ragv2.rawruns import build_manifest, write_manifest
+from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
+from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.report.terminal import write_terminal_summary
+from pytest_ragv2.session import aggregate
+
+RECORD_ATTRIBUTE = "ragv2"
+KEEP_STATUSES = (
+    pytest.ExitCode.INTERRUPTED,
+    pytest.ExitCode.INTERNAL_ERROR,
+    pytest.ExitCode.USAGE_ERROR,
+)
+
+
+@dataclass(slots=True)
+class Controller:
+    ctx: RunContext
+    records: list[Mapping[str, Any]] = field(default_factory=list)
+    expected_runs: int | None = None
+    summary: dict[str, Any] | None = None
+    gates: list[GateResult] = field(default_factory=list)
+    locations: list[str] = field(default_factory=list)
+
+    def add_report(self, report: pytest.TestReport) -> None:
+        record = getattr(report, RECORD_ATTRIBUTE, None)
+        if record is not None:
+            self.records.append(record)
+
+    def case_errors(self) -> list[str]:
+        catalog = self.ctx.catalog
+        return [str(error) for error in [*catalog.errors, *catalog.gold_errors]]
+
+    def finish(self, session: pytest.Session) -> None:
+        status = session.exitstatus
+        interrupted = status == pytest.ExitCode.INTERRUPTED
+        results = aggregate(
+            self.records,
+            roles={name: system.role for name, system in self.ctx.systems.items()},
+            expected_runs=self.expected_runs,
+        )
+        self.gates = evaluate_layer_a(results, self.ctx.settings.gates, self.case_errors())
+        passed = verdict(self.gates)
+        if status not in KEEP_STATUSES and not (
+            status == pytest.ExitCode.NO_TESTS_COLLECTED and not self.records
+        ):
+            status = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+            session.exitstatus = status
+        self.summary = build_summary(
+            run_id=self.ctx.run_id,
+            seed=self.ctx.seed,
+            layer=self.ctx.layer,
+            results=results,
+            gates=self.gates,
+            passed=passed,
+            exit_status=int(status),
+            interrupted=interrupted,
+            descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
+            raw_runs_dir=self.ctx.run_dir,
+        )
+        path = write_summary(
+            self.ctx.report_dir,
+            self.summary,
+            render_summary_markdown(self.summary, self.gates),
+        )
+        self.locations = [f"summary: {path}", f"raw runs: {self.ctx.run_dir}"]
+
+    def terminal_summary(self, reporter: Any) -> None:
+        if self.summary is None:
+            return
+        write_terminal_summary(
+            reporter.write_sep, reporter.write_line, self.summary, self.gates, self.locations
+        )
+
+
+def write_run_manifest(ctx: RunContext, options: Mapping[str, Any]) -> None:
+    """The fair-run record, written before the first run: versions, hashes, descriptors."""
+    settings = ctx.settings
+    gold_files = sorted(settings.gold.glob("*.y*ml")) if settings.gold.is_dir() else []
+    case_files = sorted(settings.cases.rglob("*.y*ml")) if settings.cases.is_dir() else []
+    systems = {
+        name: {
+            "role": system.role,
+            "slot": system.slot,
+            "descriptors": system.descriptors,
+            "retrieval": system.retrieval.model_dump(mode="json") if system.retrieval else None,
+        }
+        for name, system in ctx.systems.items()
+    }
+    manifest = build_manifest(
+        run_id=ctx.run_id,
+        seed=ctx.seed,
+        rootdir=ctx.rootdir,
+        config_path=settings.source,
+        case_files=case_files,
+        gold_files=gold_files,
+        allowlist=settings.allowlist,
+        systems=systems,
+        options={**options, "layer": ctx.layer, "repetitions": settings.repetitions,
+                 "splits": settings.splits, "languages": settings.languages, "k": settings.k},
+    )
+    write_manifest(ctx.run_dir, manifest)

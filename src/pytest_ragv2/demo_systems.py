@@ -1,0 +1,91 @@
+"""The embedded default: with no systems configured, demo-v1 (baseline) against demo-v2.
+
+The demo service is started lazily in a background thread so that building its index
+overlaps pytest's collection; whoever first needs its URL waits for it.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pytest_ragv2.settings import SystemSettings
+from pytest_ragv2.systems.config import RagApiRetrieval
+
+if TYPE_CHECKING:
+    from pytest_ragv2.demo.server import DemoServer
+
+DEMO_EXTRA_HINT = (
+    "no systems are configured, so pytest-ragv2 runs its embedded demo systems, "
+    "which need the demo extra: pip install 'pytest-ragv2[demo]' "
+    "(or configure [tool.ragv2.systems])"
+)
+
+
+class DemoUnavailable(RuntimeError):
+    pass
+
+
+def check_demo_importable() -> None:
+    try:
+        import pytest_ragv2.demo.server  # noqa: F401
+    except ImportError as exc:
+        raise DemoUnavailable(f"{DEMO_EXTRA_HINT} ({exc})") from exc
+
+
+def demo_systems(url: str) -> dict[str, SystemSettings]:
+    descriptors = {"deployment_id": "embedded-demo", "index_version": "corpus-at-start"}
+    return {
+        "demo-v1": SystemSettings(
+            role="baseline",
+            retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v1"),
+            descriptors={**descriptors, "retrieval": "vector only, fixed-size chunks"},
+        ),
+        "demo-v2": SystemSettings(
+            role="candidate",
+            retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v2"),
+            descriptors={
+                **descriptors,
+                "retrieval": "exact + BM25 + vector, RRF fusion, rerank; structure-aware chunks",
+            },
+        ),
+    }
+
+
+class DemoService:
+    """Starts the demo server on a free loopback port in a background thread."""
+
+    def __init__(self, corpus: Path) -> None:
+        self._corpus = corpus
+        self._ready = threading.Event()
+        self._server: DemoServer | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._start, name="ragv2-demo-start", daemon=True)
+
+    def start(self) -> DemoService:
+        self._thread.start()
+        return self
+
+    def _start(self) -> None:
+        try:
+            from pytest_ragv2.demo.engine import DemoIndex
+            from pytest_ragv2.demo.server import DemoServer
+
+            self._server = DemoServer(DemoIndex.from_corpus(self._corpus)).start()
+        except BaseException as exc:  # surfaced to whoever waits for the URL
+            self._error = exc
+        finally:
+            self._ready.set()
+
+    @property
+    def url(self) -> str:
+        self._ready.wait()
+        if self._server is None:
+            raise DemoUnavailable(f"the demo service did not start: {self._error!r}")
+        return self._server.url
+
+    def stop(self) -> None:
+        self._ready.wait()
+        if self._server is not None:
+            self._server.stop()

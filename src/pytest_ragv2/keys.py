@@ -1,0 +1,36 @@
+"""The identity of one run: (case, system, repetition, language, layer).
+
+Records are keyed by this, never by pytest node id (xdist's loadgroup rewrites node ids).
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class RunKey:
+    case: str
+    system: str
+    rep: int
+    lang: str
+    layer: str
+
+    @property
+    def item_name(self) -> str:
+        """The readable pytest item name, e.g. ``B07[v2-de-r3]``."""
+        return f"{self.case}[{self.system}-{self.lang}-r{self.rep}]"
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunKey:
+        return cls(
+            case=str(data["case"]),
+            system=str(data["system"]),
+            rep=int(data["rep"]),
+            lang=str(data["lang"]),
+            layer=str(data["layer"]),
+        )

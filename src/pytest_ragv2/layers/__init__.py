@@ -1,0 +1,1 @@
+"""What one item does at each layer: call the system, keep the raw run, score it."""

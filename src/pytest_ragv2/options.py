@@ -1,0 +1,85 @@
+"""Command-line and ini options, declared once; settings.py and the CLI read the same names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+LAYERS = ("A", "B", "C")
+
+
+@dataclass(frozen=True, slots=True)
+class Option:
+    flag: str
+    dest: str
+    help: str
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    type: Any = str
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option(
+        "--ragv2-layer",
+        "ragv2_layer",
+        "run the gold cases at this layer: A retrieval only, B end to end, C frozen evidence "
+        "(the plugin is inert without it)",
+        choices=LAYERS,
+    ),
+    Option(
+        "--ragv2-config",
+        "ragv2_config",
+        "run configuration: a ragv2.yaml or a pyproject.toml with [tool.ragv2] "
+        "(default: ragv2.yaml, else pyproject.toml, in the rootdir)",
+        metavar="PATH",
+    ),
+    Option(
+        "--ragv2-systems",
+        "ragv2_systems",
+        "comma-separated names of the configured systems to run (default: all)",
+        metavar="NAMES",
+    ),
+    Option(
+        "--ragv2-reps",
+        "ragv2_reps",
+        "repetitions of every case per system and language",
+        metavar="N",
+        type=int,
+    ),
+    Option(
+        "--ragv2-split",
+        "ragv2_split",
+        "case splits to collect: development, holdout or development,holdout "
+        "(holdout cases are never collected unless named here or in the config)",
+        metavar="SPLITS",
+    ),
+    Option(
+        "--ragv2-lang",
+        "ragv2_lang",
+        "comma-separated prompt languages to run (default: every language a case has)",
+        metavar="LANGS",
+    ),
+    Option(
+        "--ragv2-seed",
+        "ragv2_seed",
+        "seed of the item order (printed and stored; default: a new one per run)",
+        metavar="N",
+        type=int,
+    ),
+    Option(
+        "--ragv2-run-id",
+        "ragv2_run_id",
+        "name of this run's folders under raw-runs/ and reports/ (default: UTC time + seed)",
+        metavar="ID",
+    ),
+)
+
+INI_LAYER = "ragv2_layer"
+
+
+def split_list(value: str | None) -> list[str] | None:
+    """'a, b,,c' -> ['a', 'b', 'c']; None and '' -> None."""
+    if not value:
+        return None
+    parts = [part.strip() for part in value.split(",")]
+    return [part for part in parts if part] or None

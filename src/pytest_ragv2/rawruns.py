@@ -1,0 +1,144 @@
+"""Append-only raw run store and the run manifest.
+
+Every request and response is written and flushed, one JSON line per run, before the run is
+scored: a scorer bug never costs a rerun, and ``ragv2 rescore`` can rebuild every figure from
+these files alone. Each process writes its own file (``runs-<worker>.jsonl``), so xdist
+workers never interleave lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterable, Iterator, Mapping
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+from typing import IO, Any
+
+MANIFEST_NAME = "manifest.json"
+PACKAGES_RECORDED = ("pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic", "scipy")
+
+
+def new_run_id(seed: int, now: datetime | None = None) -> str:
+    stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
+    return f"{stamp}-s{seed}"
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as stream:
+        for block in iter(lambda: stream.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def hash_files(paths: Iterable[Path], relative_to: Path) -> dict[str, str]:
+    hashes: dict[str, str] = {}
+    for path in sorted(paths):
+        try:
+            name = str(path.relative_to(relative_to))
+        except ValueError:
+            name = str(path)
+        hashes[name] = sha256_file(path)
+    return hashes
+
+
+def git_commit(directory: Path) -> str | None:
+    try:
+        completed = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    commit = completed.stdout.strip()
+    return commit if completed.returncode == 0 and commit else None
+
+
+def package_versions() -> dict[str, str | None]:
+    versions: dict[str, str | None] = {"python": platform.python_version()}
+    for name in ("pytest-ragv2", *PACKAGES_RECORDED):
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    return versions
+
+
+def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
+    run_dir.mkdir(parents=True, exist_ok=True)
+    path = run_dir / MANIFEST_NAME
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def build_manifest(
+    *,
+    run_id: str,
+    seed: int,
+    rootdir: Path,
+    config_path: Path | None,
+    case_files: Iterable[Path],
+    gold_files: Iterable[Path],
+    allowlist: Path | None,
+    systems: Mapping[str, Any],
+    options: Mapping[str, Any],
+) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "seed": seed,
+        "started_at": datetime.now(UTC).isoformat(),
+        "git_commit": git_commit(rootdir),
+        "argv": sys.argv[1:],
+        "versions": package_versions(),
+        "platform": platform.platform(),
+        "config": hash_files([config_path], rootdir) if config_path else {},
+        "case_files": hash_files(case_files, rootdir),
+        "gold_files": hash_files(gold_files, rootdir),
+        "allowlist": hash_files([allowlist], rootdir) if allowlist and allowlist.is_file() else {},
+        "systems": dict(systems),
+        "options": dict(options),
+    }
+
+
+class RawRunWriter:
+    """One process's append-only JSON-lines file; every line is flushed as it is written."""
+
+    def __init__(self, run_dir: Path, worker: str) -> None:
+        self.path = run_dir / f"runs-{worker}.jsonl"
+        self._run_dir = run_dir
+        self._stream: IO[str] | None = None
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        if self._stream is None:
+            self._run_dir.mkdir(parents=True, exist_ok=True)
+            self._stream = self.path.open("a", encoding="utf-8")
+        self._stream.write(json.dumps(record, ensure_ascii=False, default=str))
+        self._stream.write("\n")
+        self._stream.flush()
+
+    def close(self) -> None:
+        if self._stream is not None:
+            self._stream.close()
+            self._stream = None
+
+
+def read_raw_runs(run_dir: Path) -> Iterator[dict[str, Any]]:
+    """Every raw run of a run directory; a torn last line (a killed process) is skipped."""
+    for path in sorted(run_dir.glob("runs-*.jsonl")):
+        with path.open(encoding="utf-8") as stream:
+            for line in stream:
+                if not line.endswith("\n"):
+                    break
+                yield json.loads(line)

@@ -1,0 +1,1 @@
+"""Reports of a finished session: terminal, summary.json, summary.md."""

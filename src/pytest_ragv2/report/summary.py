@@ -1,0 +1,120 @@
+"""summary.json and summary.md of one run; both built from the same summary mapping."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from pytest_ragv2.gates import GateResult
+from pytest_ragv2.report.tables import (
+    breakdown_table,
+    gate_table,
+    render_markdown,
+    system_table,
+)
+from pytest_ragv2.session import SessionResults
+
+SUMMARY_JSON = "summary.json"
+SUMMARY_MD = "summary.md"
+
+
+def _clean(value: Any) -> Any:
+    """NaN is not JSON: undefined figures become null."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, Mapping):
+        return {str(key): _clean(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_clean(item) for item in value]
+    return value
+
+
+def build_summary(
+    *,
+    run_id: str,
+    seed: int,
+    layer: str,
+    results: SessionResults,
+    gates: Sequence[GateResult],
+    passed: bool,
+    exit_status: int,
+    interrupted: bool,
+    descriptors: Mapping[str, Mapping[str, str]],
+    raw_runs_dir: Path,
+) -> dict[str, Any]:
+    return _clean(
+        {
+            "run_id": run_id,
+            "seed": seed,
+            "layer": layer,
+            "verdict": "interrupted" if interrupted else ("pass" if passed else "fail"),
+            "exit_status": exit_status,
+            "raw_runs": str(raw_runs_dir),
+            "runs": {
+                "expected": results.expected_runs,
+                "recorded": results.recorded_runs,
+            },
+            "systems": {
+                name: {**row, "descriptors": dict(descriptors.get(name, {}))}
+                for name, row in results.systems.items()
+            },
+            "by_category": results.by_category,
+            "by_language": results.by_language,
+            "by_case": results.by_case,
+            "gates": [gate.to_json() for gate in gates],
+        }
+    )
+
+
+def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
+    lines = [
+        f"# pytest-ragv2 — layer {summary['layer']} — run {summary['run_id']}",
+        "",
+        f"**Verdict: {summary['verdict'].upper()}** (exit status {summary['exit_status']}); "
+        f"seed {summary['seed']}; {summary['runs']['recorded']} runs recorded"
+        + (
+            f" of {summary['runs']['expected']} expected"
+            if summary["runs"]["expected"] is not None
+            else ""
+        )
+        + ".",
+        "",
+        "## Systems",
+        "",
+        *render_markdown(system_table(summary["systems"])),
+        "",
+        "## Gates",
+        "",
+        *render_markdown(gate_table(gates)),
+        "",
+        "## Recall@5 by category",
+        "",
+        *render_markdown(breakdown_table("category", summary["by_category"], "recall@5")),
+        "",
+        "## Recall@5 by language",
+        "",
+        *render_markdown(breakdown_table("language", summary["by_language"], "recall@5")),
+        "",
+    ]
+    details = [gate for gate in gates if gate.details]
+    if details:
+        lines += ["## Gate details", ""]
+        for gate in details:
+            lines.append(f"- **{gate.name}**")
+            lines.extend(f"  - {detail}" for detail in gate.details)
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_summary(report_dir: Path, summary: Mapping[str, Any], markdown: str) -> Path:
+    report_dir.mkdir(parents=True, exist_ok=True)
+    path = report_dir / SUMMARY_JSON
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    os.replace(tmp, path)
+    (report_dir / SUMMARY_MD).write_text(markdown, encoding="utf-8")
+    return path

@@ -1,0 +1,112 @@
+"""The session's tables as rows of cells, rendered as plain text or Markdown.
+
+One place decides which figures appear and how they are formatted, so the terminal, the
+Markdown summary and the HTML report always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_ragv2.gates import GateResult
+
+Table = tuple[list[str], list[list[str]]]
+
+SYSTEM_COLUMNS = (
+    ("recall@1", "R@1"),
+    ("recall@3", "R@3"),
+    ("recall@5", "R@5"),
+    ("recall@10", "R@10"),
+    ("hit@5", "hit@5"),
+    ("mrr", "MRR"),
+    ("exact_metadata", "exact"),
+    ("table_integrity", "table"),
+    ("duplicate_rate", "dup"),
+    ("irrelevant_rate", "irrel"),
+    ("met", "met"),
+)
+
+
+def fmt_rate(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.3f}"
+
+
+def fmt_ms(estimate: Mapping[str, Any] | None) -> str:
+    if not estimate or estimate.get("value") is None:
+        return "—"
+    text = f"{estimate['value'] * 1000:.1f}"
+    if estimate.get("low") is not None and estimate.get("high") is not None:
+        text += f" [{estimate['low'] * 1000:.1f}, {estimate['high'] * 1000:.1f}]"
+    return text
+
+
+def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+    header = ["system", "role", "runs", "errors", *(label for _, label in SYSTEM_COLUMNS)]
+    header += ["p50 ms [95% CI]", "p95 ms [95% CI]", "leaks"]
+    rows = []
+    for name, row in systems.items():
+        rows.append(
+            [
+                name,
+                str(row.get("role", "")),
+                str(row["runs"]),
+                str(row["errors"]),
+                *(fmt_rate(row.get(metric)) for metric, _ in SYSTEM_COLUMNS),
+                fmt_ms(row.get("latency_p50")),
+                fmt_ms(row.get("latency_p95")),
+                str(row["leaking_runs"]),
+            ]
+        )
+    return header, rows
+
+
+def breakdown_table(
+    label: str, by_system: Mapping[str, Mapping[str, Mapping[str, Any]]], metric: str
+) -> Table:
+    """One row per category (or language), one column per system, plus the runs count."""
+    systems = list(by_system)
+    names = sorted({name for rows in by_system.values() for name in rows})
+    header = [label, "cases", *(f"{system} {metric}" for system in systems)]
+    if len(systems) == 2:
+        header.append("Δ")
+    rows = []
+    for name in names:
+        values = [by_system[system].get(name, {}).get(metric) for system in systems]
+        cases = max(by_system[system].get(name, {}).get("cases", 0) for system in systems)
+        row = [name, str(cases), *(fmt_rate(value) for value in values)]
+        if len(systems) == 2:
+            first, second = values
+            row.append("—" if first is None or second is None else f"{second - first:+.3f}")
+        rows.append(row)
+    return header, rows
+
+
+def gate_table(gates: Sequence[GateResult]) -> Table:
+    header = ["gate", "value", "threshold", "decision", "reason"]
+    rows = []
+    for gate in gates:
+        value = gate.value
+        shown = "—" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+        name = f"{gate.name} (hard)" if gate.hard else gate.name
+        rows.append([name, shown, gate.threshold, gate.decision.upper(), gate.reason])
+    return header, rows
+
+
+def render_text(table: Table, indent: str = "  ") -> list[str]:
+    header, rows = table
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
+    lines = [indent + "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True))]
+    lines.append(indent + "  ".join("-" * width for width in widths))
+    for row in rows:
+        lines.append(indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+    return [line.rstrip() for line in lines]
+
+
+def render_markdown(table: Table) -> list[str]:
+    header, rows = table
+
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+    return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]

@@ -1,0 +1,63 @@
+"""The terminal summary: per-system metrics, breakdowns, gates and the verdict."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from pytest_ragv2.gates import GateResult
+from pytest_ragv2.report.tables import breakdown_table, gate_table, render_text, system_table
+
+
+def write_terminal_summary(
+    write_sep: Callable[[str, str], None],
+    write_line: Callable[[str], None],
+    summary: Mapping[str, Any],
+    gates: Sequence[GateResult],
+    locations: Sequence[str],
+) -> None:
+    write_sep("=", f"pytest-ragv2 layer {summary['layer']} — run {summary['run_id']}")
+    write_line(
+        f"seed {summary['seed']} (reproduce the order with --ragv2-seed={summary['seed']}); "
+        f"runs recorded {summary['runs']['recorded']}"
+        + (
+            f" of {summary['runs']['expected']}"
+            if summary["runs"]["expected"] is not None
+            else ""
+        )
+    )
+    if summary["systems"]:
+        write_line("")
+        write_line("systems (rates are means of per-case means; latency over runs):")
+        for line in render_text(system_table(summary["systems"])):
+            write_line(line)
+        write_line("")
+        write_line("recall@5 by category:")
+        for line in render_text(breakdown_table("category", summary["by_category"], "recall@5")):
+            write_line(line)
+        write_line("")
+        write_line("recall@5 by language:")
+        for line in render_text(breakdown_table("language", summary["by_language"], "recall@5")):
+            write_line(line)
+    write_line("")
+    write_line("gates:")
+    for line in render_text(gate_table(gates)):
+        write_line(line)
+    for gate in gates:
+        if gate.decision == "fail" and gate.details:
+            write_line(f"  {gate.name}:")
+            for detail in gate.details[:20]:
+                write_line(f"    {detail}")
+            if len(gate.details) > 20:
+                write_line(f"    … {len(gate.details) - 20} more in summary.json")
+    write_line("")
+    for location in locations:
+        write_line(location)
+    failed = [gate.name for gate in gates if gate.decision == "fail"]
+    if summary["verdict"] == "interrupted":
+        text = "verdict: INTERRUPTED — no promotion decision (partial results written)"
+    elif failed:
+        text = f"verdict: FAIL — {len(failed)} gate(s) failed: {', '.join(failed)}"
+    else:
+        text = "verdict: PASS — every promotion gate holds"
+    write_sep("=", f"{text} (exit status {summary['exit_status']})")

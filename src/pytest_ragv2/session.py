@@ -1,0 +1,173 @@
+"""Controller-side aggregation of item records into per-system, -category, -language tables.
+
+Repetitions are nested in cases, so every rate below is a mean of per-case means (the case
+is the unit), except latency percentiles and error rates, which are over runs. A run that
+failed (timeout, transport, non-2xx, malformed body) is scored as an empty result list: an
+error costs the system its recall, it is never dropped from the denominator.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percentile_ci
+
+RANK_METRICS = (
+    "recall@1",
+    "recall@3",
+    "recall@5",
+    "recall@10",
+    "hit@1",
+    "hit@3",
+    "hit@5",
+    "hit@10",
+    "mrr",
+)
+RATE_METRICS = ("exact_metadata", "table_integrity", "duplicate_rate", "irrelevant_rate")
+CASE_MEAN_METRICS = (*RANK_METRICS, *RATE_METRICS, "met")
+
+Row = dict[str, Any]
+
+
+def _as_number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def metric_value(record: Mapping[str, Any], metric: str) -> float | None:
+    if metric == "met":
+        return 1.0 if record["met"] else 0.0
+    return _as_number(record["metrics"].get(metric))
+
+
+def case_means(records: Iterable[Mapping[str, Any]], metric: str) -> dict[str, list[float]]:
+    """Per case, the metric's values over that case's runs (undefined values left out)."""
+    by_case: dict[str, list[float]] = defaultdict(list)
+    for record in records:
+        value = metric_value(record, metric)
+        if value is not None:
+            by_case[record["key"]["case"]].append(value)
+    return by_case
+
+
+def mean_of_case_means(by_case: Mapping[str, Sequence[float]]) -> float | None:
+    means = [sum(values) / len(values) for values in by_case.values() if values]
+    return sum(means) / len(means) if means else None
+
+
+def estimate_json(estimate: Estimate) -> dict[str, Any]:
+    return {
+        "value": _finite(estimate.value),
+        "low": _finite(estimate.low),
+        "high": _finite(estimate.high),
+        "n": estimate.n,
+        "method": estimate.method,
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def summarize(records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False) -> Row:
+    """One table row: the metrics of a group of runs."""
+    runs = len(records)
+    errors = sum(1 for record in records if not record["ok"])
+    latencies = [float(record["latency_s"]) for record in records]
+    row: Row = {
+        "runs": runs,
+        "cases": len({record["key"]["case"] for record in records}),
+        "errors": errors,
+        "error_rate": errors / runs if runs else None,
+        "leaking_runs": sum(1 for record in records if record["metrics"].get("leaked")),
+    }
+    for metric in CASE_MEAN_METRICS:
+        row[metric] = mean_of_case_means(case_means(records, metric))
+    if with_intervals:
+        row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
+        row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
+        row["recall@5_ci"] = estimate_json(clustered_mean_ci(case_means(records, "recall@5")))
+    else:
+        row["latency_p50"] = {"value": _percentile(latencies, 50)}
+        row["latency_p95"] = {"value": _percentile(latencies, 95)}
+    return row
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    return _finite(percentile(values, q))
+
+
+def group(
+    records: Iterable[Mapping[str, Any]], by: Callable[[Mapping[str, Any]], str]
+) -> dict[str, list[Mapping[str, Any]]]:
+    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    for record in records:
+        groups[by(record)].append(record)
+    return dict(sorted(groups.items()))
+
+
+def _system(record: Mapping[str, Any]) -> str:
+    return str(record["key"]["system"])
+
+
+@dataclass(slots=True)
+class SessionResults:
+    """Everything the gates and the reports need, built from the records alone."""
+
+    records: list[Mapping[str, Any]]
+    roles: dict[str, str]
+    expected_runs: int | None
+    systems: dict[str, Row] = field(default_factory=dict)
+    by_category: dict[str, dict[str, Row]] = field(default_factory=dict)
+    by_language: dict[str, dict[str, Row]] = field(default_factory=dict)
+    by_case: dict[str, dict[str, Row]] = field(default_factory=dict)
+
+    @property
+    def recorded_runs(self) -> int:
+        return len(self.records)
+
+    def role_system(self, role: str) -> str | None:
+        for name, system_role in self.roles.items():
+            if system_role == role:
+                return name
+        return None
+
+    def records_of(self, system: str) -> list[Mapping[str, Any]]:
+        return [record for record in self.records if record["key"]["system"] == system]
+
+
+def aggregate(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    roles: Mapping[str, str],
+    expected_runs: int | None = None,
+) -> SessionResults:
+    """Deduplicate by run key (the last record wins) and build every table."""
+    unique: dict[RunKey, Mapping[str, Any]] = {}
+    for record in records:
+        unique[RunKey.from_json(record["key"])] = record
+    ordered = [unique[key] for key in sorted(unique)]
+    results = SessionResults(records=ordered, roles=dict(roles), expected_runs=expected_runs)
+    for system, system_records in group(ordered, _system).items():
+        results.systems[system] = summarize(system_records, with_intervals=True)
+        results.systems[system]["role"] = roles.get(system, "unknown")
+        results.by_category[system] = {
+            name: summarize(rows)
+            for name, rows in group(system_records, lambda r: str(r["category"])).items()
+        }
+        results.by_language[system] = {
+            name: summarize(rows)
+            for name, rows in group(system_records, lambda r: str(r["key"]["lang"])).items()
+        }
+        results.by_case[system] = {
+            name: summarize(rows)
+            for name, rows in group(system_records, lambda r: str(r["key"]["case"])).items()
+        }
+    return results

@@ -1,0 +1,158 @@
+"""The run configuration: systems, gates, paths (pydantic), from ragv2.yaml or [tool.ragv2].
+
+Command-line options override the file; paths are relative to the file that names them.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from pytest_ragv2.schema import Split
+from pytest_ragv2.systems.config import RetrievalConfig
+
+Role = Literal["baseline", "candidate", "reference"]
+
+
+class SettingsError(ValueError):
+    """A configuration that cannot be used; the message names the file and the field."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class SystemSettings(_Strict):
+    role: Role
+    retrieval: RetrievalConfig | None = None
+    slot: str = Field(
+        default="default",
+        description="inference slot; chat-layer runs of one slot never overlap",
+    )
+    descriptors: dict[str, str] = Field(
+        default_factory=dict,
+        description="fair-run record: deployment_id, agent_id, index_version, "
+        "embedding_model, reranker, prompt_version, ...",
+    )
+
+
+class GateSettings(_Strict):
+    """Thresholds of the layer-A promotion gates (README: 'Gates')."""
+
+    recall_k: int = Field(default=5, ge=1)
+    exact_lookup_min: float = Field(default=0.95, ge=0, le=1)
+    recall_improvement_min: float = Field(
+        default=0.05,
+        description="candidate recall@k minus baseline recall@k must be at least this",
+    )
+    category_regression_max: float = Field(
+        default=0.05,
+        ge=0,
+        description="no category's recall@k may fall below the baseline's by more than this",
+    )
+    retrieval_p95_max_s: float = Field(default=2.0, gt=0)
+    error_rate_max: float = Field(default=0.01, ge=0, le=1)
+
+
+class ItemPassSettings(_Strict):
+    """When one run 'meets its case' (the item's own pass/fail)."""
+
+    recall_k: int = Field(default=5, ge=1)
+
+
+class Settings(_Strict):
+    cases: Path = Path("cases")
+    gold: Path = Path("gold")
+    corpus: Path = Path("corpus")
+    allowlist: Path | None = Path("gold/allowlist.yaml")
+    raw_runs: Path = Path("raw-runs")
+    reports: Path = Path("reports")
+    layer: Literal["A", "B", "C"] | None = None
+    repetitions: int = Field(default=1, ge=1)
+    splits: list[Split] = Field(default_factory=lambda: ["development"])
+    languages: list[str] | None = None
+    seed: int | None = None
+    k: int = Field(default=10, ge=1, description="items asked of each retrieval call")
+    systems: dict[str, SystemSettings] = Field(default_factory=dict)
+    gates: GateSettings = Field(default_factory=GateSettings)
+    item_pass: ItemPassSettings = Field(default_factory=ItemPassSettings)
+    source: Path | None = Field(default=None, exclude=True)
+
+    @field_validator("systems")
+    @classmethod
+    def _one_candidate_at_most(cls, value: dict[str, SystemSettings]) -> dict[str, SystemSettings]:
+        for role in ("baseline", "candidate"):
+            named = [name for name, system in value.items() if system.role == role]
+            if len(named) > 1:
+                raise ValueError(f"more than one {role}: {', '.join(named)}")
+        return value
+
+    def system_names(self, role: Role) -> list[str]:
+        return [name for name, system in self.systems.items() if system.role == role]
+
+
+PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports")
+
+
+def find_config(rootdir: Path, explicit: str | None) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_absolute():
+            path = rootdir / path
+        if not path.is_file():
+            raise SettingsError(f"{explicit}: configuration file not found")
+        return path
+    for name in ("ragv2.yaml", "ragv2.yml"):
+        if (rootdir / name).is_file():
+            return rootdir / name
+    pyproject = rootdir / "pyproject.toml"
+    if pyproject.is_file():
+        return pyproject
+    return None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    try:
+        if path.suffix == ".toml":
+            with path.open("rb") as stream:
+                data = tomllib.load(stream)
+            section = data.get("tool", {}).get("ragv2", {})
+        else:
+            section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+            section = section.get("ragv2", section) if isinstance(section, dict) else section
+    except (OSError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
+        raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+    if not isinstance(section, dict):
+        raise SettingsError(f"{path}: the ragv2 configuration must be a mapping")
+    return section
+
+
+def load_settings(
+    rootdir: Path, explicit: str | None, overrides: Mapping[str, Any] | None = None
+) -> Settings:
+    """Settings from the configuration file, with command-line overrides applied on top."""
+    path = find_config(rootdir, explicit)
+    raw = read_config(path) if path else {}
+    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    base = path.parent if path else rootdir
+    try:
+        settings = Settings.model_validate(raw)
+    except ValidationError as exc:
+        where = path or rootdir
+        lines = [
+            f"{where}: [tool.ragv2] / ragv2.yaml: "
+            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            for error in exc.errors()
+        ]
+        raise SettingsError("\n".join(lines)) from None
+    resolved: dict[str, Any] = {"source": path}
+    for name in PATH_FIELDS:
+        value = getattr(settings, name)
+        if value is not None and not value.is_absolute():
+            resolved[name] = (base / value).resolve()
+    return settings.model_copy(update=resolved)

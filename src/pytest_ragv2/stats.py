@@ -1,0 +1,147 @@
+"""Statistics for the session: percentiles, bootstrap and Wilson confidence intervals.
+
+Repetitions are nested in cases, so interval estimates of per-case metrics treat the case as
+the cluster (:func:`clustered_mean_ci`). Latency percentiles are over runs
+(:func:`percentile_ci`). Every function is pure and seeded: the same input gives the same
+interval on every machine and every rerun.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats as scipy_stats
+
+
+@dataclass(frozen=True, slots=True)
+class Estimate:
+    """A point estimate with its confidence interval; ``n`` is the number of units behind it
+    (values, clusters or trials) and ``method`` says how the interval was obtained."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    method: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check_confidence(confidence: float) -> None:
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
+
+
+def _check_q(q: float) -> None:
+    if not 0.0 <= q <= 100.0:
+        raise ValueError(f"percentile q must be within [0, 100], got {q}")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile (q in [0, 100]) by linear interpolation between closest ranks
+    (numpy's default); NaN for no values; a NaN among the values gives NaN."""
+    _check_q(q)
+    if len(values) == 0:
+        return math.nan
+    return float(np.percentile(np.asarray(values, dtype=float), q))
+
+
+def percentile_ci(
+    values: Sequence[float],
+    q: float,
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """The q-th percentile with a bootstrap percentile-method interval (scipy.stats.bootstrap).
+
+    Degenerate inputs need no resampling: fewer than two values, or all values equal, give
+    ``low = high = value``; no values give NaN everywhere.
+    """
+    _check_q(q)
+    _check_confidence(confidence)
+    data = np.asarray(values, dtype=float)
+    value = percentile(values, q)
+    if data.size == 0 or math.isnan(value):
+        return Estimate(math.nan, math.nan, math.nan, int(data.size), "undefined")
+    if data.size < 2 or bool(np.all(data == data[0])):
+        return Estimate(value, value, value, int(data.size), "degenerate")
+
+    def statistic(sample: np.ndarray[Any, Any], axis: int) -> np.ndarray[Any, Any]:
+        return np.asarray(np.percentile(sample, q, axis=axis))
+
+    result = scipy_stats.bootstrap(
+        (data,),
+        statistic,
+        n_resamples=n_resamples,
+        vectorized=True,
+        confidence_level=confidence,
+        method="percentile",
+        rng=np.random.default_rng(seed),
+    )
+    interval = result.confidence_interval
+    return Estimate(
+        value, float(interval.low), float(interval.high), int(data.size), "bootstrap-percentile"
+    )
+
+
+def clustered_mean_ci(
+    values_by_cluster: Mapping[str, Sequence[float]],
+    *,
+    confidence: float = 0.95,
+    n_resamples: int = 2000,
+    seed: int = 0,
+) -> Estimate:
+    """The mean of all values with a cluster-bootstrap percentile interval.
+
+    A cluster is a case (its values are the case's runs). Each resample draws as many
+    clusters as there are, with replacement, and takes the mean of all values of the drawn
+    clusters; the interval is the central ``confidence`` part of those means. NaN values are
+    left out, and a cluster left with no value is left out; ``n`` counts the clusters used.
+    Degenerate inputs (one cluster, or every cluster with the same mean, so every resample
+    has the same mean) give ``low = high = value`` without resampling.
+    """
+    _check_confidence(confidence)
+    sums: list[float] = []
+    counts: list[int] = []
+    for values in values_by_cluster.values():
+        data = np.asarray(values, dtype=float)
+        data = data[~np.isnan(data)]
+        if data.size:
+            sums.append(float(data.sum()))
+            counts.append(int(data.size))
+    n_clusters = len(sums)
+    if n_clusters == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, "undefined")
+    cluster_sums = np.asarray(sums)
+    cluster_counts = np.asarray(counts, dtype=float)
+    value = float(cluster_sums.sum() / cluster_counts.sum())
+    cluster_means = cluster_sums / cluster_counts
+    if n_clusters < 2 or bool(np.all(cluster_means == cluster_means[0])):
+        return Estimate(value, value, value, n_clusters, "degenerate")
+    rng = np.random.default_rng(seed)
+    drawn = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    means = cluster_sums[drawn].sum(axis=1) / cluster_counts[drawn].sum(axis=1)
+    tail = (1.0 - confidence) / 2.0 * 100.0
+    low, high = np.percentile(means, [tail, 100.0 - tail])
+    return Estimate(value, float(low), float(high), n_clusters, "cluster-bootstrap-percentile")
+
+
+def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
+    """The success proportion with its Wilson score interval (scipy's binomtest); NaN for
+    ``n == 0``."""
+    _check_confidence(confidence)
+    if n < 0 or not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
+    if n == 0:
+        return Estimate(math.nan, math.nan, math.nan, 0, "wilson")
+    interval = scipy_stats.binomtest(successes, n).proportion_ci(
+        confidence_level=confidence, method="wilson"
+    )
+    return Estimate(successes / n, float(interval.low), float(interval.high), n, "wilson")

@@ -1,0 +1,185 @@
+"""A generic HTTP JSON retrieval service, mapped to ``RetrievedItem`` by configured paths.
+
+The request is a template (``body`` for POST, ``params`` for GET) filled with the query,
+k and the run's file ids; the answer's list sits at ``items_path`` and each field of an
+item at a dotted path. Ranks are the list order, whatever the scores say.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
+from pytest_ragv2.systems.base import (
+    HttpRetrieverBase,
+    RetrievalFailure,
+    headers_from_env,
+    send_with_retry,
+    timed_retrieval,
+)
+from pytest_ragv2.systems.config import HttpJsonFields, HttpJsonRetrieval
+
+DEFAULT_TEMPLATE: dict[str, str] = {"query": "{query}", "k": "{k}"}
+
+
+class _Missing:
+    """Marks a path that leads nowhere (distinct from a JSON null)."""
+
+
+MISSING = _Missing()
+
+
+class HttpJsonRetriever(HttpRetrieverBase):
+    def __init__(self, name: str, config: HttpJsonRetrieval, *, file_ids: Sequence[str]) -> None:
+        super().__init__(config.timeout_s)
+        self.name = name
+        self.config = config
+        self.file_ids = list(file_ids)
+        self.higher_score_is_better = config.higher_score_is_better
+
+    def retrieve(self, query: str, k: int) -> RetrievalResult:
+        return timed_retrieval(lambda exchanges: self._retrieve(query, k, exchanges))
+
+    def _retrieve(self, query: str, k: int, exchanges: list[Exchange]) -> list[RetrievedItem]:
+        headers = headers_from_env(self.config.headers_env)
+        values: dict[str, Any] = {"query": query, "k": k, "file_ids": self.file_ids}
+        if self.config.method == "POST":
+            body = fill_template(self.config.body or DEFAULT_TEMPLATE, values)
+            params = None
+        else:
+            body = None
+            template = self.config.params or DEFAULT_TEMPLATE
+            params = {
+                name: as_text(fill_template(value, values)) for name, value in template.items()
+            }
+        reply = send_with_retry(
+            self.client,
+            method=self.config.method,
+            url=self.config.url,
+            json_body=body,
+            params=params,
+            headers=headers,
+            exchanges=exchanges,
+            retry=self.config.retry,
+        )
+        answer = reply.json_or_fail()
+        found = resolve(answer, self.config.items_path)
+        if not isinstance(found, list):
+            path = self.config.items_path
+            where = f" at items_path {path!r}" if path else ""
+            raise RetrievalFailure(
+                "malformed", f"answer of {reply.url} has no list{where} (found {_describe(found)})"
+            )
+        return [
+            map_item(rank, raw, self.config.fields) for rank, raw in enumerate(found[:k], start=1)
+        ]
+
+
+def fill_template(template: Any, values: Mapping[str, Any]) -> Any:
+    """``template`` with its placeholders filled (see ``HttpJsonRetrieval``)."""
+    if isinstance(template, str):
+        for name, value in values.items():
+            if template == f"{{{name}}}":
+                return value
+        for name, value in values.items():
+            template = template.replace(f"{{{name}}}", as_text(value))
+        return template
+    if isinstance(template, dict):
+        return {key: fill_template(value, values) for key, value in template.items()}
+    if isinstance(template, list):
+        return [fill_template(value, values) for value in template]
+    return template
+
+
+def as_text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return ",".join(str(part) for part in value)
+    return str(value)
+
+
+def resolve(value: Any, path: str) -> Any:
+    """The value at a dotted path ("" = ``value`` itself), or ``MISSING``."""
+    if not path:
+        return value
+    for segment in path.split("."):
+        if isinstance(value, dict):
+            if segment not in value:
+                return MISSING
+            value = value[segment]
+        elif isinstance(value, list):
+            try:
+                value = value[int(segment)]
+            except (ValueError, IndexError):
+                return MISSING
+        else:
+            return MISSING
+    return value
+
+
+def map_item(rank: int, raw: Any, fields: HttpJsonFields) -> RetrievedItem:
+    text = resolve(raw, fields.text)
+    if not isinstance(text, str):
+        raise RetrievalFailure(
+            "malformed", f"item {rank}: no text at {fields.text!r} (found {_describe(text)})"
+        )
+    metadata: dict[str, Any] = {}
+    if isinstance(raw, dict):
+        # The text is the item's payload; keeping it twice would double every raw record.
+        metadata = {key: value for key, value in raw.items() if key != fields.text}
+    return RetrievedItem(
+        rank=rank,
+        text=text,
+        file_id=_text_at(raw, fields.file_id),
+        filename=_text_at(raw, fields.filename),
+        page=_one_based_at(raw, fields.page, fields.page_base),
+        section=_text_at(raw, fields.section),
+        table=_text_at(raw, fields.table),
+        row=_one_based_at(raw, fields.row, fields.row_base),
+        row_key=_text_at(raw, fields.row_key),
+        score=_number_at(raw, fields.score),
+        metadata=metadata,
+    )
+
+
+def _text_at(raw: Any, path: str | None) -> str | None:
+    if path is None:
+        return None
+    value = resolve(raw, path)
+    if value is MISSING or value is None or value == "":
+        return None
+    return str(value)
+
+
+def _one_based_at(raw: Any, path: str | None, base: int) -> int | None:
+    if path is None:
+        return None
+    number = _as_int(resolve(raw, path))
+    return None if number is None else number + 1 - base
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value.strip())
+    return None
+
+
+def _number_at(raw: Any, path: str | None) -> float | None:
+    if path is None:
+        return None
+    value = resolve(raw, path)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _describe(value: Any) -> str:
+    if value is MISSING:
+        return "nothing"
+    return "null" if value is None else type(value).__name__

@@ -1,0 +1,206 @@
+"""LibreChat rag_api: ``POST /query_multiple`` or ``POST /query`` per file, read as ranked items.
+
+rag_api answers a JSON list of ``[document, score]`` pairs where ``score`` is a cosine
+DISTANCE (lower is better), ``metadata.page`` is 0-based (PDF) and ``metadata.row`` is
+0-based (CSV). This module converts them to the project's 1-based ``RetrievedItem``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import time
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+import jwt
+
+from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
+from pytest_ragv2.systems.base import (
+    HttpReply,
+    HttpRetrieverBase,
+    RetrievalFailure,
+    env_secret,
+    headers_from_env,
+    send_with_retry,
+    timed_retrieval,
+)
+from pytest_ragv2.systems.config import RagApiRetrieval
+
+NO_DOCUMENTS_DETAIL = "No documents found for the given query"
+
+Pair = tuple[dict[str, Any], float]
+
+
+class RagApiRetriever(HttpRetrieverBase):
+    """Retrieval through rag_api; one keep-alive client per retriever."""
+
+    higher_score_is_better = False  # rag_api's score is a cosine distance
+
+    def __init__(self, name: str, config: RagApiRetrieval, *, file_ids: Sequence[str]) -> None:
+        super().__init__(config.timeout_s)
+        self.name = name
+        self.config = config
+        self.file_ids: list[str] = list(
+            config.file_ids if config.file_ids is not None else file_ids
+        )
+        self._base_url = config.url.rstrip("/")
+        # (digest of the secret it was signed with, token, when to sign a new one)
+        self._token: tuple[str, str, float] | None = None
+
+    def retrieve(self, query: str, k: int) -> RetrievalResult:
+        return timed_retrieval(lambda exchanges: self._retrieve(query, k, exchanges))
+
+    def _retrieve(self, query: str, k: int, exchanges: list[Exchange]) -> list[RetrievedItem]:
+        headers = self._headers()
+        if not self.file_ids:
+            raise RetrievalFailure(
+                "adapter", f"system {self.name}: no file ids to query (set retrieval.file_ids)"
+            )
+        if self.config.endpoint == "query_multiple":
+            pairs = self._query_multiple(query, k, headers, exchanges)
+        else:
+            pairs = self._query_per_file(query, k, headers, exchanges)
+        return [
+            document_to_item(rank, document, distance)
+            for rank, (document, distance) in enumerate(pairs[:k], start=1)
+        ]
+
+    def _query_multiple(
+        self, query: str, k: int, headers: dict[str, str], exchanges: list[Exchange]
+    ) -> list[Pair]:
+        reply = self._post(
+            "query_multiple",
+            {"query": query, "file_ids": self.file_ids, "k": k},
+            headers,
+            exchanges,
+        )
+        if reply.status_code == 404 and _is_no_documents(reply.body):
+            return []
+        return parse_pairs(reply.json_or_fail(), reply.url)
+
+    def _query_per_file(
+        self, query: str, k: int, headers: dict[str, str], exchanges: list[Exchange]
+    ) -> list[Pair]:
+        merged: list[Pair] = []
+        for file_id in self.file_ids:
+            body: dict[str, Any] = {"query": query, "file_id": file_id, "k": k}
+            if self.config.entity_id is not None:
+                body["entity_id"] = self.config.entity_id
+            reply = self._post("query", body, headers, exchanges)
+            merged.extend(parse_pairs(reply.json_or_fail(), reply.url))
+        merged.sort(key=lambda pair: pair[1])  # stable: ties keep file order, then server order
+        return merged
+
+    def _post(
+        self, route: str, body: dict[str, Any], headers: dict[str, str], exchanges: list[Exchange]
+    ) -> HttpReply:
+        return send_with_retry(
+            self.client,
+            method="POST",
+            url=f"{self._base_url}/{route}",
+            json_body=body,
+            headers=headers,
+            exchanges=exchanges,
+            retry=self.config.retry,
+        )
+
+    def _headers(self) -> dict[str, str]:
+        headers = headers_from_env(self.config.headers_env)
+        if self.config.jwt_secret_env is not None:
+            headers["Authorization"] = f"Bearer {self._jwt(self.config.jwt_secret_env)}"
+        return headers
+
+    def _jwt(self, secret_env: str) -> str:
+        secret = env_secret(secret_env, "rag_api JWT secret")
+        digest = hashlib.sha256(secret.encode()).hexdigest()
+        now = time.time()
+        if self._token is None or self._token[0] != digest or now >= self._token[2]:
+            ttl = self.config.jwt_ttl_s
+            payload = {"id": self.config.jwt_user_id, "exp": int(now) + ttl}
+            # The deployment owns its secret's length; a warning here would only add noise
+            # (or, under -W error, turn a working setup into failed runs).
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", jwt.InsecureKeyLengthWarning)
+                token = jwt.encode(payload, secret, algorithm="HS256")
+            self._token = (digest, token, now + ttl / 2)
+        return self._token[1]
+
+
+def _is_no_documents(body: Any) -> bool:
+    return isinstance(body, dict) and body.get("detail") == NO_DOCUMENTS_DETAIL
+
+
+def parse_pairs(body: Any, url: str) -> list[Pair]:
+    """rag_api's ``[[document, score], ...]``, checked; any other shape is a malformed answer."""
+    if not isinstance(body, list):
+        raise _malformed(url, f"expected a JSON list of [document, score], got {_type(body)}")
+    pairs: list[Pair] = []
+    for position, pair in enumerate(body):
+        if not isinstance(pair, list) or len(pair) != 2:
+            raise _malformed(url, f"element {position} is not a [document, score] pair")
+        document, score = pair
+        if not isinstance(document, dict):
+            raise _malformed(url, f"element {position}: document is {_type(document)}")
+        if not isinstance(document.get("page_content"), str):
+            raise _malformed(url, f"element {position}: page_content is not a string")
+        if not isinstance(document.get("metadata", {}), dict):
+            raise _malformed(url, f"element {position}: metadata is not an object")
+        if isinstance(score, bool) or not isinstance(score, int | float):
+            raise _malformed(url, f"element {position}: score is {_type(score)}, not a number")
+        pairs.append((document, float(score)))
+    return pairs
+
+
+def document_to_item(rank: int, document: dict[str, Any], distance: float) -> RetrievedItem:
+    """One rag_api document as a ``RetrievedItem`` (1-based page and row)."""
+    metadata: dict[str, Any] = document.get("metadata") or {}
+    return RetrievedItem(
+        rank=rank,
+        text=document["page_content"],
+        file_id=_str_or_none(metadata.get("file_id")),
+        filename=_filename(metadata),
+        page=_one_based(metadata.get("page")),
+        section=_str_or_none(metadata.get("section") or metadata.get("heading")),
+        table=_str_or_none(metadata.get("table") or metadata.get("sheet")),
+        row=_one_based(metadata.get("row")),
+        row_key=_str_or_none(metadata.get("row_key")),
+        score=distance,
+        metadata={key: value for key, value in metadata.items() if key != "source"},
+    )
+
+
+def _filename(metadata: dict[str, Any]) -> str | None:
+    """``metadata.filename``, else the basename of ``source`` without rag_api's user prefix.
+
+    rag_api stores uploads as ``<upload dir>/<user_id>-<original name>``.
+    """
+    if isinstance(metadata.get("filename"), str) and metadata["filename"]:
+        return str(metadata["filename"])
+    source = metadata.get("source")
+    if not isinstance(source, str) or not source:
+        return None
+    basename = re.split(r"[\\/]", source)[-1]
+    user_id = metadata.get("user_id")
+    if isinstance(user_id, str) and user_id and basename.startswith(f"{user_id}-"):
+        basename = basename[len(user_id) + 1 :]
+    return basename or None
+
+
+def _one_based(value: Any) -> int | None:
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value + 1
+    return None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _type(value: Any) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def _malformed(url: str, detail: str) -> RetrievalFailure:
+    return RetrievalFailure("malformed", f"unexpected rag_api answer from {url}: {detail}")

@@ -1,0 +1,138 @@
+"""Shared fixtures: a small evaluation project written into a pytester directory."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+SYSTEMS_MODULE = '''
+"""In-process systems for plugin tests: answers are looked up by a word of the query."""
+
+ITEMS = {
+    "pressure": [
+        {"file_id": "datasheet", "filename": "datasheet.pdf", "page": 2, "text": "max 16 bar"},
+        {"file_id": "manual", "filename": "manual.docx", "section": "3 Safety", "text": "x"},
+    ],
+    "druck": [
+        {"file_id": "datasheet", "filename": "datasheet.pdf", "page": 2, "text": "max 16 bar"},
+    ],
+    "part": [
+        {"file_id": "parts", "filename": "parts.xlsx", "table": "Parts", "row": 4,
+         "row_key": "NX-450B", "text": "NX-450B | seal kit"},
+    ],
+    "teil": [
+        {"file_id": "parts", "filename": "parts.xlsx", "table": "Parts", "row": 4,
+         "row_key": "NX-450B", "text": "NX-450B | seal kit"},
+    ],
+}
+
+
+def _lookup(query):
+    for word, items in ITEMS.items():
+        if word in query.lower():
+            return [dict(item) for item in items]
+    return []
+
+
+def good(query, k, **options):
+    return _lookup(query)[:k]
+
+
+def weak(query, k, **options):
+    # finds the right document but never the right page or row
+    items = []
+    for item in _lookup(query):
+        item = dict(item)
+        item.pop("page", None)
+        item.pop("row", None)
+        item.pop("row_key", None)
+        items.append(item)
+    return [{"file_id": "noise", "filename": "noise.md", "text": "noise"}] + items[: k - 1]
+
+
+def leaky(query, k, **options):
+    return [{"file_id": "secret", "filename": "secret.pdf", "text": "s"}] + _lookup(query)[: k - 1]
+
+
+def broken(query, k, **options):
+    raise RuntimeError("index offline")
+'''
+
+DEVELOPMENT_CASES = """\
+- id: C01
+  category: technical_table
+  prompt_en: "What is the maximum pressure?"
+  prompt_de: "Wie hoch ist der maximale Druck?"
+  required_evidence:
+    - file_id: datasheet
+      filename: datasheet.pdf
+      page: 2
+- id: C02
+  category: exact_lookup
+  prompt_en: "Which part is the seal kit?"
+  prompt_de: "Welches Teil ist der Dichtsatz?"
+  required_evidence:
+    - file_id: parts
+      table: Parts
+      row: NX-450B
+- id: C03
+  category: safe_no_answer
+  prompt_en: "How many customers in Japan?"
+  required_evidence: []
+  safe_refusal_expected: true
+"""
+
+HOLDOUT_CASES = """\
+- id: H01
+  category: technical_table
+  prompt_en: "Holdout pressure question"
+  required_evidence:
+    - file_id: datasheet
+      page: 2
+"""
+
+ALLOWLIST = """\
+files:
+  - {file_id: datasheet, filename: datasheet.pdf}
+  - {file_id: manual, filename: manual.docx}
+  - {file_id: parts, filename: parts.xlsx}
+  - {file_id: noise, filename: noise.md}
+"""
+
+
+def pyproject(baseline: str = "weak", candidate: str = "good", extra: str = "") -> str:
+    return textwrap.dedent(
+        f"""\
+        [tool.pytest.ini_options]
+        pythonpath = ["."]
+
+        [tool.ragv2]
+        {extra}
+
+        [tool.ragv2.systems.v1]
+        role = "baseline"
+        retrieval = {{adapter = "python", callable = "ragsystems:{baseline}"}}
+        descriptors = {{index_version = "v1-2026-11"}}
+
+        [tool.ragv2.systems.v2]
+        role = "candidate"
+        retrieval = {{adapter = "python", callable = "ragsystems:{candidate}"}}
+        """
+    )
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> pytest.Pytester:
+    """A small evaluation project: two case files, gold allow-list, two python systems."""
+    pytester.makepyfile(ragsystems=SYSTEMS_MODULE)
+    pytester.mkdir("cases")
+    pytester.mkdir("gold")
+    (pytester.path / "cases" / "development.yaml").write_text(DEVELOPMENT_CASES)
+    (pytester.path / "cases" / "holdout.yaml").write_text(HOLDOUT_CASES)
+    (pytester.path / "gold" / "allowlist.yaml").write_text(ALLOWLIST)
+    (pytester.path / "pyproject.toml").write_text(pyproject())
+    return pytester

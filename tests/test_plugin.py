@@ -1,0 +1,241 @@
+"""The plugin in real pytest sessions (pytester): collection, runs, gates, exit status."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import pyproject
+
+RUN_ID = ["--ragv2-run-id=testrun"]
+
+
+def summary_of(pytester: pytest.Pytester, run_id: str = "testrun") -> dict[str, Any]:
+    path = pytester.path / "reports" / run_id / "summary.json"
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def gate(summary: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in summary["gates"] if g["name"] == name)
+
+
+def raw_lines(pytester: pytest.Pytester, run_id: str = "testrun") -> list[dict[str, Any]]:
+    lines: list[dict[str, Any]] = []
+    for path in sorted((pytester.path / "raw-runs" / run_id).glob("runs-*.jsonl")):
+        lines += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return lines
+
+
+def test_plugin_is_inert_without_a_layer(project: pytest.Pytester) -> None:
+    project.makepyfile(test_plain="def test_ok():\n    assert True\n")
+    result = project.runpytest()
+    result.assert_outcomes(passed=1)
+    assert "pytest-ragv2" not in result.stdout.str()
+    assert not (project.path / "raw-runs").exists()
+
+
+def test_layer_a_collects_case_system_language_repetition(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--collect-only", "-q", "--ragv2-reps=2")
+    names = [line for line in result.outlines if "::" in line]
+    # C01 and C02 have en+de, C03 en only: (2*2 + 1) prompts x 2 systems x 2 reps
+    assert len(names) == 20
+    assert "cases/development.yaml::C02[v2-de-r2]" in names
+    assert not any("H01" in name for name in names), "holdout must not be collected by default"
+
+
+def test_serial_run_scores_gates_and_exit_status(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    # the weak baseline misses its evidence on C01/C02 (4 runs); that alone fails no session
+    result.assert_outcomes(passed=6, failed=4)
+    assert result.ret == pytest.ExitCode.OK
+    out = result.stdout.str()
+    assert "verdict: PASS" in out
+    assert "C01[v1-en-r1] did not meet its case" in out
+    assert "datasheet.pdf p.2 (document at rank 2" in out
+    summary = summary_of(project)
+    assert summary["verdict"] == "pass"
+    assert summary["runs"] == {"expected": 10, "recorded": 10}
+    assert summary["systems"]["v2"]["recall@5"] == 1.0
+    assert summary["systems"]["v1"]["recall@5"] == 0.0
+    assert summary["systems"]["v2"]["mrr"] == 1.0
+    assert summary["systems"]["v1"]["descriptors"] == {"index_version": "v1-2026-11"}
+    assert gate(summary, "recall_improvement")["value"] == pytest.approx(1.0)
+    assert gate(summary, "exact_lookup")["decision"] == "pass"
+    assert set(summary["by_category"]["v2"]) == {"technical_table", "exact_lookup", "safe_no_answer"}
+    assert set(summary["by_language"]["v1"]) == {"en", "de"}
+    raws = raw_lines(project)
+    assert len(raws) == 10
+    assert {raw["key"]["system"] for raw in raws} == {"v1", "v2"}
+    manifest = json.loads((project.path / "raw-runs" / "testrun" / "manifest.json").read_text())
+    assert manifest["run_id"] == "testrun"
+    assert "cases/development.yaml" in manifest["case_files"]
+    assert manifest["systems"]["v1"]["descriptors"]["index_version"] == "v1-2026-11"
+
+
+def test_candidate_worse_than_baseline_fails_the_session(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="good", candidate="weak"))
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "verdict: FAIL" in out
+    summary = summary_of(project)
+    assert gate(summary, "recall_improvement")["decision"] == "fail"
+    assert gate(summary, "category_regression")["decision"] == "fail"
+    assert "worst category" in gate(summary, "category_regression")["reason"]
+
+
+def test_leak_is_a_hard_veto(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="weak", candidate="leaky"))
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    leak = gate(summary_of(project), "no_leak")
+    assert leak["decision"] == "fail"
+    assert leak["hard"] is True
+    assert any("secret" in detail for detail in leak["details"])
+
+
+def test_failing_system_is_recorded_as_errors_without_traceback(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="weak", candidate="broken"))
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "Traceback" not in out
+    summary = summary_of(project)
+    assert summary["systems"]["v2"]["errors"] == 5
+    assert gate(summary, "error_rate")["decision"] == "fail"
+    assert "index offline" in out
+
+
+def test_unreachable_rag_api_completes_with_errors(project: pytest.Pytester) -> None:
+    extra = ""
+    text = pyproject().replace(
+        'retrieval = {adapter = "python", callable = "ragsystems:good"}',
+        'retrieval = {adapter = "rag-api", url = "http://127.0.0.1:9", timeout_s = 2, '
+        "retry = {attempts = 1}}",
+    )
+    (project.path / "pyproject.toml").write_text(text + extra)
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Traceback" not in result.stdout.str()
+    summary = summary_of(project)
+    assert summary["systems"]["v2"]["errors"] == summary["systems"]["v2"]["runs"] == 5
+    error_gate = gate(summary, "error_rate")
+    assert error_gate["decision"] == "fail"
+    assert error_gate["reason"] == "5 of 5 runs failed"
+    assert all(raw["error"]["kind"] == "transport" for raw in raw_lines(project)
+               if raw["key"]["system"] == "v2")
+
+
+def test_malformed_case_file_is_located_and_others_still_run(project: pytest.Pytester) -> None:
+    (project.path / "cases" / "broken.yaml").write_text(
+        "- id: X01\n  category: semantic\n  prompt_en: 'ok'\n  required_evidance: []\n"
+    )
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    out = result.stdout.str()
+    assert "cases/broken.yaml:4" in out
+    assert "required_evidance" in out
+    result.assert_outcomes(passed=6, failed=5)  # the 10 runs of development.yaml + the error
+    summary = summary_of(project)
+    assert summary["runs"]["recorded"] == 10
+    assert gate(summary, "gold_valid")["decision"] == "fail"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_holdout_only_when_asked(project: pytest.Pytester) -> None:
+    result = project.runpytest(
+        "--ragv2-layer=A", "--ragv2-split=holdout", "--collect-only", "-q"
+    )
+    names = [line for line in result.outlines if "::" in line]
+    assert names and all("H01" in name for name in names)
+
+
+def test_order_alternates_systems_and_is_reproducible_from_the_seed(
+    project: pytest.Pytester,
+) -> None:
+    args = ("--ragv2-layer=A", "--collect-only", "-q", "--ragv2-seed=7", "--ragv2-reps=2")
+    first = [line for line in project.runpytest(*args).outlines if "::" in line]
+    second = [line for line in project.runpytest(*args).outlines if "::" in line]
+    assert first == second
+    leaders: dict[str, str] = {}
+    for name in first:
+        case = name.split("::")[1].split("[")[0]
+        leaders.setdefault(case, name.split("[")[1].split("-")[0])
+    ordered_cases = list(leaders)
+    for previous, current in zip(ordered_cases, ordered_cases[1:], strict=False):
+        assert leaders[previous] != leaders[current], first
+    # repetitions interleave: both systems' r1 come before any r2 of the same case
+    case_items = [name for name in first if "::C01[" in name]
+    assert [name.rsplit("-", 1)[1] for name in case_items[:4]] == ["r1]", "r1]", "r1]", "r1]"]
+
+
+def test_mark_selection_and_strict_markers(project: pytest.Pytester) -> None:
+    result = project.runpytest(
+        "--ragv2-layer=A", "--strict-markers", "-m", "v2 and lang_de", "--collect-only", "-q"
+    )
+    names = [line for line in result.outlines if "::" in line]
+    assert sorted(names) == [
+        "cases/development.yaml::C01[v2-de-r1]",
+        "cases/development.yaml::C02[v2-de-r1]",
+    ]
+
+
+def test_chat_layer_with_plain_n_is_refused(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=B", "-n", "2")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--dist loadgroup" in result.stderr.str()
+
+
+def test_unknown_config_field_is_a_usage_error(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(extra="repetitons = 3"))
+    result = project.runpytest("--ragv2-layer=A")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "repetitons" in result.stderr.str()
+
+
+def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
+    def strip(row: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in row.items() if not k.startswith("latency")}
+
+    return {
+        "systems": {name: strip(row) for name, row in summary["systems"].items()},
+        "by_category": {
+            system: {name: strip(row) for name, row in rows.items()}
+            for system, rows in summary["by_category"].items()
+        },
+        "runs": summary["runs"],
+        "gates": [(g["name"], g["decision"]) for g in summary["gates"] if g["name"] != "retrieval_p95"],
+    }
+
+
+def test_xdist_gives_the_same_aggregate_as_serial(project: pytest.Pytester) -> None:
+    serial = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=serial", "--ragv2-reps=2")
+    parallel = project.runpytest(
+        "--ragv2-layer=A", "--ragv2-run-id=parallel", "--ragv2-reps=2", "-n", "2"
+    )
+    assert serial.ret == parallel.ret == pytest.ExitCode.OK
+    first, second = summary_of(project, "serial"), summary_of(project, "parallel")
+    assert first["systems"]["v2"]["recall@5_ci"]["value"] == 1.0
+    assert _comparable(first) == _comparable(second)
+    workers = sorted(p.name for p in (project.path / "raw-runs" / "parallel").glob("runs-*.jsonl"))
+    assert workers == ["runs-gw0.jsonl", "runs-gw1.jsonl"]
+    assert "verdict: PASS" in parallel.stdout.str()
+
+
+def test_raw_runs_hold_the_request_before_scoring(project: pytest.Pytester) -> None:
+    project.runpytest("--ragv2-layer=A", *RUN_ID)
+    raws = raw_lines(project)
+    c01 = next(r for r in raws if r["key"] == {"case": "C01", "system": "v2", "rep": 1,
+                                                  "lang": "de", "layer": "A"})
+    assert c01["query"] == "Wie hoch ist der maximale Druck?"
+    assert c01["items"][0]["file_id"] == "datasheet"
+    assert c01["role"] == "candidate"
+
+
+def test_report_paths_are_printed(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert f"summary: {Path('reports') / 'testrun' / 'summary.json'}" in result.stdout.str().replace(
+        str(project.path) + "/", ""
+    )

@@ -1,0 +1,663 @@
+"""The HTTP retrieval adapters against real HTTP servers on 127.0.0.1.
+
+The server is the standard library's, with HTTP/1.1 keep-alive and Nagle's algorithm
+disabled (otherwise every keep-alive request stalls ~44 ms on delayed ACK). Each test
+scripts the answers per path and reads back what the server received.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import jwt
+import pytest
+
+from pytest_ragv2.records import RetrievalResult, RetrievedItem
+from pytest_ragv2.systems import (
+    HttpJsonRetrieval,
+    RagApiRetrieval,
+    RagApiRetriever,
+    build_retriever,
+    parse_retrieval_config,
+)
+
+SECRET = "s3cret-for-tests-only-0123456789abcdef"
+API_KEY = "key-from-env-9f8e7d6c5b4a"
+NO_DOCS = {"detail": "No documents found for the given query"}
+
+
+@dataclass
+class Canned:
+    status: int = 200
+    body: Any = None
+    raw: bytes | None = None  # sent verbatim instead of the JSON of ``body``
+    delay_s: float = 0.0
+
+
+@dataclass
+class Seen:
+    method: str
+    path: str
+    query: dict[str, list[str]]
+    headers: dict[str, str]
+    json: Any
+    client_port: int
+
+
+Responder = Callable[[Seen], Canned]
+
+
+@dataclass
+class LoopbackServer:
+    url: str
+    seen: list[Seen] = field(default_factory=list)
+    routes: dict[str, list[Canned] | Responder] = field(default_factory=dict)
+
+    def answer(self, path: str, *responses: Canned) -> None:
+        """Answer ``path`` with these, in order; the last one repeats."""
+        self.routes[path] = list(responses)
+
+    def respond(self, path: str, responder: Responder) -> None:
+        self.routes[path] = responder
+
+    def next_for(self, seen: Seen) -> Canned:
+        route = self.routes.get(seen.path)
+        if route is None:
+            return Canned(404, {"detail": "Not Found"})
+        if callable(route):
+            return route(seen)
+        return route.pop(0) if len(route) > 1 else route[0]
+
+
+def _handler(server_state: LoopbackServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True
+
+        def _serve(self) -> None:
+            length = int(self.headers.get("Content-Length") or 0)
+            payload = self.rfile.read(length) if length else b""
+            parts = urlsplit(self.path)
+            seen = Seen(
+                method=self.command,
+                path=parts.path,
+                query=parse_qs(parts.query),
+                headers={name.lower(): value for name, value in self.headers.items()},
+                json=json.loads(payload) if payload else None,
+                client_port=self.client_address[1],
+            )
+            server_state.seen.append(seen)
+            canned = server_state.next_for(seen)
+            if canned.delay_s:
+                time.sleep(canned.delay_s)
+            data = canned.raw if canned.raw is not None else json.dumps(canned.body).encode()
+            try:
+                self.send_response(canned.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+                pass
+
+        do_GET = _serve
+        do_POST = _serve
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def server() -> Iterator[LoopbackServer]:
+    state = LoopbackServer(url="")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
+    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    yield state
+    httpd.shutdown()
+    httpd.server_close()
+    thread.join()
+
+
+def rag_api(server: LoopbackServer, **overrides: Any) -> RagApiRetrieval:
+    settings: dict[str, Any] = {
+        "adapter": "rag-api",
+        "url": server.url,
+        "retry": {"attempts": 2, "backoff_s": 0.0},
+    }
+    settings.update(overrides)
+    config = parse_retrieval_config(settings)
+    assert isinstance(config, RagApiRetrieval)
+    return config
+
+
+def run_rag_api(
+    config: RagApiRetrieval, query: str = "prix plan Pro", k: int = 10, **kwargs: Any
+) -> RetrievalResult:
+    retriever = RagApiRetriever("v1", config, file_ids=kwargs.get("file_ids", ["f-pdf", "f-csv"]))
+    try:
+        return retriever.retrieve(query, k)
+    finally:
+        retriever.close()
+
+
+def document(file_id: str, text: str, **metadata: Any) -> dict[str, Any]:
+    return {
+        "id": f"{file_id}-{abs(hash(text)) % 1000}",
+        "type": "Document",
+        "page_content": text,
+        "metadata": {"file_id": file_id, "user_id": "u1", "digest": "d41d8c", **metadata},
+    }
+
+
+# --- rag_api: mapping -------------------------------------------------------------------
+
+
+def test_rag_api_maps_documents_to_one_based_items(server: LoopbackServer) -> None:
+    pdf = document(
+        "f-pdf",
+        "Plan Pro : 49 EUR par mois",
+        source="/tmp/uploads/u1-nimbus-tarifs.pdf",
+        page=2,
+        page_label="3",
+        total_pages=5,
+    )
+    csv = document("f-csv", "client,plan\nAcme,Pro", source="/app/uploads/u1-clients.csv", row=0)
+    xlsx = document(
+        "f-xlsx",
+        "Pro | 49 | EUR",
+        filename="Tarifs 2024.xlsx",
+        sheet="Tarifs",
+        row=3,
+        row_key="Pro",
+    )
+    docx = document("f-docx", "Les limites du plan Pro", source="guide.docx", heading="3.2 Limites")
+    spare = document("f-pdf", "Annexe", source="/tmp/uploads/u1-nimbus-tarifs.pdf", page=4)
+    server.answer(
+        "/query_multiple",
+        Canned(body=[[pdf, 0.12], [csv, 0.2], [xlsx, 0.25], [docx, 0.3], [spare, 0.9]]),
+    )
+
+    result = run_rag_api(rag_api(server), k=4)
+
+    assert result.ok, result.error
+    assert [item.rank for item in result.items] == [1, 2, 3, 4]  # cut to k
+    first, second, third, fourth = result.items
+    assert first == RetrievedItem(
+        rank=1,
+        text="Plan Pro : 49 EUR par mois",
+        file_id="f-pdf",
+        filename="nimbus-tarifs.pdf",
+        page=3,
+        score=0.12,
+        metadata={
+            "file_id": "f-pdf",
+            "user_id": "u1",
+            "digest": "d41d8c",
+            "page": 2,
+            "page_label": "3",
+            "total_pages": 5,
+        },
+    )
+    assert (second.filename, second.row, second.page, second.score) == ("clients.csv", 1, None, 0.2)
+    assert (third.filename, third.table, third.row, third.row_key) == (
+        "Tarifs 2024.xlsx",
+        "Tarifs",
+        4,
+        "Pro",
+    )
+    assert (fourth.filename, fourth.section) == ("guide.docx", "3.2 Limites")
+    assert all("source" not in item.metadata for item in result.items)
+
+    (request,) = server.seen
+    assert (request.method, request.path) == ("POST", "/query_multiple")
+    assert request.json == {"query": "prix plan Pro", "file_ids": ["f-pdf", "f-csv"], "k": 4}
+    (exchange,) = result.exchanges
+    assert (exchange.status_code, exchange.attempt) == (200, 1)
+    assert exchange.request["json"] == request.json
+    assert result.latency_s >= exchange.latency_s > 0
+
+
+def test_rag_api_base_url_with_a_path_and_configured_file_ids(server: LoopbackServer) -> None:
+    server.answer("/v2/query_multiple", Canned(body=[]))
+    config = rag_api(server, url=f"{server.url}/v2/", file_ids=["only-this"])
+
+    result = run_rag_api(config, k=3)
+
+    assert result.ok
+    assert result.items == []
+    assert [(seen.path, seen.json["file_ids"]) for seen in server.seen] == [
+        ("/v2/query_multiple", ["only-this"])
+    ]
+
+
+def test_rag_api_keeps_one_connection_alive_across_calls(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(body=[]))
+    retriever = RagApiRetriever("v1", rag_api(server), file_ids=["f"])
+    try:
+        assert retriever.retrieve("a", 5).ok
+        assert retriever.retrieve("b", 5).ok
+    finally:
+        retriever.close()
+    assert len({seen.client_port for seen in server.seen}) == 1
+
+
+def test_rag_api_no_documents_404_is_an_empty_result(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(404, NO_DOCS))
+
+    result = run_rag_api(rag_api(server))
+
+    assert result.ok
+    assert result.items == []
+    assert [(ex.status_code, ex.response_body) for ex in result.exchanges] == [(404, NO_DOCS)]
+
+
+def test_rag_api_other_404_is_an_error(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(404, {"detail": "Not Found"}))
+
+    result = run_rag_api(rag_api(server))
+
+    assert result.error is not None
+    assert (result.error.kind, result.error.status_code) == ("http_status", 404)
+    assert "Not Found" in result.error.message
+    assert len(result.exchanges) == 1  # a 404 is not retried
+
+
+def test_rag_api_retries_a_500_then_succeeds(server: LoopbackServer) -> None:
+    server.answer(
+        "/query_multiple",
+        Canned(500, {"detail": "boom"}),
+        Canned(body=[[document("f-pdf", "ok", page=0), 0.1]]),
+    )
+
+    result = run_rag_api(rag_api(server))
+
+    assert result.ok, result.error
+    assert [(item.text, item.page) for item in result.items] == [("ok", 1)]
+    assert [(ex.attempt, ex.status_code) for ex in result.exchanges] == [(1, 500), (2, 200)]
+
+
+def test_rag_api_retry_exhaustion_records_the_last_status(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(503, {"detail": "overloaded"}))
+    config = rag_api(server, retry={"attempts": 3, "backoff_s": 0.01})
+
+    started = time.perf_counter()
+    result = run_rag_api(config)
+    elapsed = time.perf_counter() - started
+
+    assert result.error is not None
+    assert (result.error.kind, result.error.status_code) == ("http_status", 503)
+    assert [(ex.attempt, ex.status_code) for ex in result.exchanges] == [
+        (1, 503),
+        (2, 503),
+        (3, 503),
+    ]
+    assert result.items == []
+    assert elapsed >= 0.01 + 0.02  # exponential backoff between the tries
+    assert result.latency_s >= 0.03
+
+
+def test_rag_api_429_is_retried_but_not_when_excluded(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(429, {"detail": "slow down"}), Canned(body=[]))
+    assert run_rag_api(rag_api(server)).ok
+
+    server.seen.clear()
+    server.answer("/query_multiple", Canned(429, {"detail": "slow down"}), Canned(body=[]))
+    result = run_rag_api(
+        rag_api(server, retry={"attempts": 3, "backoff_s": 0, "retry_on": ["5xx"]})
+    )
+    assert result.error is not None
+    assert (result.error.kind, result.error.status_code) == ("http_status", 429)
+    assert len(server.seen) == 1
+
+
+def test_rag_api_timeout_is_recorded_after_every_try(server: LoopbackServer) -> None:
+    server.answer("/query_multiple", Canned(body=[], delay_s=0.6))
+    config = rag_api(server, timeout_s=0.15)
+
+    result = run_rag_api(config)
+
+    assert result.error is not None
+    assert result.error.kind == "timeout"
+    assert "ReadTimeout" in result.error.message
+    assert [(ex.attempt, ex.status_code, ex.response_body) for ex in result.exchanges] == [
+        (1, None, None),
+        (2, None, None),
+    ]
+    assert result.latency_s >= 0.3
+
+
+def test_rag_api_connection_refused_is_a_transport_error() -> None:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    config = parse_retrieval_config(
+        {"adapter": "rag-api", "url": f"http://127.0.0.1:{port}", "retry": {"backoff_s": 0}}
+    )
+    assert isinstance(config, RagApiRetrieval)
+
+    result = run_rag_api(config)
+
+    assert result.error is not None
+    assert result.error.kind == "transport"
+    assert "ConnectError" in result.error.message
+    assert [ex.attempt for ex in result.exchanges] == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("canned", "expected"),
+    [
+        (Canned(raw=b'[[{"page_content": '), "not JSON"),
+        (Canned(raw=b""), "not JSON"),
+        (Canned(body={"results": []}), "expected a JSON list"),
+        (Canned(body=[[{"page_content": "x", "metadata": {}}]]), "not a [document, score] pair"),
+        (Canned(body=[[{"page_content": "x"}, "0.1"]]), "score is str"),
+        (Canned(body=[[{"metadata": {}}, 0.1]]), "page_content is not a string"),
+        (Canned(body=[[{"page_content": "x", "metadata": []}, 0.1]]), "metadata is not an object"),
+    ],
+)
+def test_rag_api_malformed_answers(server: LoopbackServer, canned: Canned, expected: str) -> None:
+    server.answer("/query_multiple", canned)
+
+    result = run_rag_api(rag_api(server))
+
+    assert result.error is not None
+    assert result.error.kind == "malformed"
+    assert expected in result.error.message
+    assert len(result.exchanges) == 1  # a malformed answer is not retried
+
+
+# --- rag_api: credentials -------------------------------------------------------------
+
+
+def test_rag_api_jwt_is_verifiable_and_never_recorded(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGV2_TEST_JWT_SECRET", SECRET)
+    monkeypatch.setenv("RAGV2_TEST_API_KEY", API_KEY)
+
+    def echo_credentials(seen: Seen) -> Canned:
+        # A careless server that echoes what it received: the record must still be clean.
+        echoed = f"{seen.headers['authorization']} {seen.headers['x-api-key']}"
+        return Canned(body=[[document("f-pdf", echoed, page=0), 0.1]])
+
+    server.respond("/query_multiple", echo_credentials)
+    config = rag_api(
+        server,
+        jwt_secret_env="RAGV2_TEST_JWT_SECRET",
+        jwt_user_id="eval-bot",
+        headers_env={"X-Api-Key": "RAGV2_TEST_API_KEY"},
+    )
+
+    before = int(time.time())
+    result = run_rag_api(config)
+
+    assert result.ok, result.error
+    (seen,) = server.seen
+    scheme, token = seen.headers["authorization"].split(" ")
+    assert scheme == "Bearer"
+    claims = jwt.decode(token, SECRET, algorithms=["HS256"])
+    assert claims["id"] == "eval-bot"
+    assert before + 3600 <= claims["exp"] <= int(time.time()) + 3600
+    assert seen.headers["x-api-key"] == API_KEY
+
+    (exchange,) = result.exchanges
+    assert exchange.request["headers"] == {"X-Api-Key": "<redacted>", "Authorization": "<redacted>"}
+    recorded = json.dumps([ex.to_json() for ex in result.exchanges])
+    for credential in (SECRET, token, API_KEY):
+        assert credential not in recorded
+
+
+def test_rag_api_credentials_are_scrubbed_from_error_messages(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGV2_TEST_JWT_SECRET", SECRET)
+    server.respond(
+        "/query_multiple",
+        lambda seen: Canned(401, {"detail": f"bad token {seen.headers['authorization']}"}),
+    )
+
+    result = run_rag_api(rag_api(server, jwt_secret_env="RAGV2_TEST_JWT_SECRET"))
+
+    assert result.error is not None
+    assert (result.error.kind, result.error.status_code) == ("http_status", 401)
+    token = server.seen[0].headers["authorization"].split(" ")[1]
+    assert token not in result.error.message
+    assert "<redacted>" in result.error.message
+    assert token not in json.dumps([ex.to_json() for ex in result.exchanges])
+
+
+def test_rag_api_missing_secret_variable_is_an_adapter_error_on_every_run(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAGV2_TEST_ABSENT_SECRET", raising=False)
+    server.answer("/query_multiple", Canned(body=[]))
+    retriever = RagApiRetriever(
+        "v2", rag_api(server, jwt_secret_env="RAGV2_TEST_ABSENT_SECRET"), file_ids=["f"]
+    )
+
+    results = [retriever.retrieve("q", 5), retriever.retrieve("q", 5)]
+    retriever.close()
+
+    for result in results:
+        assert result.error is not None
+        assert result.error.kind == "adapter"
+        assert "RAGV2_TEST_ABSENT_SECRET" in result.error.message
+        assert result.exchanges == []
+    assert server.seen == []
+
+
+# --- rag_api: /query once per file --------------------------------------------------------
+
+
+def test_rag_api_query_per_file_merges_by_distance(server: LoopbackServer) -> None:
+    per_file = {
+        "f-a": [[document("f-a", "a1", page=0), 0.30], [document("f-a", "a2", page=1), 0.50]],
+        "f-b": [[document("f-b", "b1", page=4), 0.10], [document("f-b", "b2", page=5), 0.40]],
+    }
+    server.respond("/query", lambda seen: Canned(body=per_file[seen.json["file_id"]]))
+    config = rag_api(server, endpoint="query", entity_id="agent-7")
+
+    result = run_rag_api(config, k=3, file_ids=["f-a", "f-b"])
+
+    assert result.ok, result.error
+    assert [(item.rank, item.text, item.page, item.score) for item in result.items] == [
+        (1, "b1", 5, 0.10),
+        (2, "a1", 1, 0.30),
+        (3, "b2", 6, 0.40),
+    ]
+    assert [seen.json for seen in server.seen] == [
+        {"query": "prix plan Pro", "file_id": "f-a", "k": 3, "entity_id": "agent-7"},
+        {"query": "prix plan Pro", "file_id": "f-b", "k": 3, "entity_id": "agent-7"},
+    ]
+    assert len(result.exchanges) == 2
+
+
+def test_rag_api_query_per_file_404_is_an_error(server: LoopbackServer) -> None:
+    server.answer("/query", Canned(404, NO_DOCS))
+
+    result = run_rag_api(rag_api(server, endpoint="query"))
+
+    assert result.error is not None
+    assert (result.error.kind, result.error.status_code) == ("http_status", 404)
+
+
+def test_rag_api_without_file_ids_is_an_adapter_error(server: LoopbackServer) -> None:
+    result = run_rag_api(rag_api(server), file_ids=[])
+
+    assert result.error is not None
+    assert result.error.kind == "adapter"
+    assert server.seen == []
+
+
+# --- generic HTTP JSON ------------------------------------------------------------------
+
+
+def http_json(server: LoopbackServer, **overrides: Any) -> HttpJsonRetrieval:
+    settings: dict[str, Any] = {
+        "adapter": "http-json",
+        "url": f"{server.url}/search",
+        "retry": {"attempts": 2, "backoff_s": 0.0},
+    }
+    settings.update(overrides)
+    config = parse_retrieval_config(settings)
+    assert isinstance(config, HttpJsonRetrieval)
+    return config
+
+
+def test_http_json_maps_nested_paths_with_zero_based_pages(server: LoopbackServer) -> None:
+    hits: list[dict[str, Any]] = [
+        {
+            "doc": {
+                "content": "Plan Pro 49 EUR",
+                "meta": {"fid": "f1", "name": "tarifs.pdf", "p": 0},
+            },
+            "scores": [0.91],
+        },
+        {
+            "doc": {
+                "content": "Pro;49;EUR",
+                "meta": {"fid": 7, "name": "t.xlsx", "sheet": "Prix", "r": "2", "key": "Pro"},
+            },
+            "scores": [0.5],
+        },
+        {"doc": {"content": "third", "meta": {}}, "scores": []},
+    ]
+    server.answer("/search", Canned(body={"data": {"hits": hits, "total": 3}}))
+    config = http_json(
+        server,
+        body={
+            "q": "{query}",
+            "top_k": "{k}",
+            "filter": {"files": "{file_ids}"},
+            "note": "search {query} top {k} in {file_ids}",
+            "fixed": [1, True, None],
+        },
+        items_path="data.hits",
+        fields={
+            "text": "doc.content",
+            "file_id": "doc.meta.fid",
+            "filename": "doc.meta.name",
+            "page": "doc.meta.p",
+            "page_base": 0,
+            "table": "doc.meta.sheet",
+            "row": "doc.meta.r",
+            "row_base": 0,
+            "row_key": "doc.meta.key",
+            "score": "scores.0",
+        },
+    )
+    retriever = build_retriever("v2", config, file_ids=["f1", "f2"])
+    try:
+        result = retriever.retrieve("prix Pro", 5)
+    finally:
+        retriever.close()
+
+    assert result.ok, result.error
+    first, second, third = result.items
+    assert (first.rank, first.text, first.file_id, first.filename, first.page, first.score) == (
+        1,
+        "Plan Pro 49 EUR",
+        "f1",
+        "tarifs.pdf",
+        1,
+        0.91,
+    )
+    assert (second.file_id, second.table, second.row, second.row_key, second.page) == (
+        "7",
+        "Prix",
+        3,
+        "Pro",
+        None,
+    )
+    assert (third.rank, third.file_id, third.score) == (3, None, None)
+    assert first.metadata == {"doc": hits[0]["doc"], "scores": [0.91]}
+    (seen,) = server.seen
+    assert seen.json == {
+        "q": "prix Pro",
+        "top_k": 5,
+        "filter": {"files": ["f1", "f2"]},
+        "note": "search prix Pro top 5 in f1,f2",
+        "fixed": [1, True, None],
+    }
+
+
+def test_http_json_get_with_params_and_a_top_level_list(server: LoopbackServer) -> None:
+    server.answer(
+        "/search",
+        Canned(body=[{"text": "a", "file_id": "f", "score": 2}, {"text": "b", "file_id": "g"}]),
+    )
+    config = http_json(server, method="GET", params={"q": "{query}", "n": "{k}"}, k=1)
+
+    retriever = build_retriever("x", config, file_ids=[])
+    result = retriever.retrieve("l'été", 1)
+    retriever.close()
+
+    assert result.ok, result.error
+    assert [(item.text, item.file_id, item.score) for item in result.items] == [("a", "f", 2.0)]
+    (seen,) = server.seen
+    assert (seen.method, seen.query, seen.json) == ("GET", {"q": ["l'été"], "n": ["1"]}, None)
+    assert result.exchanges[0].request["params"] == {"q": "l'été", "n": "1"}
+
+
+def test_http_json_default_body_and_header_from_env(
+    server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGV2_TEST_API_KEY", API_KEY)
+    server.answer("/search", Canned(body=[]))
+    config = http_json(server, headers_env={"X-Api-Key": "RAGV2_TEST_API_KEY"})
+
+    retriever = build_retriever("x", config, file_ids=["f"])
+    result = retriever.retrieve("q", 4)
+    retriever.close()
+
+    assert result.ok
+    assert server.seen[0].json == {"query": "q", "k": 4}
+    assert server.seen[0].headers["x-api-key"] == API_KEY
+    assert API_KEY not in json.dumps([ex.to_json() for ex in result.exchanges])
+
+
+@pytest.mark.parametrize(
+    ("body", "items_path", "expected"),
+    [
+        ({"data": {"hits": {"not": "a list"}}}, "data.hits", "no list at items_path 'data.hits'"),
+        ({"data": []}, "data.hits", "found nothing"),
+        ({"hits": [{"content": "no text field"}]}, "hits", "item 1: no text at 'text'"),
+        ({"hits": [{"text": 42}]}, "hits", "item 1: no text at 'text' (found int)"),
+    ],
+)
+def test_http_json_wrong_shapes_are_malformed(
+    server: LoopbackServer, body: Any, items_path: str, expected: str
+) -> None:
+    server.answer("/search", Canned(body=body))
+
+    retriever = build_retriever("x", http_json(server, items_path=items_path), file_ids=[])
+    result = retriever.retrieve("q", 3)
+    retriever.close()
+
+    assert result.error is not None
+    assert result.error.kind == "malformed"
+    assert expected in result.error.message
+
+
+def test_http_json_unusable_url_is_an_adapter_error() -> None:
+    config = parse_retrieval_config({"adapter": "http-json", "url": "127.0.0.1:9/search"})
+
+    retriever = build_retriever("x", config, file_ids=[])
+    result = retriever.retrieve("q", 3)
+
+    assert result.error is not None
+    assert result.error.kind == "adapter"
+    assert len(result.exchanges) == 1  # a configuration error is not retried
