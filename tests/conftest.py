@@ -7,6 +7,10 @@ from pathlib import Path
 
 import pytest
 
+# In-process pytester runs drop the modules a run imported; numpy and scipy cannot be loaded
+# twice in one process, so the plugin's lazily imported modules are loaded here, once.
+import pytest_ragv2.activate  # noqa: F401
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
 SYSTEMS_MODULE = '''

@@ -553,35 +553,30 @@ def load_allowlist(path: Path) -> Allowlist:
             errors.append(
                 CaseError(path, found[1] if found else line, None, f"{where}.{key}", message)
             )
-        if problems or not isinstance(file_id, str) or not isinstance(filename, str):
-            continue
-        if file_id in first_id:
-            errors.append(
-                CaseError(
-                    path,
-                    line,
-                    None,
-                    f"{where}.file_id",
-                    f"{file_id!r} already listed at line {first_id[file_id]}",
+        for key, value, first in (
+            ("file_id", file_id, first_id),
+            ("filename", filename, first_name),
+        ):
+            if not isinstance(value, str):
+                continue
+            if value in first:
+                problems.append((key, f"{value!r} already listed at line {first[value]}"))
+                found = _child(node, key)
+                errors.append(
+                    CaseError(
+                        path,
+                        found[1] if found else line,
+                        None,
+                        f"{where}.{key}",
+                        f"{value!r} already listed at line {first[value]}",
+                    )
                 )
-            )
-            continue
-        if filename in first_name:
-            errors.append(
-                CaseError(
-                    path,
-                    line,
-                    None,
-                    f"{where}.filename",
-                    f"{filename!r} already listed at line {first_name[filename]}",
-                )
-            )
-            continue
-        first_id[file_id] = line
-        first_name[filename] = line
-        files.append(AllowedFile(file_id, filename, sha256))
+            else:
+                first[value] = line
+        if not problems and isinstance(file_id, str) and isinstance(filename, str):
+            files.append(AllowedFile(file_id, filename, sha256))
     if errors:
-        raise CaseLoadError(errors)
+        raise CaseLoadError(sorted(errors, key=lambda e: e.line or 0))
     return Allowlist(tuple(files))
 
 
@@ -740,6 +735,17 @@ def load_case_file(
     ``known_ids`` holds the ids defined by earlier files (id → location); it is read to
     report duplicates across files and extended with this file's ids.
     """
+    result = _load_case_file(path, gold, known_ids, allowlist)
+    result.errors.sort(key=lambda e: e.line or 0)
+    return result
+
+
+def _load_case_file(
+    path: Path,
+    gold: Gold | None,
+    known_ids: dict[str, SourceLocation] | None,
+    allowlist: Allowlist | None,
+) -> CaseFile:
     gold = gold if gold is not None else Gold()
     known_ids = known_ids if known_ids is not None else {}
     result = CaseFile(path, split_from_name(path), [], [])
@@ -767,7 +773,6 @@ def load_case_file(
         loaded = _load_case(path, raw, node, result, gold, known_ids, duplicates, allowlist, by_id)
         if loaded is not None:
             result.cases.append(loaded)
-    result.errors.sort(key=lambda e: e.line or 0)
     return result
 
 
@@ -866,7 +871,8 @@ def _load_case(
         result.errors.extend(errors)
         return None
 
-    evidence_locations = _inline_evidence_locations(node, case, path)
+    inline_locations = _inline_evidence_locations(node, case, path)
+    evidence_locations = dict(inline_locations)
     update: dict[str, Any] = {}
     answer_entry = gold.answers.get(case.id)
     if answer_entry is not None:
@@ -900,7 +906,7 @@ def _load_case(
         )
 
     if allowlist is not None and filename_by_id is not None:
-        errors.extend(_inline_leaks(case, evidence_locations, allowlist, filename_by_id))
+        errors.extend(_inline_leaks(case, inline_locations, allowlist, filename_by_id))
 
     if errors:
         result.errors.extend(errors)
@@ -947,7 +953,7 @@ def _inline_leaks(
     for name, evidence in named:
         problem = evidence_allowlist_problem(evidence, allowlist, filename_by_id)
         where = locations.get(name)
-        if problem is not None and where is not None and where.path.name != GOLD_EVIDENCE_FILE:
+        if problem is not None and where is not None:  # None: from gold, checked there
             errors.append(CaseError(where.path, where.line, case.id, name, problem))
     return errors
 

@@ -12,13 +12,22 @@ import pytest
 from pytest_ragv2.cases import CaseError, LoadedCase
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.stash import CONTEXT_KEY
 
-CONTEXT_KEY = pytest.StashKey[RunContext]()
 INVALID_ITEM_NAME = "invalid-cases"
 
 
 def context_of(config: pytest.Config) -> RunContext:
     return config.stash[CONTEXT_KEY]
+
+
+def collect_case_file(
+    ctx: RunContext, file_path: Path, parent: pytest.Collector
+) -> CaseFile | None:
+    """A collector for a YAML file inside the configured cases directory."""
+    if not file_path.resolve().is_relative_to(ctx.settings.cases):
+        return None
+    return CaseFile.from_parent(parent, path=file_path)
 
 
 def slot_group(slot: str) -> str:
@@ -103,13 +112,14 @@ class CaseItem(pytest.Item):
         self.key = key
         self.loaded = loaded
         self.query = query
-        self.record: dict[str, Any] | None = None
+        self.ragv2_record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
         ctx = context_of(self.config)
-        self.record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
-        if not self.record["met"]:
-            raise RunNotMet("\n".join(self.record["reasons"]))
+        record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
+        self.ragv2_record = record
+        if not record["met"]:
+            raise RunNotMet("\n".join(record["reasons"]))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RunNotMet):

@@ -53,7 +53,7 @@ class RunContext:
     def catalog(self) -> Catalog:
         if self._catalog is None:
             gold = self.settings.gold if self.settings.gold.is_dir() else None
-            self._catalog = load_catalog(self.settings.cases, gold)
+            self._catalog = load_catalog(self.settings.cases, gold, allowlist=self.allowlist)
         return self._catalog
 
     def case_file(self, path: Path) -> CaseFile | None:

@@ -6,12 +6,13 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
 
+from pytest_ragv2.collect import CaseItem
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
@@ -36,14 +37,19 @@ class Controller:
     gates: list[GateResult] = field(default_factory=list)
     locations: list[str] = field(default_factory=list)
 
+    def set_expected(self, count: int) -> None:
+        self.expected_runs = count
+
+    def count_expected(self, items: Sequence[pytest.Item]) -> None:
+        self.expected_runs = sum(isinstance(item, CaseItem) for item in items)
+
     def add_report(self, report: pytest.TestReport) -> None:
         record = getattr(report, RECORD_ATTRIBUTE, None)
         if record is not None:
             self.records.append(record)
 
     def case_errors(self) -> list[str]:
-        catalog = self.ctx.catalog
-        return [str(error) for error in [*catalog.errors, *catalog.gold_errors]]
+        return [str(error) for error in self.ctx.catalog.errors]
 
     def finish(self, session: pytest.Session) -> None:
         status = session.exitstatus

@@ -5,22 +5,17 @@ Command-line options override the file; paths are relative to the file that name
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
 from pytest_ragv2.systems.config import RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
-
-
-class SettingsError(ValueError):
-    """A configuration that cannot be used; the message names the file and the field."""
 
 
 class _Strict(BaseModel):
@@ -99,45 +94,23 @@ class Settings(_Strict):
 PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports")
 
 
-def find_config(rootdir: Path, explicit: str | None) -> Path | None:
-    if explicit:
-        path = Path(explicit)
-        if not path.is_absolute():
-            path = rootdir / path
-        if not path.is_file():
-            raise SettingsError(f"{explicit}: configuration file not found")
-        return path
-    for name in ("ragv2.yaml", "ragv2.yml"):
-        if (rootdir / name).is_file():
-            return rootdir / name
-    pyproject = rootdir / "pyproject.toml"
-    if pyproject.is_file():
-        return pyproject
-    return None
-
-
-def read_config(path: Path) -> dict[str, Any]:
-    try:
-        if path.suffix == ".toml":
-            with path.open("rb") as stream:
-                data = tomllib.load(stream)
-            section = data.get("tool", {}).get("ragv2", {})
-        else:
-            section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-            section = section.get("ragv2", section) if isinstance(section, dict) else section
-    except (OSError, tomllib.TOMLDecodeError, yaml.YAMLError) as exc:
-        raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
-    if not isinstance(section, dict):
-        raise SettingsError(f"{path}: the ragv2 configuration must be a mapping")
-    return section
+__all__ = ["Settings", "SettingsError", "SystemSettings", "load_settings"]
 
 
 def load_settings(
-    rootdir: Path, explicit: str | None, overrides: Mapping[str, Any] | None = None
+    rootdir: Path,
+    explicit: str | None,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    path: Path | None = None,
+    raw: Mapping[str, Any] | None = None,
 ) -> Settings:
-    """Settings from the configuration file, with command-line overrides applied on top."""
-    path = find_config(rootdir, explicit)
-    raw = read_config(path) if path else {}
+    """Settings from the configuration file, with command-line overrides applied on top
+    (``path`` and ``raw`` skip finding and reading the file when the caller already did)."""
+    if raw is None:
+        path = find_config(rootdir, explicit)
+        raw = read_config(path) if path else {}
+    raw = dict(raw)
     raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
     base = path.parent if path else rootdir
     try:

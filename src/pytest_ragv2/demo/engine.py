@@ -57,6 +57,7 @@ V2 (``V2Retriever``)
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import unicodedata
@@ -97,9 +98,10 @@ _WORD = re.compile(r"[^\W_]+")
 # Words joined by - _ . / that contain at least one letter and one digit: NX-450B, T4, AES-256.
 _IDENT = re.compile(r"(?<![\w.-])(?=[\w./-]*[a-z])(?=[\w./-]*\d)[a-z0-9]+(?:[-_./][a-z0-9]+)*")
 _ACRONYM_NUMBER = re.compile(r"\b([A-Z][A-Z0-9]{1,7})[ -](\d+(?:\.\d+)*)\b")
-_PHONE = re.compile(r"(?:\+\d{1,3}|\b0\d)(?:[ .]\d{2,4}){3,}\b")
+_PHONE = re.compile(r"(?:\+\d{1,3}|\b0\d)(?:[ .]\d{1,4}){3,}\b")
 _NUMBER = re.compile(r"(?<![\w.,])(\d{1,3}(?:[ .]\d{3})+(?!\d)|\d+)(?:,(\d+)(?!\d))?")
 _DECIMAL_POINT = re.compile(r"(?<![\w.,])(\d+)\.(\d+)(?![\d.])")
+_ID_SEPARATORS = dict.fromkeys(map(ord, "-_./"))
 _QUOTED = re.compile(r'"([^"]{2,200})"')
 
 
@@ -144,9 +146,10 @@ class Analysis:
 
     @property
     def index_terms(self) -> list[str]:
-        """Terms for the lexical index: content words, their stems and the extra tokens."""
+        """Terms for the lexical index: content words, stems, lexicon concepts, extra tokens."""
         terms = list(self.content)
         terms.extend(s for s in map(stem, self.content) if s)
+        terms.extend("@" + c for c in map(concept_of, self.content) if c)
         terms.extend(self.extra)
         return terms
 
@@ -167,6 +170,29 @@ def _numbers(folded: str) -> list[str]:
     return found
 
 
+_QUARTER = re.compile(r"\b(?:[tq]([1-4])|([a-z0-9]+\.?) (?:trimestre|quarter|quartal))\b")
+_ORDINAL = {
+    **dict.fromkeys(
+        ("premier", "1er", "1re", "first", "1st", "erstes", "erste", "ersten", "1."), "1"
+    ),
+    **dict.fromkeys(("deuxieme", "second", "2e", "2nd", "zweites", "zweite", "zweiten", "2."), "2"),
+    **dict.fromkeys(("troisieme", "3e", "third", "3rd", "drittes", "dritte", "dritten", "3."), "3"),
+    **dict.fromkeys(
+        ("quatrieme", "4e", "fourth", "4th", "viertes", "vierte", "vierten", "4."), "4"
+    ),
+}
+
+
+def _quarters(folded: str) -> list[str]:
+    """Quarter names in any of the three languages as q1..q4 ("T4", "quatrième trimestre")."""
+    found: list[str] = []
+    for match in _QUARTER.finditer(folded):
+        number = match.group(1) or _ORDINAL.get(match.group(2) or "")
+        if number:
+            found.append("q" + number)
+    return found
+
+
 def analyze(text: str, stop_words: frozenset[str] | None = None) -> Analysis:
     """Split ``text`` into folded words plus the extra tokens described in the module doc."""
     stops = _STOP_WORDS if stop_words is None else stop_words
@@ -175,7 +201,7 @@ def analyze(text: str, stop_words: frozenset[str] | None = None) -> Analysis:
     content = tuple(w for w in words if w not in stops)
     extra: list[str] = []
     for match in _IDENT.finditer(folded):
-        token = re.sub(r"[-_./]", "", match.group(0))
+        token = match.group(0).translate(_ID_SEPARATORS)
         if not token.isdigit():
             extra.append(token)
     for match in _ACRONYM_NUMBER.finditer(_strip_accents_keep_case(text)):
@@ -183,76 +209,76 @@ def analyze(text: str, stop_words: frozenset[str] | None = None) -> Analysis:
     for match in _PHONE.finditer(folded):
         extra.append(re.sub(r"\D", "", match.group(0)))
     extra.extend(_numbers(folded))
+    extra.extend(_quarters(folded))
     quoted = tuple(q.strip() for q in _QUOTED.findall(folded) if q.strip())
     return Analysis(words, content, tuple(extra), quoted)
 
 
-
-# Generic business/IT vocabulary in French, English and German, as folded prefixes (an entry
-# ending in "=" must match the whole word, optionally plus a plural "s"). It lets the vector
-# space bridge languages and synonyms the way a multilingual embedding would.
-_CONCEPTS: dict[str, tuple[str, ...]] = {
-    "price": ("tarif", "prix", "price", "pricing", "cout", "cost", "preis", "kosten",
-              "abonnement", "subscription", "redevance", "fee=", "gebuhr", "facturat"),
-    "plan": ("plan=", "formule", "offre", "offer", "tier=", "paket", "edition"),
-    "availability": ("disponibil", "availab", "uptime", "verfugbar", "sla="),
-    "contract": ("contrat", "contract", "vertrag", "agreement", "accord", "vereinbarung"),
-    "termination": ("resili", "terminat", "cancel", "kundig", "kuendig", "beend"),
-    "notice": ("preavis", "notice", "frist="),
-    "duration": ("duree", "duration", "laufzeit", "dauer"),
-    "month": ("mois=", "month", "monat", "mensuel", "monatlich"),
-    "year": ("annee", "annuel", "year", "annual", "jahr", "jahrlich", "exercice"),
-    "quarter": ("trimestr", "quarter", "quartal"),
-    "revenue": ("revenu", "revenue", "umsatz", "ventes", "sales=", "affaires", "erlos"),
-    "customer": ("client", "customer", "kunde"),
-    "new": ("nouveau", "nouvel", "new=", "neu=", "neue", "signe", "signed", "gewonnen"),
-    "staff": ("effectif", "employe", "salarie", "staff", "headcount", "mitarbeit",
-              "personnel", "personal", "equipe", "team"),
-    "expense": ("charge", "depense", "expense", "ausgabe", "aufwand", "kosten"),
-    "security": ("securit", "security", "sicherheit"),
-    "encryption": ("chiffrement", "chiffre=", "encrypt", "verschlussel", "aes", "tls"),
-    "recovery": ("sauvegard", "backup", "restaur", "recover", "reprise", "wiederherstell",
-                 "sinistre", "disaster", "katastroph", "notfall", "pra=", "rpo", "rto"),
-    "test": ("test", "exercice", "drill", "ubung"),
-    "hosting": ("heberg", "hosting", "hosted", "datacenter", "centre", "rechenzentrum",
-                "serveur", "server", "cloud"),
-    "certification": ("certif", "zertifi", "audit", "iso", "soc="),
-    "logs": ("journa", "log=", "logs=", "protokoll"),
-    "retention": ("conserv", "retention", "retain", "aufbewahr", "archiv"),
-    "deletion": ("purge", "suppress", "delet", "losch", "effac"),
-    "export": ("export",),
-    "support": ("support", "assistance", "helpdesk", "hotline", "astreinte", "on-call",
-                "bereitschaft", "service"),
-    "response_time": ("delai", "response", "reponse", "antwort", "reaktion", "respond"),
-    "incident": ("incident", "violation", "breach", "vorfall", "datenpann", "notifi",
-                 "meldung", "cnil"),
-    "maintenance": ("maintenance", "wartung"),
-    "penalty": ("penalit", "penalty", "avoir=", "credit", "gutschrift", "compensation",
-                "indemn", "entschadig", "strafe", "remise", "rabatt"),
-    "liability": ("responsabil", "liabil", "haftung"),
-    "cap": ("plafon", "cap=", "capped", "limit", "maximum", "grenz", "obergrenz", "hochst"),
-    "target": ("objectif", "cible", "target", "goal", "ziel"),
-    "churn": ("churn", "attrition", "abwanderung"),
-    "launch": ("lancement", "lancer", "launch", "roadmap", "markteinf", "sortie", "release",
-               "beta="),
-    "integration": ("integrat", "connect", "schnittstell"),
-    "office": ("bureau", "office", "buro", "implant", "expansion", "ouverture", "filiale",
-               "standort", "niederlass"),
-    "market": ("marche=", "market", "markt"),
-    "forecast": ("predict", "prevision", "forecast", "prognos", "vorhersag"),
-    "accuracy": ("precision", "accuracy", "erreur", "error", "fehler", "mape", "genauigk"),
-    "user": ("utilisateur", "user", "nutzer", "benutzer", "seat", "licence", "license"),
-    "refresh": ("rafraich", "refresh", "actualis", "aktualisier", "update", "frequen"),
-    "downgrade": ("downgrade", "retrograd", "herabstuf", "upgrade"),
-    "phone": ("telephon", "phone", "telefon", "appel", "call=", "anruf", "numero"),
-    "guarantee": ("garanti", "guarantee", "gewahrleist", "zusich", "engagement", "commit"),
-    "hour": ("heure", "hour", "stunde"),
-    "day": ("jour", "day=", "days=", "tag=", "tage"),
-    "week": ("semaine", "week", "woche"),
-    "minute": ("minute",),
-    "share": ("part=", "parts=", "share", "anteil", "pourcentage", "percent", "prozent"),
-    "country": ("pays", "country", "land=", "lander"),
-    "growth": ("croissance", "growth", "wachstum", "hausse", "increase", "augment"),
+# Generic business/IT vocabulary in French, English and German, as folded prefixes separated
+# by spaces (an entry ending in "=" must match the whole word, optionally plus a plural "s").
+# It lets the vector space bridge languages and synonyms the way a multilingual embedding would.
+_CONCEPTS: dict[str, str] = {
+    "price": (
+        "tarif prix price pricing cout cost preis kosten abonnement subscription redevance "
+        "fee= gebuhr facturat"
+    ),
+    "plan": "plan= formule offre offer tier= paket edition",
+    "availability": "disponibil availab uptime verfugbar sla=",
+    "contract": "contrat contract vertrag agreement accord vereinbarung",
+    "termination": "resili terminat cancel kundig kuendig beend",
+    "notice": "preavis notice frist=",
+    "duration": "duree duration laufzeit dauer",
+    "month": "mois= month monat mensuel monatlich",
+    "year": "annee annuel year annual jahr jahrlich exercice",
+    "quarter": "trimestr quarter quartal",
+    "revenue": "revenu revenue umsatz ventes sales= affaires erlos",
+    "customer": "client customer kunde",
+    "new": "nouveau nouvel new= neu= neue signe signed gewonnen",
+    "staff": "effectif employe salarie staff headcount mitarbeit personnel personal equipe team",
+    "expense": "charge depense expense ausgabe aufwand kosten",
+    "security": "securit security sicherheit",
+    "encryption": "chiffrement chiffre= encrypt verschlussel aes tls",
+    "recovery": (
+        "sauvegard backup restaur recover reprise wiederherstell sinistre disaster "
+        "katastroph notfall pra= rpo rto"
+    ),
+    "test": "test exercice drill ubung",
+    "hosting": "heberg hosting hosted datacenter centre rechenzentrum serveur server cloud",
+    "certification": "certif zertifi audit iso soc=",
+    "logs": "journa log= logs= protokoll",
+    "retention": "conserv retention retain aufbewahr archiv",
+    "deletion": "purge suppress delet losch effac",
+    "export": "export",
+    "support": "support assistance helpdesk hotline astreinte on-call bereitschaft service",
+    "response_time": "delai response reponse antwort reaktion respond",
+    "incident": "incident violation breach vorfall datenpann notifi meldung cnil",
+    "maintenance": "maintenance wartung",
+    "penalty": (
+        "penalit penalty avoir= credit gutschrift compensation indemn entschadig strafe "
+        "remise rabatt"
+    ),
+    "liability": "responsabil liabil haftung",
+    "cap": "plafon cap= capped limit maximum grenz obergrenz hochst",
+    "target": "objectif cible target goal ziel",
+    "churn": "churn attrition abwanderung",
+    "launch": "lancement lancer launch roadmap markteinf sortie release beta=",
+    "integration": "integrat connect schnittstell",
+    "office": "bureau office buro implant expansion ouverture filiale standort niederlass",
+    "market": "marche= market markt",
+    "forecast": "predict prevision forecast prognos vorhersag",
+    "accuracy": "precision accuracy erreur error fehler mape genauigk",
+    "user": "utilisateur user nutzer benutzer seat licence license",
+    "refresh": "rafraich refresh actualis aktualisier update frequen",
+    "downgrade": "downgrade retrograd herabstuf upgrade",
+    "phone": "telephon phone telefon appel call= anruf numero",
+    "guarantee": "garanti guarantee gewahrleist zusich engagement commit",
+    "hour": "heure hour stunde",
+    "day": "jour day= days= tag= tage",
+    "week": "semaine week woche",
+    "minute": "minute",
+    "share": "part= parts= share anteil pourcentage percent prozent",
+    "country": "pays country land= lander",
+    "growth": "croissance growth wachstum hausse increase augment",
 }
 
 
@@ -260,7 +286,7 @@ def _concept_tables() -> tuple[dict[str, str], dict[str, str], tuple[int, ...]]:
     exact: dict[str, str] = {}
     prefixes: dict[str, str] = {}
     for concept, entries in _CONCEPTS.items():
-        for entry in entries:
+        for entry in entries.split():
             if entry.endswith("="):
                 exact.setdefault(entry[:-1], concept)
             else:
@@ -327,28 +353,37 @@ def _family_weight(feature: str) -> float:
 
 
 class VectorIndex:
-    """A dense vector space over a list of texts; cosine similarity to a query."""
+    """A vector space over a list of texts; cosine similarity of a query to each text.
+
+    With at most ``dim`` texts the TF-IDF space is used as it is (a truncated SVD to ``dim``
+    dimensions would be lossless there); with more, documents and queries are compared in
+    the ``dim``-dimensional LSA space.
+    """
 
     def __init__(
         self,
         texts: Sequence[str],
         *,
-        dim: int = 256,
+        analyses: Sequence[Analysis] | None = None,
+        dim: int = 512,
         embedder: Embedder | None = None,
     ) -> None:
         self._embedder = embedder
         self._size = len(texts)
         self._vocab: dict[str, int] = {}
         self._idf_weight: FloatArray = np.zeros(0)
-        self._matrix: sparse.csr_matrix = sparse.csr_matrix((self._size, 0))
         self._by_feature: sparse.csr_matrix = sparse.csr_matrix((0, self._size))
-        self._projection: FloatArray = np.zeros((self._size, 0))
+        self._projection: FloatArray | None = None  # n×k: X·q ↦ the query in the LSA space
+        self._docs: FloatArray | None = None  # unit document vectors (LSA or embedder)
         if embedder is not None:
-            self._docs = _unit_rows(np.asarray(embedder(list(texts)), dtype=np.float64))
+            if texts:
+                self._docs = _unit_rows(np.asarray(embedder(list(texts)), dtype=np.float64))
             return
-        self._docs = self._build_tfidf([vector_features(analyze(t)) for t in texts], dim)
+        if analyses is None:
+            analyses = [analyze(t) for t in texts]
+        self._build_tfidf([vector_features(a) for a in analyses], dim)
 
-    def _build_tfidf(self, feature_rows: list[Counter[str]], dim: int) -> FloatArray:
+    def _build_tfidf(self, feature_rows: list[Counter[str]], dim: int) -> None:
         vocab = self._vocab
         n_docs = self._size
         cols: list[int] = []
@@ -366,34 +401,42 @@ class VectorIndex:
         )
         doc_freq = np.bincount(col_array, minlength=len(vocab))
         idf = np.log((1.0 + n_docs) / (1.0 + doc_freq)) + 1.0
-        family = np.fromiter((_family_weight(f) for f in vocab), dtype=np.float64, count=len(vocab))
+        family = np.fromiter((_family_weight(f) for f in vocab), np.float64, count=len(vocab))
         self._idf_weight = idf * family
         weighted = sparse.csr_matrix(counts.multiply(self._idf_weight[np.newaxis, :]))
         norms = np.sqrt(np.asarray(weighted.multiply(weighted).sum(axis=1)).ravel())
         norms[norms == 0.0] = 1.0
-        self._matrix = sparse.csr_matrix(weighted.multiply(1.0 / norms[:, np.newaxis]))
-        self._by_feature = sparse.csr_matrix(self._matrix.T)
-        if n_docs == 0:
-            return np.zeros((0, 0))
-        # Truncated SVD through the Gram matrix X·Xᵀ (n×n): eigenvectors U, σ² = eigenvalues.
-        gram = (self._matrix @ self._matrix.T).toarray()
-        eigenvalues, eigenvectors = np.linalg.eigh(gram)
+        matrix = sparse.csr_matrix(weighted.multiply(1.0 / norms[:, np.newaxis]))
+        self._by_feature = sparse.csr_matrix(matrix.T)
+        if n_docs <= dim:
+            return
+        # Truncated SVD X ≈ U·Σ·Vᵀ through the n×n Gram matrix X·Xᵀ = U·Σ²·Uᵀ (exact and
+        # deterministic up to signs, which cosine ignores). Documents are the rows of U·Σ;
+        # a query q maps to Vᵀ·q = Uᵀ·(X·q) / Σ.
+        eigenvalues, eigenvectors = np.linalg.eigh((matrix @ matrix.T).toarray())
         order = np.argsort(-eigenvalues, kind="stable")[:dim]
         keep = order[eigenvalues[order] > 1e-10]
         sigma = np.sqrt(eigenvalues[keep])
         basis = eigenvectors[:, keep]
-        # A query q maps to Uᵀ·X·q / σ; a document row to U·σ.
         self._projection = basis / sigma[np.newaxis, :]
-        return _unit_rows(basis * sigma[np.newaxis, :])
+        self._docs = _unit_rows(basis * sigma[np.newaxis, :])
 
     def __len__(self) -> int:
         return self._size
 
-    def embed_query(self, query: str) -> FloatArray:
-        """The unit vector of ``query`` in this space (all zeros when nothing is known)."""
+    @property
+    def reduced(self) -> bool:
+        """Whether documents are compared in a truncated-SVD (LSA) space."""
+        return self._projection is not None
+
+    def similarities(self, query: str) -> FloatArray:
+        """Cosine similarity of ``query`` to every text, in text order."""
+        if self._size == 0:
+            return np.zeros(0)
         if self._embedder is not None:
+            assert self._docs is not None
             vector = np.asarray(self._embedder([query]), dtype=np.float64).reshape(-1)
-            return _unit_rows(vector[np.newaxis, :])[0]
+            return np.asarray(self._docs @ _unit_rows(vector[np.newaxis, :])[0])
         cols: list[int] = []
         values: list[float] = []
         for feature, count in vector_features(analyze(query)).items():
@@ -401,31 +444,26 @@ class VectorIndex:
             if col is not None:
                 cols.append(col)
                 values.append((1.0 + math.log(count)) * float(self._idf_weight[col]))
-        if not cols or self._projection.shape[1] == 0:
-            return np.zeros(self._projection.shape[1])
+        if not cols:
+            return np.zeros(self._size)
         overlap = self._overlap(np.asarray(cols, dtype=np.int64), np.asarray(values))
-        # Normalised by the query's own norm (not the projection's), so that without
-        # reduction the similarity is exactly the TF-IDF cosine.
-        return np.asarray(overlap @ self._projection, dtype=np.float64) / math.hypot(*values)
+        overlap /= math.hypot(*values)
+        if self._projection is None or self._docs is None:
+            return overlap  # exactly the TF-IDF cosine (document rows are unit vectors)
+        return np.asarray(self._docs @ (overlap @ self._projection), dtype=np.float64)
 
     def _overlap(self, cols: npt.NDArray[np.int64], values: FloatArray) -> FloatArray:
-        """X·q for a sparse query (feature columns, weights), vectorised over CSR rows of Xᵀ."""
-        indptr, indices, data = self._by_feature.indptr, self._by_feature.indices, self._by_feature.data
-        starts, ends = indptr[cols], indptr[cols + 1]
+        """X·q for a sparse query (feature columns, weights), vectorised over the rows of Xᵀ."""
+        matrix = self._by_feature
+        starts, ends = matrix.indptr[cols], matrix.indptr[cols + 1]
         lengths = ends - starts
         total = int(lengths.sum())
         if total == 0:
             return np.zeros(self._size)
-        offsets = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths)
-        positions = offsets + np.arange(total)
-        weights = data[positions] * np.repeat(values, lengths)
-        return np.bincount(indices[positions], weights=weights, minlength=self._size)
-
-    def similarities(self, query: str) -> FloatArray:
-        """Cosine similarity of ``query`` to every text, in text order."""
-        if self._size == 0:
-            return np.zeros(0)
-        return np.asarray(self._docs @ self.embed_query(query), dtype=np.float64)
+        positions = np.repeat(starts - (np.cumsum(lengths) - lengths), lengths) + np.arange(total)
+        weights = matrix.data[positions] * np.repeat(values, lengths)
+        overlap = np.bincount(matrix.indices[positions], weights=weights, minlength=self._size)
+        return np.asarray(overlap, dtype=np.float64)
 
 
 def _unit_rows(matrix: FloatArray) -> FloatArray:
@@ -522,7 +560,7 @@ class _ChunkProfile:
     header_terms: frozenset[str]  # index terms of section / table / row label
     positions: dict[str, tuple[int, ...]]  # content word or its stem → word positions
     words: frozenset[str]  # content words (near-duplicate detection)
-    row_key: str | None  # folded row label
+    row_key_terms: frozenset[str]  # words and extra tokens of the row label
     folded_text: str  # whitespace-collapsed folded text (quoted phrase search)
 
 
@@ -530,9 +568,7 @@ def _header_text(chunk: Chunk) -> str:
     return " ".join(p for p in (chunk.section, chunk.table, chunk.row_key) if p)
 
 
-def _profile(chunk: Chunk) -> _ChunkProfile:
-    body = analyze(chunk.text)
-    header = analyze(_header_text(chunk))
+def _profile(chunk: Chunk, body: Analysis, header: Analysis) -> _ChunkProfile:
     positions: dict[str, list[int]] = {}
     for position, word in enumerate(body.words):
         positions.setdefault(word, []).append(position)
@@ -544,8 +580,24 @@ def _profile(chunk: Chunk) -> _ChunkProfile:
         header_terms=frozenset(header.index_terms),
         positions={term: tuple(p) for term, p in positions.items()},
         words=frozenset(body.content),
-        row_key=" ".join(_WORD.findall(fold(chunk.row_key))) if chunk.row_key else None,
+        row_key_terms=_row_key_terms(chunk.row_key),
         folded_text=" ".join(fold(chunk.text).split()),
+    )
+
+
+def _row_key_terms(row_key: str | None) -> frozenset[str]:
+    if not row_key:
+        return frozenset()
+    analysis = analyze(row_key)
+    return frozenset(analysis.words) | frozenset(analysis.extra)
+
+
+def _joined(header: Analysis, body: Analysis) -> Analysis:
+    return Analysis(
+        header.words + body.words,
+        header.content + body.content,
+        header.extra + body.extra,
+        header.quoted + body.quoted,
     )
 
 
@@ -568,12 +620,10 @@ def _exact_terms(analysis: Analysis) -> list[str]:
 
 def _proximity(profile: _ChunkProfile, query_terms: Iterable[str]) -> float:
     hits = sorted(
-        (position, term)
-        for term in query_terms
-        for position in profile.positions.get(term, ())
+        (position, term) for term in query_terms for position in profile.positions.get(term, ())
     )
     best: int | None = None
-    for (pos_a, term_a), (pos_b, term_b) in zip(hits, hits[1:], strict=False):
+    for (pos_a, term_a), (pos_b, term_b) in itertools.pairwise(hits):
         if term_a != term_b and pos_a != pos_b:
             gap = pos_b - pos_a
             best = gap if best is None else min(best, gap)
@@ -592,16 +642,21 @@ class V2Retriever:
 
         self._chunks = tuple(chunks)
         self._filter = _FileFilter(self._chunks)
-        self._profiles = [_profile(c) for c in self._chunks]
+        bodies = [analyze(c.text) for c in self._chunks]
+        headers = [analyze(_header_text(c)) for c in self._chunks]
+        self._profiles = [
+            _profile(*triple) for triple in zip(self._chunks, bodies, headers, strict=True)
+        ]
         texts = [f"{_header_text(c)}\n{c.text}" for c in self._chunks]
-        self._index = VectorIndex(texts, embedder=embedder)
+        joined = [_joined(h, b) for h, b in zip(headers, bodies, strict=True)]
+        self._index = VectorIndex(texts, analyses=joined, embedder=embedder)
         self._postings: dict[str, list[int]] = {}
         for position, profile in enumerate(self._profiles):
             for term in profile.terms:
                 self._postings.setdefault(term, []).append(position)
         self._doc_freq = {term: len(p) for term, p in self._postings.items()}
         self._bm25 = bm25s.BM25(k1=1.5, b=0.75, method="lucene")
-        corpus_terms = [analyze(t).index_terms or [""] for t in texts]
+        corpus_terms = [a.index_terms or [""] for a in joined]
         if self._chunks:
             self._bm25.index(corpus_terms, show_progress=False)
 
@@ -612,6 +667,32 @@ class V2Retriever:
     def _idf(self, term: str) -> float:
         n = len(self._chunks)
         return math.log((n + 1.0) / (self._doc_freq.get(term, 0) + 0.5))
+
+    def _query_units(
+        self, analysis: Analysis, exact: list[str]
+    ) -> list[tuple[tuple[tuple[str, float], ...], float]]:
+        """The query's content words and exact terms, each with the forms that cover it
+        (word 1.0, stem 0.8, lexicon concept 0.6) and an idf weight; a word the corpus
+        does not know at all keeps the weight of a term no chunk contains."""
+        units: list[tuple[tuple[tuple[str, float], ...], float]] = []
+        seen: set[str] = set()
+        for word in analysis.content:
+            if word in seen or word.isdigit():
+                continue
+            seen.add(word)
+            forms = [(word, 1.0)]
+            stemmed, concept = stem(word), concept_of(word)
+            if stemmed:
+                forms.append((stemmed, 0.8))
+            if concept:
+                forms.append(("@" + concept, 0.6))
+            known = [t for t, _ in forms if t in self._doc_freq]
+            units.append((tuple(forms), max(map(self._idf, known or [word]))))
+        for term in exact:
+            if term not in seen:
+                seen.add(term)
+                units.append((((term, 1.0),), self._idf(term)))
+        return units
 
     def _bm25_scores(self, terms: list[str]) -> FloatArray:
         vocab: dict[str, int] = self._bm25.vocab_dict
@@ -662,30 +743,26 @@ class V2Retriever:
         if not candidates:
             return []
 
-        weighted_terms = {
-            t: self._idf(t) for t in {*query_terms, *exact} if self._doc_freq.get(t, 0) > 0
-        }
-        total_weight = sum(weighted_terms.values())
-        proximity_terms = [t for t in query_terms if not t.endswith("~")] + [
-            s for s in map(stem, analysis.content) if s
-        ]
-        best_fused = fused[candidates[0]]
+        units = self._query_units(analysis, exact)
+        total_weight = sum(weight for _, weight in units) or 1.0
+        query_labels = {*analysis.words, *analysis.extra}
+        proximity_terms = [*analysis.content, *(s for s in map(stem, analysis.content) if s)]
+        max_fused = len(channels) / (self.RRF_K + 1.0)
         scored: list[tuple[float, int]] = []
         for position in candidates:
             profile = self._profiles[position]
             coverage = structure = 0.0
-            if total_weight > 0.0:
-                coverage = (
-                    sum(w for t, w in weighted_terms.items() if t in profile.terms) / total_weight
+            for forms, weight in units:
+                coverage += weight * max((c for t, c in forms if t in profile.terms), default=0.0)
+                structure += weight * max(
+                    (c for t, c in forms if t in profile.header_terms), default=0.0
                 )
-                structure = (
-                    sum(w for t, w in weighted_terms.items() if t in profile.header_terms)
-                    / total_weight
-                )
-            if profile.row_key and profile.row_key in {*analysis.words, *analysis.extra}:
+            coverage /= total_weight
+            structure /= total_weight
+            if profile.row_key_terms & query_labels:
                 structure += 0.5
             score = (
-                0.5 * fused[position] / best_fused
+                0.5 * fused[position] / max_fused
                 + 0.3 * coverage
                 + 0.1 * _proximity(profile, proximity_terms)
                 + 0.1 * min(1.0, structure)
@@ -734,7 +811,9 @@ class DemoIndex:
         *,
         embedder: Embedder | None = None,
     ) -> DemoIndex:
-        return cls(V1Retriever(v1_chunks, embedder=embedder), V2Retriever(v2_chunks, embedder=embedder))
+        return cls(
+            V1Retriever(v1_chunks, embedder=embedder), V2Retriever(v2_chunks, embedder=embedder)
+        )
 
     @classmethod
     def from_corpus(cls, corpus_dir: Path, *, sentence_model: str | None = None) -> DemoIndex:

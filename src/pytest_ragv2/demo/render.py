@@ -27,6 +27,8 @@ from typing import Any
 
 import yaml
 
+from pytest_ragv2.demo.parsers import format_number
+
 FACTS_FILENAME = "facts.yaml"
 FACT_REF = re.compile(r"\{([A-Za-z0-9_]+)\}")
 ZIP_TIMESTAMP = (2026, 1, 1, 0, 0, 0)
@@ -51,22 +53,15 @@ def load_spec(path: Path) -> CorpusSpec:
     data = yaml.safe_load(path.read_text(encoding="utf-8"))
     if not isinstance(data, dict) or "facts" not in data or "documents" not in data:
         raise RenderError(f"{path}: expected a mapping with 'facts' and 'documents'")
-    timestamp = datetime.fromisoformat(str(data.get("fixed_timestamp", "2026-01-01T00:00:00+00:00")))
+    timestamp = datetime.fromisoformat(
+        str(data.get("fixed_timestamp", "2026-01-01T00:00:00+00:00"))
+    )
     return CorpusSpec(
         facts=dict(data["facts"]),
         documents=list(data["documents"]),
         timestamp=timestamp,
         author=str(data.get("author", "")),
     )
-
-
-def format_number(value: int | float) -> str:
-    """French rendering: thin thousands groups with a plain space, decimal comma."""
-    if isinstance(value, float) and not value.is_integer():
-        text = f"{value:,.6f}".rstrip("0").rstrip(".")
-    else:
-        text = f"{int(value):,}"
-    return text.replace(",", "\0").replace(".", ",").replace("\0", " ")
 
 
 class FactResolver:

@@ -6,7 +6,6 @@ is what the session aggregates. Rescoring from raw runs rebuilds it with ``score
 
 from __future__ import annotations
 
-import math
 from collections.abc import Collection
 from datetime import UTC, datetime
 from typing import Any
@@ -53,6 +52,18 @@ def describe_evidence(evidence: Evidence) -> str:
     return " ".join(parts)
 
 
+def _levels_named(evidence: Evidence) -> list[str]:
+    """The granularities the gold entry actually specifies, coarsest first."""
+    levels = ["document"]
+    if evidence.page is not None:
+        levels.append("page")
+    if evidence.section:
+        levels.append("section")
+    if evidence.table or evidence.row is not None:
+        levels.append("row")
+    return levels
+
+
 def _miss_reason(case: Case, score: RetrievalScore, k: int) -> list[str]:
     reasons: list[str] = []
     for hit, evidence in zip(score.evidence_hits, case.evidence, strict=True):
@@ -60,9 +71,9 @@ def _miss_reason(case: Case, score: RetrievalScore, k: int) -> list[str]:
         if full is not None and full <= k:
             continue
         found = ", ".join(
-            f"{level} at rank {rank}"
-            for level, rank in hit.first_rank.items()
-            if level != "full" and rank is not None
+            f"{level} at rank {hit.first_rank[level]}"
+            for level in _levels_named(evidence)
+            if hit.first_rank.get(level) is not None
         )
         where = f"full match at rank {full}" if full is not None else (found or "not retrieved")
         reasons.append(f"gold evidence not in top {k}: {describe_evidence(evidence)} ({where})")
@@ -95,8 +106,7 @@ def item_record(
         reasons.append(f"{error['kind']} error: {error['message']}")
     if score.leaked:
         reasons.append(f"returned files outside the allow-list: {', '.join(score.leaked)}")
-    recall = score.recall[recall_k]
-    if case.evidence and not (not math.isnan(recall) and recall >= 1.0):
+    if case.evidence and score.recall[recall_k] < 1.0:
         reasons.extend(_miss_reason(case, score, recall_k))
     return {
         "key": key.to_json(),

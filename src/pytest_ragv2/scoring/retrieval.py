@@ -39,13 +39,15 @@ normalisation, which cannot change a result). Definitions (DESIGN.md §6, normat
 - ``irrelevant_rate`` — the fraction of returned items that match no required entry even at
   document level. With no required evidence every returned item is irrelevant (1.0); 0.0
   on an empty list.
-- ``leaked`` — items from outside the allow-list, as their file_id or filename, unique, in
-  rank order. When neither ``allowed_file_ids`` nor ``allowed_filenames`` is given nothing
-  leaks. Otherwise an item with a file_id is checked against ``allowed_file_ids`` when that
-  is given (its filename is then ignored); else an item with a filename is checked against
+- ``leaked`` — items from outside the allow-list, as their file_id or filename, one entry
+  per file (filenames compared normalised; the first spelling is shown), in rank order.
+  When neither ``allowed_file_ids`` nor ``allowed_filenames`` is given nothing leaks.
+  Otherwise an item with a file_id is checked against ``allowed_file_ids`` when that is
+  given (its filename is then ignored); else an item with a filename is checked against
   ``allowed_filenames`` (normalised like filenames) when that is given; an item the given
-  lists cannot check (no file_id where only file ids are allowed, or no identity at all)
-  counts as leaked — an allow-list exists to prove where evidence came from.
+  lists cannot check (no file_id where only file ids are allowed, no filename where only
+  filenames are allowed, or no identity at all) counts as leaked — an allow-list exists to
+  prove where evidence came from.
 """
 
 from __future__ import annotations
@@ -74,7 +76,6 @@ NEAR_DUPLICATE_JACCARD = 0.9
 UNIDENTIFIED = "<no file identity>"
 
 _LEVEL_NAMES = (*GRANULARITIES, "full")  # steps 1..4, then "full" (= step 4)
-_LEVEL_STEPS = (1, 2, 3, 4, FULL_STEP)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,13 +186,21 @@ def score_retrieval(
     n_items = len(ordered)
     steps = [[match_step(item, entry) for entry in required] for item in ordered]
 
-    first: list[list[int | None]] = [[None] * len(_LEVEL_STEPS) for _ in required]
-    for position, item_steps in enumerate(steps, start=1):
-        for entry_index, step in enumerate(item_steps):
-            found = first[entry_index]
-            for level, level_step in enumerate(_LEVEL_STEPS):
-                if step >= level_step and found[level] is None:
-                    found[level] = position
+    # The ladder is cumulative and positions only grow, so the levels already found for an
+    # entry are always a prefix of the ladder: fill it up to each item's step.
+    first: list[list[int | None]] = []
+    for entry_index in range(len(required)):
+        found: list[int | None] = [None] * FULL_STEP
+        filled = 0
+        for position, item_steps in enumerate(steps, start=1):
+            step = item_steps[entry_index]
+            while filled < step:
+                found[filled] = position
+                filled += 1
+            if filled == FULL_STEP:
+                break
+        found.append(found[FULL_STEP - 1])  # "full" is the last step of the ladder
+        first.append(found)
     evidence_hits = tuple(
         EvidenceHit(index=i, first_rank=dict(zip(_LEVEL_NAMES, found, strict=True)))
         for i, found in enumerate(first)
@@ -270,20 +279,20 @@ def location_key(item: RetrievedItem) -> tuple[Any, ...] | None:
     )
 
 
-def word_shingles(text: str) -> set[tuple[str, ...]]:
-    """The set of word 3-shingles of a text (see the module docstring for "word")."""
+def word_shingles(text: str) -> frozenset[int]:
+    """The word 3-shingles of a text (see the module docstring for "word"), each stored as
+    the hash of its word triple: set operations on ints are several times cheaper than on
+    tuples, and a 64-bit hash collision between two shingles of one list is negligible."""
     if not text.isascii():
         text = unicodedata.normalize("NFKC", text)
     words = text.casefold().split()
     if len(words) < 3:
-        return {tuple(words)} if words else set()
-    return set(zip(words, words[1:], words[2:], strict=False))
+        return frozenset((hash(tuple(words)),)) if words else frozenset()
+    return frozenset(map(hash, zip(words, words[1:], words[2:], strict=False)))
 
 
 def near_identical(
-    first: set[tuple[str, ...]],
-    second: set[tuple[str, ...]],
-    threshold: float = NEAR_DUPLICATE_JACCARD,
+    first: frozenset[int], second: frozenset[int], threshold: float = NEAR_DUPLICATE_JACCARD
 ) -> bool:
     """Jaccard(first, second) ≥ threshold; empty sets are never near-identical."""
     small, large = (first, second) if len(first) <= len(second) else (second, first)
@@ -298,24 +307,40 @@ def near_identical(
     return common >= threshold * (len(small) + len(large) - common)
 
 
+def _prefix_length(size: int, threshold: float = NEAR_DUPLICATE_JACCARD) -> int:
+    """Prefix-filter length for a shingle set of ``size`` (Bayardo et al., "Scaling up all
+    pairs similarity search"): under one global order of shingles, two sets with Jaccard ≥ t
+    share an element within their first ``size - ceil(t·size) + 1`` elements each. Using
+    floor instead of ceil can only lengthen the prefix, which keeps the filter exact."""
+    return min(size, size - math.floor(threshold * size) + 1)
+
+
 def count_duplicates(ordered: Sequence[RetrievedItem]) -> int:
-    """How many items repeat an earlier item's location or near-identical text."""
+    """How many items repeat an earlier item's location or near-identical text.
+
+    Text pairs are found through an inverted index of each text's prefix (its smallest
+    shingle hashes), so only pairs that can reach the threshold are compared in full."""
     if len(ordered) < 2:
         return 0
     seen_locations: set[tuple[Any, ...]] = set()
-    earlier_texts: list[set[tuple[str, ...]]] = []
+    texts: list[frozenset[int]] = []
+    prefix_index: dict[int, list[int]] = {}
     duplicates = 0
     for item in ordered:
         key = location_key(item)
         shingles = word_shingles(item.text)
         repeated = key is not None and key in seen_locations
-        if not repeated and shingles:
-            repeated = any(near_identical(shingles, other) for other in earlier_texts)
+        if shingles:
+            prefix = sorted(shingles)[: _prefix_length(len(shingles))]
+            if not repeated:
+                candidates = {j for h in prefix for j in prefix_index.get(h, ())}
+                repeated = any(near_identical(shingles, texts[j]) for j in candidates)
+            for h in prefix:
+                prefix_index.setdefault(h, []).append(len(texts))
+            texts.append(shingles)
         duplicates += repeated
         if key is not None:
             seen_locations.add(key)
-        if shingles:
-            earlier_texts.append(shingles)
     return duplicates
 
 
@@ -333,14 +358,18 @@ def leaked_files(
         if allowed_filenames is None
         else frozenset(normalise_filename(name) for name in allowed_filenames)
     )
-    leaked: dict[str, None] = {}
+    leaked: dict[tuple[str, str], str] = {}  # identity → the first spelling seen
     for item in ordered:
         if item.file_id and ids is not None:
             if item.file_id not in ids:
-                leaked[item.file_id] = None
+                leaked.setdefault(("id", item.file_id), item.file_id)
         elif item.filename and names is not None:
             if normalise_filename(item.filename) not in names:
-                leaked[item.filename] = None
+                leaked.setdefault(("name", normalise_filename(item.filename)), item.filename)
+        elif item.file_id:
+            leaked.setdefault(("id", item.file_id), item.file_id)
+        elif item.filename:
+            leaked.setdefault(("name", normalise_filename(item.filename)), item.filename)
         else:
-            leaked[item.file_id or item.filename or UNIDENTIFIED] = None
-    return tuple(leaked)
+            leaked.setdefault(("none", ""), UNIDENTIFIED)
+    return tuple(leaked.values())

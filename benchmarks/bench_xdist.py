@@ -1,0 +1,42 @@
+"""Layer A with -n 4 against an endpoint that takes 20 ms per request, against serial.
+
+Target: at least 3.5x faster with -n 4 (the machine has 2 cores; the work is waiting).
+
+    python benchmarks/bench_xdist.py [--items 200] [--workers 4]
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+
+from _common import serve, timed_pytest, write_project
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--items", type=int, default=200)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--latency-ms", type=float, default=20.0)
+    args = parser.parse_args()
+    server, url = serve(delay_s=args.latency_ms / 1000)
+    with tempfile.TemporaryDirectory() as directory:
+        root = Path(directory)
+        write_project(root, url, args.items)
+        serial, status, out = timed_pytest(root, "--ragv2-layer=A", "--ragv2-run-id=serial")
+        assert status in (0, 1), out[-2000:]
+        parallel, status, out = timed_pytest(
+            root, "--ragv2-layer=A", "--ragv2-run-id=parallel", "-n", str(args.workers)
+        )
+        assert status in (0, 1), out[-2000:]
+    server.shutdown()
+    floor = args.items * args.latency_ms / 1000
+    print(f"items: {args.items}, endpoint latency {args.latency_ms:.0f} ms (serial floor {floor:.2f} s)")
+    print(f"serial : {serial:.3f} s ({(serial - floor) / args.items * 1000:.2f} ms/item over the floor)")
+    print(f"-n {args.workers}   : {parallel:.3f} s")
+    print(f"speed-up: {serial / parallel:.2f}x (target >= 3.5x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,145 @@
+"""Turning the plugin on for one process: settings, run identity, systems, controller.
+
+The controller (the only process when xdist is off) chooses the run id and seed, starts the
+embedded demo when no system is configured, writes the run manifest and registers the
+session controller; xdist workers receive those choices through ``workerinput``.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.context import RunContext
+from pytest_ragv2.controller import Controller, write_run_manifest
+from pytest_ragv2.demo_systems import (
+    DemoService,
+    DemoUnavailable,
+    check_demo_importable,
+    demo_systems,
+)
+from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
+from pytest_ragv2.rawruns import new_run_id
+from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
+from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
+from pytest_ragv2.xdist import WORKER_DEMO_URL, WORKER_RUN_ID, WORKER_SEED, XdistHooks
+
+
+def activate(config: pytest.Config) -> None:
+    settings = _settings(config)
+    if settings.layer is None:
+        return
+    if settings.layer != "A":
+        check_chat_layer_dist(config, settings.layer)
+        raise pytest.UsageError(
+            f"--ragv2-layer={settings.layer}: only layer A (retrieval only) is available in "
+            "this version"
+        )
+    workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        seed = int(workerinput[WORKER_SEED])
+        run_id = str(workerinput[WORKER_RUN_ID])
+        worker = str(workerinput.get("workerid", "gw"))
+    else:
+        seed = settings.seed if settings.seed is not None else random.Random().getrandbits(31)
+        run_id = config.getoption("ragv2_run_id") or new_run_id(seed)
+        worker = "main"
+    systems, demo_url = _systems(config, settings, workerinput)
+    ctx = RunContext(
+        settings=settings,
+        rootdir=config.rootpath,
+        layer=settings.layer,
+        run_id=run_id,
+        seed=seed,
+        worker=worker,
+        systems=systems,
+        demo_url=demo_url,
+    )
+    config.stash[CONTEXT_KEY] = ctx
+    if config.args_source != pytest.Config.ArgsSource.ARGS:
+        config.args = [str(settings.cases)]
+    if workerinput is None and not config.option.collectonly:
+        _start_controller(config, ctx, demo_url)
+
+
+def _settings(config: pytest.Config) -> Settings:
+    layer = config.getoption("ragv2_layer") or config.getini(INI_LAYER) or None
+    overrides: dict[str, Any] = {
+        "layer": str(layer).upper() if layer else None,
+        "repetitions": config.getoption("ragv2_reps"),
+        "splits": split_list(config.getoption("ragv2_split")),
+        "languages": split_list(config.getoption("ragv2_lang")),
+        "seed": config.getoption("ragv2_seed"),
+    }
+    try:
+        return load_settings(config.rootpath, config.getoption("ragv2_config"), overrides)
+    except SettingsError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
+def _systems(
+    config: pytest.Config, settings: Settings, workerinput: dict[str, Any] | None
+) -> tuple[dict[str, SystemSettings], Callable[[], str] | None]:
+    """The configured systems, or the embedded demo's (whose URL is known once it started)."""
+    systems = dict(settings.systems)
+    demo_url: Callable[[], str] | None = None
+    if not systems:
+        if workerinput is not None:
+            url = str(workerinput[WORKER_DEMO_URL])
+            demo_url = lambda: url  # noqa: E731
+        elif not config.option.collectonly:
+            try:
+                check_demo_importable()
+            except DemoUnavailable as exc:
+                raise pytest.UsageError(str(exc)) from None
+            demo = DemoService(settings.corpus).start()
+            config.stash[DEMO_KEY] = demo
+            demo_url = lambda: demo.url  # noqa: E731
+        systems = demo_systems("http://demo.invalid")
+    selected = split_list(config.getoption("ragv2_systems"))
+    if selected:
+        unknown = sorted(set(selected) - set(systems))
+        if unknown:
+            raise pytest.UsageError(
+                f"--ragv2-systems: unknown system(s) {', '.join(unknown)}; "
+                f"configured: {', '.join(systems)}"
+            )
+        systems = {name: systems[name] for name in selected}
+    return systems, demo_url
+
+
+class _ReportSink:
+    """Feeds the controller every report; registered in the controlling process only."""
+
+    def __init__(self, controller: Controller) -> None:
+        self._controller = controller
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self._controller.add_report(report)
+
+
+def _start_controller(
+    config: pytest.Config, ctx: RunContext, demo_url: Callable[[], str] | None
+) -> None:
+    controller = Controller(ctx)
+    config.stash[CONTROLLER_KEY] = controller
+    config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
+    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
+        config.pluginmanager.register(
+            XdistHooks(ctx, demo_url, controller.set_expected), "ragv2-xdist"
+        )
+    write_run_manifest(ctx, {option.dest: config.getoption(option.dest) for option in OPTIONS})
+
+
+def check_chat_layer_dist(config: pytest.Config, layer: str) -> None:
+    """Chat layers share one inference slot per system: refuse a schedule that could overlap."""
+    processes = getattr(config.option, "numprocesses", None)
+    dist = getattr(config.option, "dist", "no")
+    if processes and dist != "loadgroup":
+        raise pytest.UsageError(
+            f"layer {layer} runs each inference slot serially: with -n use "
+            f"--dist loadgroup (got --dist {dist}), or run without -n"
+        )

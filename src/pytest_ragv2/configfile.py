@@ -1,0 +1,55 @@
+"""Finding and reading the ragv2 configuration file, without importing pydantic.
+
+Kept apart from settings.py so that an inert plugin (no layer asked for) can look for a
+``layer`` key at almost no start-up cost.
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Any
+
+
+class SettingsError(ValueError):
+    """A configuration that cannot be used; the message names the file and the field."""
+
+
+def find_config(rootdir: Path, explicit: str | None) -> Path | None:
+    if explicit:
+        path = Path(explicit)
+        if not path.is_absolute():
+            path = rootdir / path
+        if not path.is_file():
+            raise SettingsError(f"{explicit}: configuration file not found")
+        return path
+    for name in ("ragv2.yaml", "ragv2.yml"):
+        if (rootdir / name).is_file():
+            return rootdir / name
+    pyproject = rootdir / "pyproject.toml"
+    if pyproject.is_file():
+        return pyproject
+    return None
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    """The ragv2 mapping of a pyproject.toml ([tool.ragv2]) or a ragv2.yaml (top level or
+    under a ``ragv2:`` key)."""
+    if path.suffix == ".toml":
+        try:
+            with path.open("rb") as stream:
+                section = tomllib.load(stream).get("tool", {}).get("ragv2", {})
+        except (OSError, tomllib.TOMLDecodeError) as exc:
+            raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+    else:
+        import yaml
+
+        try:
+            section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as exc:
+            raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+        if isinstance(section, dict) and isinstance(section.get("ragv2"), dict):
+            section = section["ragv2"]
+    if not isinstance(section, dict):
+        raise SettingsError(f"{path}: the ragv2 configuration must be a mapping")
+    return section

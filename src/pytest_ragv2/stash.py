@@ -1,0 +1,16 @@
+"""Keys of the per-session state kept on ``config.stash`` (cheap to import)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from pytest_ragv2.context import RunContext
+    from pytest_ragv2.controller import Controller
+    from pytest_ragv2.demo_systems import DemoService
+
+CONTEXT_KEY = pytest.StashKey["RunContext"]()
+CONTROLLER_KEY = pytest.StashKey["Controller"]()
+DEMO_KEY = pytest.StashKey["DemoService"]()

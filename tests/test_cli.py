@@ -1,0 +1,211 @@
+"""The ``ragv2`` command: validate, schema, demo serve delegation."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
+
+import pytest
+
+from pytest_ragv2.cli import main, schema_text
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+CASES = """
+split: development
+cases:
+  - id: B01
+    category: exact_lookup
+    prompt_en: "What is the SLA?"
+  - id: B02
+    category: safe_no_answer
+    prompt_en: "Clients in Japan?"
+    safe_refusal_expected: true
+"""
+HOLDOUT = """
+- id: H01
+  category: semantic
+  prompt_en: "Which plan?"
+  required_evidence: []
+"""
+EVIDENCE = """
+B01:
+  - file_id: contrat
+    page: 2
+"""
+ALLOWLIST = """
+files:
+  - {file_id: contrat, filename: contrat.pdf}
+"""
+
+
+def write(relative: str, text: str) -> Path:
+    path = Path(relative)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write("cases/development.yaml", CASES)
+    write("cases/holdout.yaml", HOLDOUT)
+    write("gold/evidence.yaml", EVIDENCE)
+    return tmp_path
+
+
+def test_validate_clean_project_exits_0(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "cases/development.yaml: 2 cases (development), 0 errors",
+        "cases/holdout.yaml: 1 case (holdout), 0 errors",
+        "gold/evidence.yaml: 0 errors",
+        "OK: 3 cases loaded, 0 errors",
+    ]
+
+
+def test_validate_prints_located_errors_and_exits_1(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("cases/holdout.yaml", HOLDOUT + "  tgas: [x]\n")
+    write("gold/evidence.yaml", EVIDENCE + "B77: []\n")
+    assert main(["validate"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "cases/holdout.yaml:5: case H01: tgas: unknown field (did you mean 'tags'?)",
+        "gold/evidence.yaml:4: case B77: required_evidence: gold for an unknown case:"
+        " no case file defines B77",
+        "",
+        "cases/development.yaml: 2 cases (development), 0 errors",
+        "cases/holdout.yaml: 0 cases (holdout), 1 error",
+        "gold/evidence.yaml: 1 error",
+        "FAILED: 2 cases loaded, 2 errors",
+    ]
+
+
+def test_validate_uses_pyproject_settings_and_options(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write("suite/c/dev.yaml", HOLDOUT)
+    write("pyproject.toml", '[tool.ragv2]\ncases = "suite/c"\ngold = "suite/g"\n')
+    assert main(["validate"]) == 0
+    assert (
+        capsys.readouterr().out.splitlines()[0]
+        == "suite/c/dev.yaml: 1 case (development), 0 errors"
+    )
+    assert main(["validate", "--cases", "elsewhere"]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == "elsewhere: cases directory not found"
+
+
+def test_validate_checks_the_allowlist(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write("gold/allowlist.yaml", ALLOWLIST)
+    assert main(["validate"]) == 0  # found beside the gold files
+    assert "gold/allowlist.yaml: 1 file, 0 errors" in capsys.readouterr().out.splitlines()
+
+    write("other-allowlist.yaml", "files:\n  - {file_id: other, filename: other.pdf}\n")
+    assert main(["validate", "--allowlist", "other-allowlist.yaml"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == (
+        "cases/development.yaml:3: case B01: required_evidence: the gold entry at"
+        " gold/evidence.yaml:1 is invalid (see the error there)"
+    )
+    assert out[1] == (
+        "gold/evidence.yaml:2: case B01: required_evidence[0]: file_id 'contrat' is not in"
+        " the allow-list"
+    )
+    assert "other-allowlist.yaml: 1 file, 0 errors" in out
+
+
+def test_validate_reports_a_broken_allowlist(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("gold/allowlist.yaml", "files:\n  - {file_id: contrat}\n")
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "gold/allowlist.yaml:2: files[0].filename: a non-empty string is required"
+    assert "gold/allowlist.yaml: 1 error" in out
+    assert out[-1] == "FAILED: 3 cases loaded, 1 error"
+
+
+def test_validate_as_a_real_subprocess(project: Path) -> None:
+    write("cases/holdout.yaml", "- id: H01\n  category: [\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest_ragv2.cli", "validate"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    lines = completed.stdout.splitlines()
+    assert lines[0].startswith("cases/holdout.yaml:3: YAML syntax error:")
+    assert "cases/development.yaml: 2 cases (development), 0 errors" in lines
+    assert lines[-1] == "FAILED: 2 cases loaded, 1 error"
+
+
+def test_schema_to_stdout_and_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["schema"]) == 0
+    schema = json.loads(capsys.readouterr().out)
+    assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
+    assert schema["title"] == "pytest-ragv2 case file"
+    assert schema["anyOf"] == [
+        {"items": {"$ref": "#/$defs/Case"}, "type": "array"},
+        {"$ref": "#/$defs/CaseFileMapping"},
+    ]
+    mapping = schema["$defs"]["CaseFileMapping"]
+    assert mapping["required"] == ["cases"]
+    assert mapping["additionalProperties"] is False
+    assert schema["$defs"]["Case"]["additionalProperties"] is False
+    assert {"type": "string"} in schema["$defs"]["Claim"]["anyOf"]  # the string shorthand
+
+    assert main(["schema", "--output", "out/case-file.schema.json"]) == 0
+    assert Path("out/case-file.schema.json").read_text(encoding="utf-8") == schema_text()
+
+
+def test_committed_schema_is_up_to_date() -> None:
+    committed = REPO_ROOT / "schemas" / "case-file.schema.json"
+    assert committed.read_text(encoding="utf-8") == schema_text(), (
+        "regenerate it: ragv2 schema --output schemas/case-file.schema.json"
+    )
+
+
+def test_demo_serve_hands_the_remaining_arguments_to_the_server(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    received: list[list[str]] = []
+
+    def serve(argv: list[str]) -> int:
+        received.append(argv)
+        return 7
+
+    stand_in = types.ModuleType("pytest_ragv2.demo.server")
+    stand_in.main = serve  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pytest_ragv2.demo.server", stand_in)
+    assert main(["demo", "serve", "--port", "0", "--corpus", "c"]) == 7
+    assert received == [["--port", "0", "--corpus", "c"]]
+
+
+def test_demo_serve_runs_the_real_server_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    assert main(["demo", "serve", "--corpus", "no-such-corpus", "--port", "0"]) == 2
+    assert "no-such-corpus does not exist" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as raised:
+        main([])
+    assert raised.value.code == 2
+    with pytest.raises(SystemExit) as raised:
+        main(["validate", "--bogus"])
+    assert raised.value.code == 2
+    assert "unrecognized arguments: --bogus" in capsys.readouterr().err
