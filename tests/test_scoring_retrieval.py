@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import random
+import unicodedata
 from typing import Any
 
 import pytest
@@ -351,3 +353,47 @@ def test_from_json_restores_nan() -> None:
     assert math.isnan(again.mrr)
     assert math.isnan(again.recall[5])
     assert again.to_json() == score.to_json()
+
+
+def reference_text_duplicates(texts: list[str]) -> int:
+    """Brute force: every pair, exact Jaccard over word-triple tuples."""
+
+    def shingles(text: str) -> set[tuple[str, ...]]:
+        words = unicodedata.normalize("NFKC", text).casefold().split()
+        if len(words) < 3:
+            return {tuple(words)} if words else set()
+        return set(zip(words, words[1:], words[2:], strict=False))
+
+    sets = [shingles(text) for text in texts]
+    return sum(
+        1
+        for i, current in enumerate(sets)
+        if current
+        and any(other and len(current & other) / len(current | other) >= 0.9 for other in sets[:i])
+    )
+
+
+def test_duplicate_detection_equals_brute_force_on_random_lists() -> None:
+    rng = random.Random(11)
+    vocabulary = [f"mot{i}" for i in range(12)] + ["Été", "ÉTÉ", "été"]
+    found_some = 0
+    for _ in range(300):
+        bases = [[rng.choice(vocabulary) for _ in range(rng.randint(1, 50))] for _ in range(3)]
+        texts = []
+        for _ in range(10):
+            words = list(rng.choice(bases))
+            for _ in range(rng.randint(0, 3)):
+                action = rng.random()
+                spot = rng.randrange(len(words) + 1)
+                if action < 0.4:
+                    words.insert(spot, rng.choice(vocabulary))
+                elif action < 0.8 and len(words) > 1:
+                    del words[min(spot, len(words) - 1)]
+                else:
+                    words = words[1:] + words[:1]
+            texts.append(" ".join(words))
+        items = [item(i + 1, text=text) for i, text in enumerate(texts)]
+        expected = reference_text_duplicates(texts)
+        assert count_duplicates(items) == expected, texts
+        found_some += 0 < expected < 9
+    assert found_some > 100

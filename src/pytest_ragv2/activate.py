@@ -131,6 +131,14 @@ def _start_controller(
         config.pluginmanager.register(
             XdistHooks(ctx, demo_url, controller.set_expected), "ragv2-xdist"
         )
+    if config.pluginmanager.hasplugin("html"):
+        from pytest_ragv2.report.html import HtmlHooks
+
+        if not config.getoption("htmlpath", None):
+            # pytest-html reads this in its own pytest_configure, which runs after ours
+            config.option.htmlpath = str(ctx.report_dir / "report.html")
+            config.option.self_contained_html = True
+        config.pluginmanager.register(HtmlHooks(controller), "ragv2-html")
     write_run_manifest(ctx, {option.dest: config.getoption(option.dest) for option in OPTIONS})
 
 

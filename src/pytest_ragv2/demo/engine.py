@@ -8,50 +8,62 @@ Text analysis (shared by both paths)
     "Disponibilité" and "disponibilite" meet. ``analyze`` splits on non-alphanumerics and adds
     extra tokens that plain splitting destroys: identifiers with letters and digits
     ("NX-450B" → ``nx450b``, "T1–T4"), upper-case acronym + number ("ISO 27001" → ``iso27001``),
-    phone numbers, and numbers written with French/German separators ("1 689" → ``1689``,
-    "99,7" → ``99.7``; "1.689" yields both ``1689`` and ``1.689`` because it is ambiguous).
-    Stop words (French, English, German) are dropped from the content terms. A crude prefix
-    stem (first six letters, ``contra~``) is indexed beside each long word.
+    phone numbers, numbers written with French/German separators ("1 689" → ``1689``,
+    "99,7" → ``99.7``; "1.689" yields both ``1689`` and ``1.689`` because it is ambiguous) and
+    quarter names in the three languages ("T4", "quatrième trimestre", "Q4", "4. Quartal" →
+    ``q4``). Stop words (French, English, German) are dropped from the content terms. A crude
+    prefix stem (first six letters, ``contra~``) and the word's lexicon concept (below,
+    ``@contract``) are indexed beside each word.
+
+Concept lexicon
+    A small hand-written French/English/German lexicon of generic business and IT vocabulary
+    (``_CONCEPTS``) maps words to concepts, so "availability", "Verfügbarkeit" and
+    "disponibilité" meet. It is the demo's stand-in for a multilingual embedding model; it was
+    written as general vocabulary, not from any evaluation question.
 
 Vector space (``VectorIndex``)
-    TF-IDF (sublinear tf, smoothed idf, L2) over word stems, character 3/4-grams of each word
-    (robust to inflection and typos) and *concept* features from a small hand-written
-    French/English/German lexicon of generic business and IT vocabulary — the stand-in for a
-    multilingual embedding model, so "availability" meets "disponibilité". The matrix is
-    reduced by truncated SVD (computed through the eigen-decomposition of the small
-    chunk-by-chunk Gram matrix, which is exact and deterministic); with at most ``dim`` chunks
-    the reduction is lossless, beyond it it is LSA. Similarity is cosine. A real
-    sentence-embedding model can replace the TF-IDF space (``embedder=``), off by default.
+    TF-IDF (sublinear tf, smoothed idf, L2) over word stems, concepts, extra tokens and
+    character 3/4-grams of each word (robust to inflection and typos), each family weighted
+    (``_FAMILY_WEIGHT``, ``_CHAR_WEIGHT``). With at most ``dim`` (512) chunks the cosine is
+    taken in that space as is — a truncated SVD to ``dim`` dimensions would be lossless there;
+    with more chunks documents and queries are compared in the ``dim``-dimensional LSA space
+    (truncated SVD computed through the eigen-decomposition of the chunk-by-chunk Gram matrix,
+    exact and deterministic). A real sentence-embedding model already on disk can replace the
+    TF-IDF space (``embedder=``, ``sentence_transformer_embedder``); off by default.
 
 V1 (``V1Retriever``)
     The vector space alone, top k by cosine; the score is the cosine DISTANCE ``1 - sim``,
-    as LibreChat rag_api reports it.
+    as LibreChat rag_api reports it. A vector store always answers k items.
 
 V2 (``V2Retriever``)
-    Three candidate channels over the allowed chunks:
+    Three candidate channels over the allowed chunks (a V2 chunk is indexed with its section,
+    table and row label):
 
-    1. exact — identifiers, acronym+number ids, phone numbers, quoted strings («…», "…") and
-       exact numbers from the query (numbers below 10 and terms present in more than half of
+    1. exact — identifiers, acronym+number ids, phone numbers, quarter tokens, quoted strings
+       («…», "…") and exact numbers ≥ 10 from the query (terms present in more than half of
        the chunks are not discriminative and ignored); chunks ranked by the idf-weighted sum
        of the exact terms they contain;
-    2. lexical — BM25 (``bm25s``, Lucene variant, k1=1.5, b=0.75) over words + stems + the
-       extra tokens;
-    3. vector — the same ``VectorIndex`` as V1 (top 50).
+    2. lexical — BM25 (``bm25s``, Lucene variant, k1=1.5, b=0.75) over words, stems,
+       concepts and extra tokens;
+    3. vector — the same kind of ``VectorIndex`` as V1 (top 50).
 
     The rankings are fused by reciprocal-rank fusion, ``rrf(c) = Σ 1 / (60 + rank)``. The best
     ``max(40, 4k)`` fused candidates are then reranked by
 
-        score = 0.5·rrf/max(rrf) + 0.3·coverage + 0.1·proximity + 0.1·structure
+        score = 0.5·rrf/rrf_max + 0.3·coverage + 0.1·proximity + 0.1·structure
 
-    where ``coverage`` is the idf-weighted fraction of the query's content terms (stems and
-    exact terms that occur in the corpus at all) present in the chunk including its section,
-    table and row label; ``proximity`` is ``1 / (1 + (gap − 1) / 4)`` for the smallest
-    token gap between two different query terms in the chunk (0 with fewer than two);
-    ``structure`` is the idf-weighted fraction of query terms found in the chunk's section /
-    table / row-label header, plus 0.5 when the row label itself is a query token (capped at
-    1). Ties keep the chunk order. Walking down that order, a chunk whose word set has a
-    Jaccard similarity ≥ 0.9 with an already kept chunk is dropped as a near duplicate. The
-    reported score is the distance ``1 − score`` (in [0, 1], non-decreasing with rank).
+    where ``rrf_max = 3/61`` (first in all three channels). The query is split into units —
+    each distinct content word, each exact term — weighted by idf (a word the corpus does not
+    know at all gets the weight of a term no chunk contains, so an off-corpus question never
+    looks fully covered). ``coverage`` is the weighted fraction of units a chunk covers (by
+    the word itself 1.0, its stem 0.8, its concept 0.6); ``proximity`` is
+    ``1 / (1 + (gap − 1) / 4)`` for the smallest word gap between two different query words
+    in the chunk (0 with fewer than two); ``structure`` is the same weighted fraction over
+    the chunk's section / table / row-label header only, plus 0.5 when the row label is
+    itself a query token ("T4"), capped at 1. Ties keep the chunk order. Walking down that
+    order, a chunk whose content-word set has a Jaccard similarity ≥ 0.9 with an already kept
+    chunk (or the same text) is dropped as a near duplicate. The reported score is the
+    distance ``1 − score``, in [0, 1] and non-decreasing with rank.
 """
 
 from __future__ import annotations
@@ -128,6 +140,7 @@ def _strip_accents_keep_case(text: str) -> str:
     return _COMBINING.sub("", unicodedata.normalize("NFKD", text.translate(_CHAR_MAP)))
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """Prefix stem of a long alphabetic word ("disponibilite" → "dispon~"), else ""."""
     if len(word) > 6 and word.isalpha():
@@ -298,6 +311,7 @@ def _concept_tables() -> tuple[dict[str, str], dict[str, str], tuple[int, ...]]:
 _CONCEPT_EXACT, _CONCEPT_PREFIXES, _CONCEPT_PREFIX_LENGTHS = _concept_tables()
 
 
+@lru_cache(maxsize=1 << 16)
 def concept_of(word: str) -> str | None:
     """The lexicon concept of a folded word (longest matching prefix wins), or None."""
     hit = _CONCEPT_EXACT.get(word)

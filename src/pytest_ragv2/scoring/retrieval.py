@@ -56,6 +56,7 @@ import math
 import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from itertools import islice
 from typing import Any
 
@@ -315,29 +316,44 @@ def _prefix_length(size: int, threshold: float = NEAR_DUPLICATE_JACCARD) -> int:
     return min(size, size - math.floor(threshold * size) + 1)
 
 
+@dataclass(frozen=True, slots=True)
+class TextSketch:
+    """A text's shingle set and its prefix (smallest shingle hashes) for the prefix filter."""
+
+    shingles: frozenset[int]
+    prefix: frozenset[int]
+
+
+# Repetitions of a case return the same chunk texts again and again, so the sketches are
+# memoised (a pure function of the text; bounded to keep memory to a few megabytes).
+@lru_cache(maxsize=2048)
+def text_sketch(text: str) -> TextSketch:
+    shingles = word_shingles(text)
+    prefix = frozenset(sorted(shingles)[: _prefix_length(len(shingles))])
+    return TextSketch(shingles, prefix)
+
+
 def count_duplicates(ordered: Sequence[RetrievedItem]) -> int:
     """How many items repeat an earlier item's location or near-identical text.
 
-    Text pairs are found through an inverted index of each text's prefix (its smallest
-    shingle hashes), so only pairs that can reach the threshold are compared in full."""
+    Only text pairs whose prefixes intersect (the prefix filter) are compared in full."""
     if len(ordered) < 2:
         return 0
     seen_locations: set[tuple[Any, ...]] = set()
-    texts: list[frozenset[int]] = []
-    prefix_index: dict[int, list[int]] = {}
+    earlier: list[TextSketch] = []
     duplicates = 0
     for item in ordered:
         key = location_key(item)
-        shingles = word_shingles(item.text)
         repeated = key is not None and key in seen_locations
-        if shingles:
-            prefix = sorted(shingles)[: _prefix_length(len(shingles))]
+        sketch = text_sketch(item.text)
+        if sketch.shingles:
             if not repeated:
-                candidates = {j for h in prefix for j in prefix_index.get(h, ())}
-                repeated = any(near_identical(shingles, texts[j]) for j in candidates)
-            for h in prefix:
-                prefix_index.setdefault(h, []).append(len(texts))
-            texts.append(shingles)
+                repeated = any(
+                    not sketch.prefix.isdisjoint(other.prefix)
+                    and near_identical(sketch.shingles, other.shingles)
+                    for other in earlier
+                )
+            earlier.append(sketch)
         duplicates += repeated
         if key is not None:
             seen_locations.add(key)

@@ -1,0 +1,78 @@
+"""pytest-html integration: per-run columns and the verdict, gates and systems on top.
+
+Registered only when pytest-html is active; every hook is optional, so the plugin loads
+without pytest-html. The controller aggregates in a tryfirst sessionfinish, before
+pytest-html's trylast sessionfinish writes the file, so the summary is complete there.
+"""
+
+from __future__ import annotations
+
+from html import escape
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.controller import Controller
+from pytest_ragv2.report.tables import Table, gate_table, system_table
+
+COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
+
+
+def _table_html(table: Table) -> str:
+    header, rows = table
+    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f'<table class="ragv2"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return "<td>—</td>"
+    if isinstance(value, float):
+        return f"<td>{value:.3f}</td>"
+    return f"<td>{escape(str(value))}</td>"
+
+
+class HtmlHooks:
+    def __init__(self, controller: Controller) -> None:
+        self._controller = controller
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_header(self, cells: list[str]) -> None:
+        cells[2:2] = [f"<th>{name}</th>" for name in COLUMNS]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        record = getattr(report, "ragv2", None)
+        if record is None:
+            cells[2:2] = ["<td></td>"] * len(COLUMNS)
+            return
+        key, metrics = record["key"], record["metrics"]
+        recall = metrics.get("recall@5")
+        cells[2:2] = [
+            _cell(key["system"]),
+            _cell(key["case"]),
+            _cell(key["lang"]),
+            _cell(key["rep"]),
+            _cell(None if recall is None or recall != recall else recall),
+            _cell(None if metrics.get("mrr") != metrics.get("mrr") else metrics.get("mrr")),
+            _cell(record["latency_s"] * 1000),
+        ]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_html_results_summary(
+        self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
+    ) -> None:
+        result = self._controller.summary
+        if result is None:
+            return
+        verdict = str(result["verdict"]).upper()
+        prefix.append(
+            f"<h2>pytest-ragv2 layer {escape(str(result['layer']))}: verdict {verdict} "
+            f"(exit status {result['exit_status']})</h2>"
+            f"<p>run {escape(str(result['run_id']))}, seed {result['seed']}</p>"
+        )
+        prefix.append("<h3>Gates</h3>" + _table_html(gate_table(self._controller.gates)))
+        prefix.append("<h3>Systems</h3>" + _table_html(system_table(result["systems"])))
