@@ -48,6 +48,15 @@ class Evidence(StrictModel):
         default=None, description="1-based data row number, or the row's label"
     )
     table_cells: TableCells | None = None
+    anchor: str | None = Field(
+        default=None,
+        description=(
+            "a short verbatim passage (one line or phrase, 10-80 characters, normalised"
+            " whitespace) taken from the location itself that identifies it; an item that"
+            " carries no metadata for a location field the gold names matches that field when"
+            " its text contains the anchor (after NFKC/casefold/whitespace normalisation)"
+        ),
+    )
     note: str | None = None
 
     @model_validator(mode="after")

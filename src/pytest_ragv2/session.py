@@ -93,7 +93,13 @@ def summarize(records: Sequence[Mapping[str, Any]], *, with_intervals: bool = Fa
     if with_intervals:
         row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
         row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
-        row["recall@5_ci"] = estimate_json(clustered_mean_ci(case_means(records, "recall@5")))
+        # one value per case: the interval is the cluster bootstrap of the mean of case means
+        per_case = {
+            case: [sum(values) / len(values)]
+            for case, values in case_means(records, "recall@5").items()
+            if values
+        }
+        row["recall@5_ci"] = estimate_json(clustered_mean_ci(per_case))
     else:
         row["latency_p50"] = {"value": _percentile(latencies, 50)}
         row["latency_p95"] = {"value": _percentile(latencies, 95)}

@@ -14,7 +14,9 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
-from scipy import stats as scipy_stats
+
+# scipy.stats costs about a second to import; it is imported inside the functions that need
+# it, so a session pays for it only when it computes an interval.
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +77,8 @@ def percentile_ci(
 
     def statistic(sample: np.ndarray[Any, Any], axis: int) -> np.ndarray[Any, Any]:
         return np.asarray(np.percentile(sample, q, axis=axis))
+
+    from scipy import stats as scipy_stats
 
     result = scipy_stats.bootstrap(
         (data,),
@@ -141,6 +145,8 @@ def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimat
         raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
     if n == 0:
         return Estimate(math.nan, math.nan, math.nan, 0, "wilson")
+    from scipy import stats as scipy_stats
+
     interval = scipy_stats.binomtest(successes, n).proportion_ci(
         confidence_level=confidence, method="wilson"
     )

@@ -1,7 +1,7 @@
 """Layer-A retrieval metrics of one run: a gold case against one ranked result list.
 
-Pure: no I/O, no pytest, no state (the only module-level state is memoisation of label
-normalisation, which cannot change a result). Definitions (DESIGN.md §6, normative):
+Pure: no I/O, no pytest, no state (the only module-level state is memoisation of pure
+functions of strings, which cannot change a result). Definitions (DESIGN.md §6, normative):
 
 - **Order.** Items are taken in rank order: a stable sort by ``item.rank``. The rank used in
   every metric below is the 1-based *position* in that order, so gaps or ties in the
