@@ -40,7 +40,7 @@ class RagApiHandler(BaseHTTPRequestHandler):
     disable_nagle_algorithm = True  # without it every keep-alive request stalls ~44 ms
     delay_s = 0.0
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's naming
+    def do_POST(self) -> None:
         length = int(self.headers.get("Content-Length", "0"))
         self.rfile.read(length)
         if self.delay_s:
@@ -51,7 +51,7 @@ class RagApiHandler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(BODY)
 
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
+    def log_message(self, format: str, *args: object) -> None:
         pass
 
 

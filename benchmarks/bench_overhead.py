@@ -40,8 +40,13 @@ def main() -> None:
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     bare, ragv2 = min(bare_times), min(ragv2_times)
     print(f"items: {args.items}, best of {args.repeat}")
-    print(f"bare pytest + httpx : {bare:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in bare_times)})")
-    print(f"pytest --ragv2-layer=A: {ragv2:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in ragv2_times)})")
+    print(
+        f"bare pytest + httpx : {bare:.3f} s  (runs: {', '.join(f'{t:.3f}' for t in bare_times)})"
+    )
+    print(
+        f"pytest --ragv2-layer=A: {ragv2:.3f} s  "
+        f"(runs: {', '.join(f'{t:.3f}' for t in ragv2_times)})"
+    )
     print(f"ratio               : {ragv2 / bare:.2f}x (target <= 1.3x)")
     print(f"added per item      : {(ragv2 - bare) / args.items * 1000:.3f} ms (target <= 1 ms)")
     print(f"layer-A start-up, collect-only of 0 items: {empty:.3f} s")

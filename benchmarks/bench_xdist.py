@@ -32,8 +32,14 @@ def main() -> None:
         assert status in (0, 1), out[-2000:]
     server.shutdown()
     floor = args.items * args.latency_ms / 1000
-    print(f"items: {args.items}, endpoint latency {args.latency_ms:.0f} ms (serial floor {floor:.2f} s)")
-    print(f"serial : {serial:.3f} s ({(serial - floor) / args.items * 1000:.2f} ms/item over the floor)")
+    print(
+        f"items: {args.items}, endpoint latency {args.latency_ms:.0f} ms "
+        f"(serial floor {floor:.2f} s)"
+    )
+    print(
+        f"serial : {serial:.3f} s "
+        f"({(serial - floor) / args.items * 1000:.2f} ms/item over the floor)"
+    )
     print(f"-n {args.workers}   : {parallel:.3f} s")
     print(f"speed-up: {serial / parallel:.2f}x (target >= 3.5x)")
 

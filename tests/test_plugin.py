@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -64,7 +65,11 @@ def test_serial_run_scores_gates_and_exit_status(project: pytest.Pytester) -> No
     assert summary["systems"]["v1"]["descriptors"] == {"index_version": "v1-2026-11"}
     assert gate(summary, "recall_improvement")["value"] == pytest.approx(1.0)
     assert gate(summary, "exact_lookup")["decision"] == "pass"
-    assert set(summary["by_category"]["v2"]) == {"technical_table", "exact_lookup", "safe_no_answer"}
+    assert set(summary["by_category"]["v2"]) == {
+        "technical_table",
+        "exact_lookup",
+        "safe_no_answer",
+    }
     assert set(summary["by_language"]["v1"]) == {"en", "de"}
     raws = raw_lines(project)
     assert len(raws) == 10
@@ -125,8 +130,11 @@ def test_unreachable_rag_api_completes_with_errors(project: pytest.Pytester) -> 
     error_gate = gate(summary, "error_rate")
     assert error_gate["decision"] == "fail"
     assert error_gate["reason"] == "5 of 5 runs failed"
-    assert all(raw["error"]["kind"] == "transport" for raw in raw_lines(project)
-               if raw["key"]["system"] == "v2")
+    assert all(
+        raw["error"]["kind"] == "transport"
+        for raw in raw_lines(project)
+        if raw["key"]["system"] == "v2"
+    )
 
 
 def test_malformed_case_file_is_located_and_others_still_run(project: pytest.Pytester) -> None:
@@ -145,11 +153,10 @@ def test_malformed_case_file_is_located_and_others_still_run(project: pytest.Pyt
 
 
 def test_holdout_only_when_asked(project: pytest.Pytester) -> None:
-    result = project.runpytest(
-        "--ragv2-layer=A", "--ragv2-split=holdout", "--collect-only", "-q"
-    )
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-split=holdout", "--collect-only", "-q")
     names = [line for line in result.outlines if "::" in line]
-    assert names and all("H01" in name for name in names)
+    assert names
+    assert all("H01" in name for name in names)
 
 
 def test_order_alternates_systems_and_is_reproducible_from_the_seed(
@@ -164,7 +171,7 @@ def test_order_alternates_systems_and_is_reproducible_from_the_seed(
         case = name.split("::")[1].split("[")[0]
         leaders.setdefault(case, name.split("[")[1].split("-")[0])
     ordered_cases = list(leaders)
-    for previous, current in zip(ordered_cases, ordered_cases[1:], strict=False):
+    for previous, current in itertools.pairwise(ordered_cases):
         assert leaders[previous] != leaders[current], first
     # repetitions interleave: both systems' r1 come before any r2 of the same case
     case_items = [name for name in first if "::C01[" in name]
@@ -206,7 +213,9 @@ def _comparable(summary: dict[str, Any]) -> dict[str, Any]:
             for system, rows in summary["by_category"].items()
         },
         "runs": summary["runs"],
-        "gates": [(g["name"], g["decision"]) for g in summary["gates"] if g["name"] != "retrieval_p95"],
+        "gates": [
+            (g["name"], g["decision"]) for g in summary["gates"] if g["name"] != "retrieval_p95"
+        ],
     }
 
 
@@ -227,8 +236,11 @@ def test_xdist_gives_the_same_aggregate_as_serial(project: pytest.Pytester) -> N
 def test_raw_runs_hold_the_request_before_scoring(project: pytest.Pytester) -> None:
     project.runpytest("--ragv2-layer=A", *RUN_ID)
     raws = raw_lines(project)
-    c01 = next(r for r in raws if r["key"] == {"case": "C01", "system": "v2", "rep": 1,
-                                                  "lang": "de", "layer": "A"})
+    c01 = next(
+        r
+        for r in raws
+        if r["key"] == {"case": "C01", "system": "v2", "rep": 1, "lang": "de", "layer": "A"}
+    )
     assert c01["query"] == "Wie hoch ist der maximale Druck?"
     assert c01["items"][0]["file_id"] == "datasheet"
     assert c01["role"] == "candidate"
@@ -236,6 +248,7 @@ def test_raw_runs_hold_the_request_before_scoring(project: pytest.Pytester) -> N
 
 def test_report_paths_are_printed(project: pytest.Pytester) -> None:
     result = project.runpytest("--ragv2-layer=A", *RUN_ID)
-    assert f"summary: {Path('reports') / 'testrun' / 'summary.json'}" in result.stdout.str().replace(
-        str(project.path) + "/", ""
+    assert (
+        f"summary: {Path('reports') / 'testrun' / 'summary.json'}"
+        in result.stdout.str().replace(str(project.path) + "/", "")
     )

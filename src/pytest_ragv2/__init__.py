@@ -1,3 +1,3 @@
-"""pytest-ragv2: evaluate a candidate RAG system against a baseline, with the gates as exit status."""
+"""pytest-ragv2: may a new RAG system replace the old one? The gates are the exit status."""
 
 __version__ = "0.1.0"

@@ -105,9 +105,7 @@ class CaseFile(pytest.File):
 
 
 class CaseItem(pytest.Item):
-    def __init__(
-        self, *, key: RunKey, loaded: LoadedCase, query: str, **kwargs: Any
-    ) -> None:
+    def __init__(self, *, key: RunKey, loaded: LoadedCase, query: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.key = key
         self.loaded = loaded
@@ -157,9 +155,7 @@ def order_items(items: list[pytest.Item], seed: int) -> None:
     cases = sorted({item.key.case for item in items if isinstance(item, CaseItem)})
     random.Random(seed).shuffle(cases)
     case_rank = {case: rank for rank, case in enumerate(cases)}
-    systems = list(
-        dict.fromkeys(item.key.system for item in items if isinstance(item, CaseItem))
-    )
+    systems = list(dict.fromkeys(item.key.system for item in items if isinstance(item, CaseItem)))
     flip = seed % 2
 
     def sort_key(item: pytest.Item) -> tuple[int, int, int, str, int]:

@@ -11,8 +11,9 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from pytest_ragv2.cases import Allowlist, Catalog, CaseFile, load_allowlist, load_catalog
+from pytest_ragv2.cases import Allowlist, CaseFile, Catalog, load_allowlist, load_catalog
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.rawruns import RawRunWriter
@@ -91,7 +92,7 @@ class RunContext:
             self._writer = RawRunWriter(self.run_dir, self.worker)
         return self._writer
 
-    def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> dict[str, object]:
+    def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> dict[str, Any]:
         """Layer A for one item: call, keep the raw run on disk, then score it."""
         system = self.systems[key.system]
         started = time.perf_counter()

@@ -14,8 +14,8 @@ import pytest
 
 from pytest_ragv2.collect import CaseItem
 from pytest_ragv2.context import RunContext
-from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
+from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import write_terminal_summary
 from pytest_ragv2.session import aggregate
@@ -116,7 +116,13 @@ def write_run_manifest(ctx: RunContext, options: Mapping[str, Any]) -> None:
         gold_files=gold_files,
         allowlist=settings.allowlist,
         systems=systems,
-        options={**options, "layer": ctx.layer, "repetitions": settings.repetitions,
-                 "splits": settings.splits, "languages": settings.languages, "k": settings.k},
+        options={
+            **options,
+            "layer": ctx.layer,
+            "repetitions": settings.repetitions,
+            "splits": settings.splits,
+            "languages": settings.languages,
+            "k": settings.k,
+        },
     )
     write_manifest(ctx.run_dir, manifest)

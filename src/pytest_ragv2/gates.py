@@ -74,8 +74,7 @@ def completeness_gate(results: SessionResults) -> GateResult:
         value=recorded,
         threshold=f"= {expected}",
         decision=_decide(lost <= 0),
-        reason=f"{recorded} of {expected} runs recorded"
-        + (f"; {lost} lost" if lost > 0 else ""),
+        reason=f"{recorded} of {expected} runs recorded" + (f"; {lost} lost" if lost > 0 else ""),
     )
 
 

@@ -69,7 +69,7 @@ class Settings(_Strict):
     reports: Path = Path("reports")
     layer: Literal["A", "B", "C"] | None = None
     repetitions: int = Field(default=1, ge=1)
-    splits: list[Split] = Field(default_factory=lambda: ["development"])
+    splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]))
     languages: list[str] | None = None
     seed: int | None = None
     k: int = Field(default=10, ge=1, description="items asked of each retrieval call")

@@ -11,6 +11,6 @@ if TYPE_CHECKING:
     from pytest_ragv2.controller import Controller
     from pytest_ragv2.demo_systems import DemoService
 
-CONTEXT_KEY = pytest.StashKey["RunContext"]()
-CONTROLLER_KEY = pytest.StashKey["Controller"]()
-DEMO_KEY = pytest.StashKey["DemoService"]()
+CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
+CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
+DEMO_KEY: pytest.StashKey[DemoService] = pytest.StashKey()

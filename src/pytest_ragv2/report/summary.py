@@ -46,7 +46,7 @@ def build_summary(
     descriptors: Mapping[str, Mapping[str, str]],
     raw_runs_dir: Path,
 ) -> dict[str, Any]:
-    return _clean(
+    summary: dict[str, Any] = _clean(
         {
             "run_id": run_id,
             "seed": seed,
@@ -68,6 +68,7 @@ def build_summary(
             "gates": [gate.to_json() for gate in gates],
         }
     )
+    return summary
 
 
 def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:

@@ -87,7 +87,9 @@ def gate_table(gates: Sequence[GateResult]) -> Table:
     rows = []
     for gate in gates:
         value = gate.value
-        shown = "—" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+        shown = (
+            "—" if value is None else (f"{value:.3f}" if isinstance(value, float) else str(value))
+        )
         name = f"{gate.name} (hard)" if gate.hard else gate.name
         rows.append([name, shown, gate.threshold, gate.decision.upper(), gate.reason])
     return header, rows
@@ -96,10 +98,14 @@ def gate_table(gates: Sequence[GateResult]) -> Table:
 def render_text(table: Table, indent: str = "  ") -> list[str]:
     header, rows = table
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows, strict=True)]
-    lines = [indent + "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True))]
+    lines = [
+        indent + "  ".join(cell.ljust(width) for cell, width in zip(header, widths, strict=True))
+    ]
     lines.append(indent + "  ".join("-" * width for width in widths))
     for row in rows:
-        lines.append(indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        lines.append(
+            indent + "  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+        )
     return [line.rstrip() for line in lines]
 
 

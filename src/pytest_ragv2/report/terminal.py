@@ -20,11 +20,7 @@ def write_terminal_summary(
     write_line(
         f"seed {summary['seed']} (reproduce the order with --ragv2-seed={summary['seed']}); "
         f"runs recorded {summary['runs']['recorded']}"
-        + (
-            f" of {summary['runs']['expected']}"
-            if summary["runs"]["expected"] is not None
-            else ""
-        )
+        + (f" of {summary['runs']['expected']}" if summary["runs"]["expected"] is not None else "")
     )
     if summary["systems"]:
         write_line("")
