@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import textwrap
@@ -10,6 +11,9 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+
+TIME = "/usr/bin/time"  # GNU time (Debian package "time") reports a child's peak RSS
+TIME_PREFIX = [TIME, "-f", "%M"] if os.path.exists(TIME) else []
 
 BODY = json.dumps(
     [
@@ -67,9 +71,11 @@ def write_project(root: Path, url: str, n_cases: int) -> None:
     """n_cases single-language cases, one candidate system speaking rag_api on ``url``."""
     (root / "cases").mkdir(parents=True, exist_ok=True)
     (root / "gold").mkdir(exist_ok=True)
+    # the endpoint always answers the same five items; each case's gold is one of them, so
+    # every run meets its case, as in the bare test (failure reports would cost both sides)
     cases = "".join(
         f"- id: Q{n:04d}\n  category: technical_table\n  prompt_en: 'pressure question {n}'\n"
-        f"  required_evidence:\n    - {{file_id: doc-{n % 3}, page: {n % 4 + 1}}}\n"
+        f"  required_evidence:\n    - {{file_id: doc-{n % 5 % 3}, page: {n % 5 % 4 + 1}}}\n"
         for n in range(n_cases)
     )
     (root / "cases" / "development.yaml").write_text(cases)
@@ -108,14 +114,22 @@ def write_project(root: Path, url: str, n_cases: int) -> None:
     )
 
 
-def timed_pytest(root: Path, *args: str) -> tuple[float, int, str]:
-    """Wall time, exit status and output of one pytest session in a fresh interpreter."""
+def timed_pytest(root: Path, *args: str) -> tuple[float, int, str, float]:
+    """Wall time, exit status, output and peak RSS (MB) of one pytest session in a fresh
+    interpreter (GNU time's maximum resident set size)."""
+    # as on an installed package: byte code cached (a PYTHONDONTWRITEBYTECODE environment
+    # would make every run recompile every module, pytest's assertion rewriting included)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     started = time.perf_counter()
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+        [*TIME_PREFIX, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
         cwd=root,
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
-    return time.perf_counter() - started, completed.returncode, completed.stdout
+    seconds = time.perf_counter() - started
+    lines = completed.stderr.strip().splitlines()
+    peak_kb = float(lines[-1]) if TIME_PREFIX and lines and lines[-1].isdigit() else float("nan")
+    return seconds, completed.returncode, completed.stdout, peak_kb / 1024

@@ -24,9 +24,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         root = Path(directory)
         write_project(root, url, args.items)
-        serial, status, out = timed_pytest(root, "--ragv2-layer=A", "--ragv2-run-id=serial")
+        serial, status, out, _ = timed_pytest(root, "--ragv2-layer=A", "--ragv2-run-id=serial")
         assert status in (0, 1), out[-2000:]
-        parallel, status, out = timed_pytest(
+        parallel, status, out, _ = timed_pytest(
             root, "--ragv2-layer=A", "--ragv2-run-id=parallel", "-n", str(args.workers)
         )
         assert status in (0, 1), out[-2000:]

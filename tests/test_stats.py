@@ -193,3 +193,22 @@ def test_estimate_to_json() -> None:
         "n": 4,
         "method": "wilson",
     }
+
+
+def test_percentile_ci_agrees_with_scipy_bootstrap() -> None:
+    import numpy as np
+    from scipy import stats as scipy_stats
+
+    values = np.random.default_rng(11).lognormal(size=400)
+    ours = percentile_ci(values.tolist(), 95, n_resamples=4000, seed=1)
+    theirs = scipy_stats.bootstrap(
+        (values,),
+        lambda sample, axis: np.percentile(sample, 95, axis=axis),
+        n_resamples=4000,
+        vectorized=True,
+        method="percentile",
+        rng=np.random.default_rng(2),
+    ).confidence_interval
+    spread = ours.high - ours.low
+    assert abs(ours.low - theirs.low) < 0.15 * spread
+    assert abs(ours.high - theirs.high) < 0.15 * spread

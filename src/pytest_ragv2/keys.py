@@ -5,7 +5,7 @@ Records are keyed by this, never by pytest node id (xdist's loadgroup rewrites n
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -23,7 +23,13 @@ class RunKey:
         return f"{self.case}[{self.system}-{self.lang}-r{self.rep}]"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "case": self.case,
+            "system": self.system,
+            "rep": self.rep,
+            "lang": self.lang,
+            "layer": self.layer,
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunKey:

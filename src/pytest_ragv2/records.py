@@ -7,7 +7,7 @@ the pytest report, also between xdist workers and the controller).
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 ErrorKind = Literal["timeout", "transport", "http_status", "malformed", "adapter", "internal"]
@@ -36,7 +36,20 @@ class RetrievedItem:
     metadata: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        # by hand: dataclasses.asdict deep-copies, which dominated the per-item cost
+        return {
+            "rank": self.rank,
+            "text": self.text,
+            "file_id": self.file_id,
+            "filename": self.filename,
+            "page": self.page,
+            "section": self.section,
+            "table": self.table,
+            "row": self.row,
+            "row_key": self.row_key,
+            "score": self.score,
+            "metadata": self.metadata,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +61,7 @@ class RunError:
     status_code: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"kind": self.kind, "message": self.message, "status_code": self.status_code}
 
 
 @dataclass(slots=True)
@@ -62,7 +75,13 @@ class Exchange:
     attempt: int = 1
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {
+            "request": self.request,
+            "status_code": self.status_code,
+            "response_body": self.response_body,
+            "latency_s": self.latency_s,
+            "attempt": self.attempt,
+        }
 
 
 @dataclass(slots=True)

@@ -77,7 +77,8 @@ def _finite(value: float | None) -> float | None:
 
 
 def summarize(records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False) -> Row:
-    """One table row: the metrics of a group of runs."""
+    """One table row: the metrics of a group of runs (intervals only where asked: they cost
+    a bootstrap each)."""
     runs = len(records)
     errors = sum(1 for record in records if not record["ok"])
     latencies = [float(record["latency_s"]) for record in records]
