@@ -8,8 +8,9 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.records import RetrievedItem
-from pytest_ragv2.schema import Evidence, TableCells
+from pytest_ragv2.schema import Case, Evidence, TableCells
 from pytest_ragv2.scoring.evidence import (
+    FULL_STEP,
     GRANULARITIES,
     match_step,
     matches,
@@ -17,6 +18,7 @@ from pytest_ragv2.scoring.evidence import (
     section_matches,
     table_integrity,
 )
+from pytest_ragv2.scoring.retrieval import score_retrieval
 
 
 def item(**fields: Any) -> RetrievedItem:
@@ -223,3 +225,58 @@ def test_table_integrity_normalises_no_break_spaces_and_compatibility_forms() ->
 
 def test_table_integrity_with_no_named_cell_is_trivially_true() -> None:
     assert table_integrity(item(text=""), TableCells())
+
+
+# --- anchors ----------------------------------------------------------------------------
+
+
+def _anchored(**fields: object) -> Evidence:
+    return Evidence(
+        file_id="sla",
+        section="4. Niveaux de service > 4.1 Disponibilité",
+        page=2,
+        anchor="disponibilité mensuelle de 99,7 %",
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def test_anchor_stands_in_for_missing_metadata() -> None:
+    item = RetrievedItem(
+        rank=1, file_id="sla", text="… une disponibilité\u00a0mensuelle de 99,7 % …"
+    )
+    assert match_step(item, _anchored()) == FULL_STEP
+    assert match_step(item, _anchored(), anchors=False) == 1
+
+
+def test_metadata_wins_over_the_anchor() -> None:
+    wrong_page = RetrievedItem(
+        rank=1, file_id="sla", page=3, text="disponibilité mensuelle de 99,7 %"
+    )
+    assert match_step(wrong_page, _anchored()) == 1
+    wrong_section = RetrievedItem(
+        rank=1,
+        file_id="sla",
+        page=2,
+        section="5. Pénalités",
+        text="disponibilité mensuelle de 99,7 %",
+    )
+    assert match_step(wrong_section, _anchored()) == 2
+
+
+def test_no_anchor_in_text_means_no_location_match() -> None:
+    item = RetrievedItem(rank=1, file_id="sla", text="disponibilité mensuelle de 99,5 %")
+    assert match_step(item, _anchored()) == 1
+    assert match_step(item, Evidence(file_id="sla", section="4.1")) == 2  # page: not asked
+
+
+def test_exact_metadata_ignores_anchors() -> None:
+    case = Case(
+        id="E1",
+        category="exact_lookup",
+        prompt_en="q",
+        required_evidence=[_anchored()],
+    )
+    text_only = RetrievedItem(rank=1, file_id="sla", text="disponibilité mensuelle de 99,7 %")
+    score = score_retrieval(case, [text_only])
+    assert score.recall[1] == 1.0
+    assert score.exact_metadata is False

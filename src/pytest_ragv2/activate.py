@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from pytest_ragv2.context import RunContext
-from pytest_ragv2.controller import Controller, write_run_manifest
 from pytest_ragv2.demo_systems import (
     DemoService,
     DemoUnavailable,
@@ -26,6 +25,9 @@ from pytest_ragv2.rawruns import new_run_id
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 from pytest_ragv2.xdist import WORKER_DEMO_URL, WORKER_RUN_ID, WORKER_SEED, XdistHooks
+
+if TYPE_CHECKING:
+    from pytest_ragv2.controller import Controller
 
 
 def activate(config: pytest.Config) -> None:
@@ -124,6 +126,9 @@ class _ReportSink:
 def _start_controller(
     config: pytest.Config, ctx: RunContext, demo_url: Callable[[], str] | None
 ) -> None:
+    # the controller's modules (aggregation, statistics, numpy) are never needed by workers
+    from pytest_ragv2.controller import Controller, write_run_manifest
+
     controller = Controller(ctx)
     config.stash[CONTROLLER_KEY] = controller
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")

@@ -2,7 +2,8 @@
 
 Normative rules (DESIGN.md §6): a retrieved item **matches** a required evidence entry when
 its file identity matches and every location field the gold gives (page, section, table,
-row) matches too. The granularities form a ladder, each adding one condition to the last:
+row) matches too — by its metadata or, where the item has none, by the gold's anchor
+(below). The granularities form a ladder, each adding one condition to the last:
 
 - ``document`` — same file (:func:`same_file`).
 - ``page``     — document, and the page is equal when the gold gives a page.
@@ -43,6 +44,14 @@ matches when, after normalisation,
 Table and row rule: a gold ``table`` matches ``item.table`` normalised-equal. A gold ``row``
 that is an int matches ``item.row`` (1-based data row); a gold ``row`` that is a string
 matches ``item.row_key`` normalised-equal, or the string form of ``item.row``.
+
+Anchors: a gold entry may carry an ``anchor``, a short verbatim passage of its location.
+Metadata is authoritative: an item that carries a location field (page, section, table,
+row) is judged on it. An item that carries no metadata for a field the gold names (a
+rag_api vector path returns no sections, and only the page a chunk starts on) holds that
+field when its text contains the anchor (both normalised as for table integrity). Without
+an anchor, a field the item lacks never matches. Exact-metadata success ignores anchors:
+it measures the metadata itself.
 
 Table integrity (:func:`table_integrity`): every cell text the gold names (header, row,
 unit, footnote) appears as a substring of the item's text, both normalised (NFKC, casefold,
@@ -212,23 +221,49 @@ def _row_matches(item: RetrievedItem, gold_row: int | str) -> bool:
     return item.row is not None and str(item.row) == wanted
 
 
-def match_step(item: RetrievedItem, ev: Evidence) -> int:
+def _anchor_in(item: RetrievedItem, ev: Evidence) -> bool:
+    return ev.anchor is not None and normalise_text(ev.anchor) in normalise_text(item.text)
+
+
+def match_step(item: RetrievedItem, ev: Evidence, *, anchors: bool = True) -> int:
     """How far up the ladder the item matches the entry: 0 none, 1 document, 2 page,
-    3 section, 4 row (= full)."""
+    3 section, 4 row (= full). With ``anchors``, a location field the item carries no
+    metadata for holds when its text contains the gold's anchor (see the module docstring).
+    """
     if not same_file(item, ev):
         return 0
-    if ev.page is not None and item.page != ev.page:
+    anchored: bool | None = None  # computed once, only when some metadata is missing
+
+    def by_anchor() -> bool:
+        nonlocal anchored
+        if anchored is None:
+            anchored = anchors and _anchor_in(item, ev)
+        return anchored
+
+    if (
+        ev.page is not None
+        and item.page != ev.page
+        and (item.page is not None or not by_anchor())
+    ):
         return 1
-    if ev.section is not None and (
-        item.section is None or not section_matches(ev.section, item.section)
-    ):
-        return 2
-    if ev.table is not None and (
-        item.table is None or normalise_label(item.table) != normalise_label(ev.table)
-    ):
-        return 3
-    if ev.row is not None and not _row_matches(item, ev.row):
-        return 3
+    if ev.section is not None:
+        if item.section is None:
+            if not by_anchor():
+                return 2
+        elif not section_matches(ev.section, item.section):
+            return 2
+    if ev.table is not None:
+        if item.table is None:
+            if not by_anchor():
+                return 3
+        elif normalise_label(item.table) != normalise_label(ev.table):
+            return 3
+    if ev.row is not None:
+        if item.row is None and item.row_key is None:
+            if not by_anchor():
+                return 3
+        elif not _row_matches(item, ev.row):
+            return 3
     return FULL_STEP
 
 

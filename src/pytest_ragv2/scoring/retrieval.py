@@ -22,7 +22,7 @@ functions of strings, which cannot change a result). Definitions (DESIGN.md §6,
   means.
 - ``exact_metadata`` — only for exact-lookup categories (``Case.is_exact_lookup``) with
   required evidence, else None: True when the top item matches some required entry at full
-  granularity (False on an empty list).
+  granularity by its metadata alone, anchors not counted (False on an empty list).
 - ``table_integrity`` — None when no required entry names ``table_cells``; otherwise True
   when, for every entry with ``table_cells``, some item anywhere in the list matches that
   entry at document level and contains all its named cells
@@ -225,7 +225,9 @@ def score_retrieval(
 
     exact_metadata: bool | None = None
     if case.is_exact_lookup and required:
-        exact_metadata = bool(steps) and FULL_STEP in steps[0]
+        exact_metadata = bool(ordered) and any(
+            match_step(ordered[0], entry, anchors=False) == FULL_STEP for entry in required
+        )
 
     integrity: bool | None = None
     with_cells = [(i, entry.table_cells) for i, entry in enumerate(required) if entry.table_cells]
