@@ -240,11 +240,7 @@ def match_step(item: RetrievedItem, ev: Evidence, *, anchors: bool = True) -> in
             anchored = anchors and _anchor_in(item, ev)
         return anchored
 
-    if (
-        ev.page is not None
-        and item.page != ev.page
-        and (item.page is not None or not by_anchor())
-    ):
+    if ev.page is not None and item.page != ev.page and (item.page is not None or not by_anchor()):
         return 1
     if ev.section is not None:
         if item.section is None:
