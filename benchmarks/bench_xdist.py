@@ -30,6 +30,9 @@ def main() -> None:
             root, "--ragv2-layer=A", "--ragv2-run-id=parallel", "-n", str(args.workers)
         )
         assert status in (0, 1), out[-2000:]
+        # the same machine's ceiling: a bare pytest + httpx test, serial and under xdist
+        bare_serial, _, _, _ = timed_pytest(root, "test_bare.py")
+        bare_parallel, _, _, _ = timed_pytest(root, "test_bare.py", "-n", str(args.workers))
     server.shutdown()
     floor = args.items * args.latency_ms / 1000
     print(
@@ -42,6 +45,10 @@ def main() -> None:
     )
     print(f"-n {args.workers}   : {parallel:.3f} s")
     print(f"speed-up: {serial / parallel:.2f}x (target >= 3.5x)")
+    print(
+        f"bare pytest + httpx on this machine: serial {bare_serial:.3f} s, "
+        f"-n {args.workers} {bare_parallel:.3f} s, speed-up {bare_serial / bare_parallel:.2f}x"
+    )
 
 
 if __name__ == "__main__":

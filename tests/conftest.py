@@ -9,7 +9,15 @@ import pytest
 
 # In-process pytester runs drop the modules a run imported; numpy and scipy cannot be loaded
 # twice in one process, so the plugin's lazily imported modules are loaded here, once.
-import pytest_ragv2.activate  # noqa: F401
+import pytest_ragv2.activate
+import pytest_ragv2.controller
+import pytest_ragv2.report.html
+
+try:  # the demo extra: numpy-based engine and document parsers
+    import pytest_ragv2.demo.engine
+    import pytest_ragv2.demo.server  # noqa: F401
+except ImportError:  # pragma: no cover - the demo extra is part of the test extra
+    pass
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 

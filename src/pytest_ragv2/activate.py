@@ -24,7 +24,13 @@ from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.rawruns import new_run_id
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
-from pytest_ragv2.xdist import WORKER_DEMO_URL, WORKER_RUN_ID, WORKER_SEED, XdistHooks
+from pytest_ragv2.xdist import (
+    WORKER_DEMO_ERROR,
+    WORKER_DEMO_URL,
+    WORKER_RUN_ID,
+    WORKER_SEED,
+    XdistHooks,
+)
 
 if TYPE_CHECKING:
     from pytest_ragv2.controller import Controller
@@ -90,13 +96,18 @@ def _systems(
     demo_url: Callable[[], str] | None = None
     if not systems:
         if workerinput is not None:
-            url = str(workerinput[WORKER_DEMO_URL])
-            demo_url = lambda: url  # noqa: E731
+            demo_url = _worker_demo_url(workerinput)
         elif not config.option.collectonly:
             try:
                 check_demo_importable()
             except DemoUnavailable as exc:
                 raise pytest.UsageError(str(exc)) from None
+            if not settings.corpus.is_dir():
+                raise pytest.UsageError(
+                    "no systems are configured, so pytest-ragv2 runs its embedded demo "
+                    f"systems over the corpus directory {settings.corpus}, which does not "
+                    "exist (set [tool.ragv2] corpus, or configure [tool.ragv2.systems])"
+                )
             demo = DemoService(settings.corpus).start()
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
@@ -111,6 +122,18 @@ def _systems(
             )
         systems = {name: systems[name] for name in selected}
     return systems, demo_url
+
+
+def _worker_demo_url(workerinput: dict[str, Any]) -> Callable[[], str]:
+    url = str(workerinput[WORKER_DEMO_URL])
+    error = str(workerinput.get(WORKER_DEMO_ERROR, ""))
+
+    def provide() -> str:
+        if not url:
+            raise DemoUnavailable(error or "the demo service did not start")
+        return url
+
+    return provide
 
 
 class _ReportSink:

@@ -16,6 +16,7 @@ from pytest_ragv2.context import RunContext
 WORKER_RUN_ID = "ragv2_run_id"
 WORKER_SEED = "ragv2_seed"
 WORKER_DEMO_URL = "ragv2_demo_url"
+WORKER_DEMO_ERROR = "ragv2_demo_error"
 
 
 def count_case_runs(node_ids: Sequence[str]) -> int:
@@ -40,7 +41,11 @@ class XdistHooks:
         node.workerinput[WORKER_RUN_ID] = self._ctx.run_id
         node.workerinput[WORKER_SEED] = self._ctx.seed
         if self._demo_url is not None:
-            node.workerinput[WORKER_DEMO_URL] = self._demo_url()
+            try:
+                node.workerinput[WORKER_DEMO_URL] = self._demo_url()
+            except RuntimeError as exc:  # the demo failed to start: workers record it per run
+                node.workerinput[WORKER_DEMO_URL] = ""
+                node.workerinput[WORKER_DEMO_ERROR] = str(exc)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         if not self._counted:

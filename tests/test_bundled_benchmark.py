@@ -1,0 +1,135 @@
+"""The README's main job: the bundled benchmark against the embedded demo systems.
+
+These sessions start the real demo service (rag_api's wire format on a loopback port) and
+evaluate it through the real rag-api adapter, as a production deployment would be.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import REPO_ROOT
+
+
+@pytest.fixture
+def bundled(pytester: pytest.Pytester) -> pytest.Pytester:
+    for name in ("cases", "gold", "corpus"):
+        shutil.copytree(REPO_ROOT / name, pytester.path / name)
+    (pytester.path / "pyproject.toml").write_text('[tool.ragv2]\ncorpus = "corpus"\n')
+    return pytester
+
+
+def _summary(pytester: pytest.Pytester, run_id: str) -> dict[str, Any]:
+    path = pytester.path / "reports" / run_id / "summary.json"
+    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return data
+
+
+def _without_latency(summary: dict[str, Any]) -> dict[str, Any]:
+    def strip(row: dict[str, Any]) -> dict[str, Any]:
+        return {key: value for key, value in row.items() if not key.startswith("latency")}
+
+    return {
+        "systems": {name: strip(row) for name, row in summary["systems"].items()},
+        "by_case": {
+            system: {case: strip(row) for case, row in rows.items()}
+            for system, rows in summary["by_case"].items()
+        },
+    }
+
+
+def test_demo_session_serial_and_parallel_agree(bundled: pytest.Pytester) -> None:
+    serial = bundled.runpytest("--ragv2-layer=A", "--ragv2-run-id=serial", "--ragv2-seed=3")
+    parallel = bundled.runpytest(
+        "--ragv2-layer=A", "--ragv2-run-id=parallel", "--ragv2-seed=3", "-n", "2"
+    )
+    first, second = _summary(bundled, "serial"), _summary(bundled, "parallel")
+    assert set(first["systems"]) == {"demo-v1", "demo-v2"}
+    assert first["runs"]["recorded"] == first["runs"]["expected"] > 0
+    assert first["systems"]["demo-v2"]["errors"] == 0
+    assert 0.0 < first["systems"]["demo-v1"]["recall@5"] <= 1.0
+    assert (
+        first["systems"]["demo-v2"]["exact_metadata"]
+        > first["systems"]["demo-v1"]["exact_metadata"]
+    ), "structure-aware chunks carry the metadata that fixed-size chunks lack"
+    assert _without_latency(first) == _without_latency(second)
+    assert serial.ret == parallel.ret
+    assert serial.ret == (0 if first["verdict"] == "pass" else 1)
+    out = serial.stdout.str()
+    assert "gates:" in out
+    assert "verdict:" in out
+    raw = (bundled.path / "raw-runs" / "serial" / "runs-main.jsonl").read_text().splitlines()
+    assert len(raw) == first["runs"]["recorded"]
+    exchange = json.loads(raw[0])["exchanges"][0]
+    assert exchange["request"]["url"].endswith("/query_multiple")
+    assert isinstance(exchange["response_body"], list)
+
+
+def test_html_report_carries_the_verdict(bundled: pytest.Pytester) -> None:
+    bundled.runpytest("--ragv2-layer=A", "--ragv2-run-id=html", "--ragv2-lang=fr")
+    report = bundled.path / "reports" / "html" / "report.html"
+    html = report.read_text(encoding="utf-8")
+    verdict = _summary(bundled, "html")["verdict"].upper()
+    assert f"pytest-ragv2 layer A: verdict {verdict}" in html
+    assert "recall_improvement" in html
+
+
+def test_demo_is_refused_without_its_corpus(pytester: pytest.Pytester) -> None:
+    pytester.mkdir("cases")
+    (pytester.path / "cases" / "development.yaml").write_text(
+        "- id: X1\n  category: semantic\n  prompt_en: q\n  required_evidence: []\n"
+    )
+    result = pytester.runpytest("--ragv2-layer=A")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "corpus directory" in result.stderr.str()
+
+
+def test_demo_that_cannot_start_records_errors(bundled: pytest.Pytester) -> None:
+    # a corpus file that no parser can read stops the demo's index build
+    (bundled.path / "corpus" / "nimbus-analytics" / "broken.pdf").write_bytes(b"not a pdf")
+    result = bundled.runpytest("--ragv2-layer=A", "--ragv2-run-id=broken", "-n", "2")
+    assert "Traceback" not in result.stdout.str()
+    summary = _summary(bundled, "broken")
+    assert summary["systems"]["demo-v2"]["errors"] == summary["systems"]["demo-v2"]["runs"] > 0
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_rag_api_adapter_against_the_demo_server() -> None:
+    from pytest_ragv2.demo.engine import DemoIndex
+    from pytest_ragv2.demo.server import DemoServer
+    from pytest_ragv2.systems.config import RagApiRetrieval
+    from pytest_ragv2.systems.rag_api import RagApiRetriever
+
+    corpus = REPO_ROOT / "corpus"
+    with DemoServer(DemoIndex.from_corpus(corpus)) as server:
+        retriever = RagApiRetriever(
+            "demo-v2",
+            RagApiRetrieval(adapter="rag-api", url=f"{server.url}/v2"),
+            file_ids=["politique-securite", "contrat-cadre-meridia"],
+        )
+        try:
+            result = retriever.retrieve("Quels sont nos objectifs de RPO et de RTO ?", 5)
+            empty = RagApiRetriever(
+                "none",
+                RagApiRetrieval(adapter="rag-api", url=f"{server.url}/v2"),
+                file_ids=["no-such-file"],
+            ).retrieve("RPO", 5)
+        finally:
+            retriever.close()
+    assert result.ok, result.error
+    assert 0 < len(result.items) <= 5
+    assert {item.file_id for item in result.items} <= {
+        "politique-securite",
+        "contrat-cadre-meridia",
+    }
+    pages = [item.page for item in result.items if item.file_id == "politique-securite"]
+    assert pages
+    assert all(page is not None and page >= 1 for page in pages)
+    assert Path(result.items[0].filename or "").suffix in {".pdf", ".docx"}
+    assert empty.ok
+    assert empty.items == []
