@@ -70,13 +70,18 @@ def test_demo_session_serial_and_parallel_agree(bundled: pytest.Pytester) -> Non
     assert isinstance(exchange["response_body"], list)
 
 
-def test_html_report_carries_the_verdict(bundled: pytest.Pytester) -> None:
-    bundled.runpytest("--ragv2-layer=A", "--ragv2-run-id=html", "--ragv2-lang=fr")
-    report = bundled.path / "reports" / "html" / "report.html"
-    html = report.read_text(encoding="utf-8")
+def test_html_reports_carry_the_verdict(bundled: pytest.Pytester) -> None:
+    bundled.runpytest(
+        "--ragv2-layer=A", "--ragv2-run-id=html", "--ragv2-lang=fr", "--html=pytest-html.html"
+    )
     verdict = _summary(bundled, "html")["verdict"].upper()
-    assert f"pytest-ragv2 layer A: verdict {verdict}" in html
-    assert "recall_improvement" in html
+    page = (bundled.path / "reports" / "html" / "report.html").read_text(encoding="utf-8")
+    assert f"Verdict: {verdict}" in page
+    assert "recall_improvement" in page
+    assert "<td>B07</td>" in page  # the per-case table
+    pytest_html = (bundled.path / "pytest-html.html").read_text(encoding="utf-8")
+    assert f"pytest-ragv2 layer A: verdict {verdict}" in pytest_html
+    assert "recall_improvement" in pytest_html
 
 
 def test_demo_is_refused_without_its_corpus(pytester: pytest.Pytester) -> None:

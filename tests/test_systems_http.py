@@ -340,15 +340,16 @@ def test_rag_api_timeout_is_recorded_after_every_try(server: LoopbackServer) -> 
 
 
 def test_rag_api_connection_refused_is_a_transport_error() -> None:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    config = parse_retrieval_config(
-        {"adapter": "rag-api", "url": f"http://127.0.0.1:{port}", "retry": {"backoff_s": 0}}
-    )
-    assert isinstance(config, RagApiRetrieval)
+    # bound but never listening: connections are refused, and no other test can take the port
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+        config = parse_retrieval_config(
+            {"adapter": "rag-api", "url": f"http://127.0.0.1:{port}", "retry": {"backoff_s": 0}}
+        )
+        assert isinstance(config, RagApiRetrieval)
 
-    result = run_rag_api(config)
+        result = run_rag_api(config)
 
     assert result.error is not None
     assert result.error.kind == "transport"

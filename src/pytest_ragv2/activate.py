@@ -159,13 +159,11 @@ def _start_controller(
         config.pluginmanager.register(
             XdistHooks(ctx, demo_url, controller.set_expected), "ragv2-xdist"
         )
-    if config.pluginmanager.hasplugin("html"):
+    if config.pluginmanager.hasplugin("html") and config.getoption("htmlpath", None):
+        # pytest-html's per-item report costs about a millisecond per item, so it is the
+        # user's choice (--html); report.html from the summary is always written
         from pytest_ragv2.report.html import HtmlHooks
 
-        if not config.getoption("htmlpath", None):
-            # pytest-html reads this in its own pytest_configure, which runs after ours
-            config.option.htmlpath = str(ctx.report_dir / "report.html")
-            config.option.self_contained_html = True
         config.pluginmanager.register(HtmlHooks(controller), "ragv2-html")
     write_run_manifest(ctx, {option.dest: config.getoption(option.dest) for option in OPTIONS})
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ from pytest_ragv2.collect import CaseItem
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
 from pytest_ragv2.rawruns import build_manifest, write_manifest
+from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import write_terminal_summary
 from pytest_ragv2.session import aggregate
@@ -76,14 +78,18 @@ class Controller:
             exit_status=int(status),
             interrupted=interrupted,
             descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
-            raw_runs_dir=self.ctx.run_dir,
+            raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
         )
         path = write_summary(
             self.ctx.report_dir,
             self.summary,
             render_summary_markdown(self.summary, self.gates),
+            render_page(self.summary, self.gates),
         )
-        self.locations = [f"summary: {path}", f"raw runs: {self.ctx.run_dir}"]
+        self.locations = [
+            f"summary: {path} (and summary.md, report.html)",
+            f"raw runs: {self.ctx.run_dir}",
+        ]
 
     def terminal_summary(self, reporter: Any) -> None:
         if self.summary is None:
@@ -126,3 +132,11 @@ def write_run_manifest(ctx: RunContext, options: Mapping[str, Any]) -> None:
         },
     )
     write_manifest(ctx.run_dir, manifest)
+
+
+def _relative(path: Path, root: Path) -> Path:
+    """A path as the report shows it: relative to the rootdir when inside it."""
+    try:
+        return path.relative_to(root)
+    except ValueError:
+        return path

@@ -31,7 +31,6 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(INI_LAYER, "default of --ragv2-layer (A, B or C)", default="")
 
 
-@pytest.hookimpl(tryfirst=True)  # before pytest-html's, which reads the report path we set
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "ragv2(layer, category, system, lang): a gold-case run")
     config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker (loadgroup)")

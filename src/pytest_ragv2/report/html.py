@@ -1,7 +1,7 @@
 """pytest-html integration: per-run columns and the verdict, gates and systems on top.
 
-Registered only when pytest-html is active; every hook is optional, so the plugin loads
-without pytest-html. The controller aggregates in a tryfirst sessionfinish, before
+Registered only when pytest-html writes a report (``--html``); every hook is optional, so
+the plugin loads without pytest-html. The controller aggregates in a tryfirst sessionfinish, before
 pytest-html's trylast sessionfinish writes the file, so the summary is complete there.
 """
 
@@ -13,18 +13,10 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.controller import Controller
-from pytest_ragv2.report.tables import Table, gate_table, system_table
+from pytest_ragv2.report.page import table_html
+from pytest_ragv2.report.tables import gate_table, system_table
 
 COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
-
-
-def _table_html(table: Table) -> str:
-    header, rows = table
-    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
-    )
-    return f'<table class="ragv2"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
 def _cell(value: Any) -> str:
@@ -74,5 +66,5 @@ class HtmlHooks:
             f"(exit status {result['exit_status']})</h2>"
             f"<p>run {escape(str(result['run_id']))}, seed {result['seed']}</p>"
         )
-        prefix.append("<h3>Gates</h3>" + _table_html(gate_table(self._controller.gates)))
-        prefix.append("<h3>Systems</h3>" + _table_html(system_table(result["systems"])))
+        prefix.append("<h3>Gates</h3>" + table_html(gate_table(self._controller.gates)))
+        prefix.append("<h3>Systems</h3>" + table_html(system_table(result["systems"])))

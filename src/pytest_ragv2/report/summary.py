@@ -20,6 +20,7 @@ from pytest_ragv2.session import SessionResults
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
+REPORT_HTML = "report.html"
 
 
 def _clean(value: Any) -> Any:
@@ -111,11 +112,12 @@ def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResu
     return "\n".join(lines)
 
 
-def write_summary(report_dir: Path, summary: Mapping[str, Any], markdown: str) -> Path:
+def write_summary(report_dir: Path, summary: Mapping[str, Any], markdown: str, page: str) -> Path:
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
     (report_dir / SUMMARY_MD).write_text(markdown, encoding="utf-8")
+    (report_dir / REPORT_HTML).write_text(page, encoding="utf-8")
     return path

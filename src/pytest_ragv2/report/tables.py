@@ -116,3 +116,25 @@ def render_markdown(table: Table) -> list[str]:
         return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
 
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
+
+
+def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    """One row per case: runs met, recall@5 and MRR of every system side by side."""
+    systems = list(by_case)
+    cases = sorted({case for rows in by_case.values() for case in rows})
+    header = ["case"]
+    for system in systems:
+        header += [f"{system} met", f"{system} R@5", f"{system} MRR"]
+    rows = []
+    for case in cases:
+        row = [case]
+        for system in systems:
+            data = by_case[system].get(case)
+            if data is None:
+                row += ["—", "—", "—"]
+                continue
+            met = data.get("met")
+            met_runs = "—" if met is None else f"{round(met * data['runs'])}/{data['runs']}"
+            row += [met_runs, fmt_rate(data.get("recall@5")), fmt_rate(data.get("mrr"))]
+        rows.append(row)
+    return header, rows

@@ -1,0 +1,87 @@
+"""report.html: the run's summary as one self-contained page for reviewers.
+
+Written from the summary alone (no per-item hooks), so it costs the session nothing per
+item; pytest-html's own report, when asked for with ``--html``, gets the same tables on top.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from html import escape
+from typing import Any
+
+from pytest_ragv2.gates import GateResult
+from pytest_ragv2.report.tables import (
+    Table,
+    breakdown_table,
+    case_table,
+    gate_table,
+    system_table,
+)
+
+STYLE = """
+body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1b1f24; }
+h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
+table { border-collapse: collapse; margin: .5rem 0; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; }
+th { background: #f6f8fa; }
+td.PASS { background: #dafbe1; } td.FAIL { background: #ffebe9; font-weight: 600; }
+td.SKIP { background: #fff8c5; }
+.verdict { font-size: 1.2rem; font-weight: 700; padding: .5rem 1rem; display: inline-block; }
+.pass { background: #dafbe1; } .fail, .interrupted { background: #ffebe9; }
+"""
+
+
+def table_html(table: Table, decision_column: int | None = None) -> str:
+    header, rows = table
+    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
+    body = []
+    for row in rows:
+        cells = []
+        for index, cell in enumerate(row):
+            css = f' class="{escape(cell)}"' if index == decision_column else ""
+            cells.append(f"<td{css}>{escape(cell)}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
+    verdict = str(summary["verdict"])
+    details = "".join(
+        f"<li><b>{escape(gate.name)}</b><ul>"
+        + "".join(f"<li>{escape(detail)}</li>" for detail in gate.details)
+        + "</ul></li>"
+        for gate in gates
+        if gate.details
+    )
+    parts = [
+        "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
+        f"<title>pytest-ragv2 {escape(str(summary['run_id']))}</title>",
+        f"<style>{STYLE}</style></head><body>",
+        f"<h1>pytest-ragv2 layer {escape(str(summary['layer']))} — run "
+        f"{escape(str(summary['run_id']))}</h1>",
+        f"<p class='verdict {escape(verdict)}'>Verdict: {escape(verdict.upper())} "
+        f"(exit status {summary['exit_status']})</p>",
+        f"<p>Seed {summary['seed']}; {summary['runs']['recorded']} runs recorded"
+        + (
+            f" of {summary['runs']['expected']} expected"
+            if summary["runs"]["expected"] is not None
+            else ""
+        )
+        + f"; raw runs in <code>{escape(str(summary['raw_runs']))}</code>.</p>",
+        "<h2>Gates</h2>",
+        table_html(gate_table(gates), decision_column=3),
+        f"<ul>{details}</ul>" if details else "",
+        "<h2>Systems</h2>",
+        "<p>Rates are means of per-case means; latency percentiles are over runs, with "
+        "bootstrap 95 % intervals.</p>",
+        table_html(system_table(summary["systems"])),
+        "<h2>Recall@5 by category</h2>",
+        table_html(breakdown_table("category", summary["by_category"], "recall@5")),
+        "<h2>Recall@5 by language</h2>",
+        table_html(breakdown_table("language", summary["by_language"], "recall@5")),
+        "<h2>Cases</h2>",
+        table_html(case_table(summary["by_case"])),
+        "</body></html>",
+    ]
+    return "\n".join(parts)
