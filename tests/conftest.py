@@ -5,10 +5,12 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+# In-process pytester runs drop the modules a run imported. numpy cannot be loaded twice in
+# one process, and httpx maps httpcore's exceptions through a table it fills once: a second
+# httpcore module would raise exceptions that table does not know. So everything the plugin
+# imports lazily is loaded here, once, before any pytester run.
 import pytest
 
-# In-process pytester runs drop the modules a run imported; numpy and scipy cannot be loaded
-# twice in one process, so the plugin's lazily imported modules are loaded here, once.
 import pytest_ragv2.activate
 import pytest_ragv2.controller
 import pytest_ragv2.report.html
