@@ -9,6 +9,7 @@ from pathlib import Path
 # one process, and httpx maps httpcore's exceptions through a table it fills once: a second
 # httpcore module would raise exceptions that table does not know. So everything the plugin
 # imports lazily is loaded here, once, before any pytester run.
+import httpcore  # noqa: F401
 import pytest
 
 import pytest_ragv2.activate
