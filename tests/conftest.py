@@ -75,6 +75,17 @@ def leaky(query, k, **options):
 
 def broken(query, k, **options):
     raise RuntimeError("index offline")
+
+
+CALLS = []
+
+
+def interrupting(query, k, **options):
+    # the operator presses Ctrl-C during the third call of this system
+    CALLS.append(query)
+    if len(CALLS) == 3:
+        raise KeyboardInterrupt
+    return _lookup(query)[:k]
 '''
 
 DEVELOPMENT_CASES = """\

@@ -252,3 +252,56 @@ def test_report_paths_are_printed(project: pytest.Pytester) -> None:
         f"summary: {Path('reports') / 'testrun' / 'summary.json'}"
         in result.stdout.str().replace(str(project.path) + "/", "")
     )
+
+
+def test_interrupt_keeps_pytest_status_and_writes_partial_results(
+    project: pytest.Pytester,
+) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(candidate="interrupting"))
+    # in a subprocess: an in-process run would pass the KeyboardInterrupt to this session
+    result = project.runpytest_subprocess("--ragv2-layer=A", "--ragv2-seed=5", *RUN_ID)
+    assert result.ret == pytest.ExitCode.INTERRUPTED
+    summary = summary_of(project)
+    assert summary["verdict"] == "interrupted"
+    assert summary["exit_status"] == 2
+    assert 0 < summary["runs"]["recorded"] < summary["runs"]["expected"]
+    assert len(raw_lines(project)) == summary["runs"]["recorded"]
+    assert "verdict: INTERRUPTED" in result.stdout.str()
+
+
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # data-derived names
+def test_chat_layer_items_carry_their_slot_group_from_creation() -> None:
+    from pytest_ragv2.collect import item_marks, slot_group
+
+    chat = item_marks("B", "exact_lookup", "v2", "de", slot="qwen-slot")
+    groups = [m.kwargs.get("name") for m in chat if m.name == "xdist_group"]
+    assert groups == [slot_group("qwen-slot")]
+    retrieval = item_marks("A", "exact_lookup", "v2", "de", slot="qwen-slot")
+    assert not any(m.name == "xdist_group" for m in retrieval)
+    assert {m.name for m in retrieval} >= {"ragv2", "layer_a", "exact_lookup", "v2", "lang_de"}
+
+
+def test_rescore_from_raw_runs_reproduces_the_session(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragv2.cli import main
+
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.OK
+    monkeypatch.chdir(project.path)
+    status = main(["rescore", "raw-runs/testrun"])
+    assert status == 0
+    session = summary_of(project)
+    rescored = json.loads(
+        (project.path / "reports" / "testrun" / "rescored" / "summary.json").read_text()
+    )
+    assert _comparable(rescored)["systems"] == _comparable(session)["systems"]
+    assert rescored["verdict"] == "pass"
+    # the gold changes (an adjudicated page): the same raw runs now miss it
+    (project.path / "cases" / "development.yaml").write_text(
+        (project.path / "cases" / "development.yaml").read_text().replace("page: 2", "page: 3")
+    )
+    assert main(["rescore", "raw-runs/testrun", "--output", "rescored-again"]) == 0
+    again = json.loads((project.path / "rescored-again" / "summary.json").read_text())
+    assert again["by_case"]["v2"]["C01"]["recall@5"] == 0.0
+    assert gate(again, "recall_improvement")["value"] == pytest.approx(0.5)

@@ -4,6 +4,8 @@
   allow-list, prints each error as ``file:line: case ID: field: message``, and exits 1 when
   there is any error.
 - ``ragv2 schema`` prints (or writes) the JSON Schema of a case file for editors.
+- ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
+  against the current gold (no pytest, no live system) and exits with the verdict.
 - ``ragv2 demo serve`` starts the embedded demo retrieval server.
 
 Defaults for ``--cases``/``--gold``/``--allowlist`` come from ``[tool.ragv2]`` in
@@ -124,6 +126,23 @@ def _build_parser(settings: dict[str, Any]) -> argparse.ArgumentParser:
     schema = commands.add_parser("schema", help="print the JSON Schema of a case file")
     schema.add_argument("--output", type=Path, default=None, help="write to FILE instead of stdout")
 
+    rescore = commands.add_parser(
+        "rescore",
+        help="recompute a run's gates and verdict from raw-runs/<run-id>; exit with the verdict",
+    )
+    rescore.add_argument("run_dir", type=Path, help="a raw-runs/<run-id> directory")
+    rescore.add_argument(
+        "--config",
+        default=None,
+        help="ragv2.yaml or pyproject.toml with [tool.ragv2] (default: as pytest finds it)",
+    )
+    rescore.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="where to write the summaries (default: <reports>/<run-id>/rescored)",
+    )
+
     demo = commands.add_parser("demo", help="the embedded demo systems")
     demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="COMMAND")
     # The arguments after "demo serve" belong to the server; main() hands them over untouched.
@@ -162,7 +181,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.output.write_text(text, encoding="utf-8")
             print(f"wrote {args.output}")
         return 0
+    if args.command == "rescore":
+        return rescore(args.run_dir, args.config, args.output, sys.stdout)
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse requires one
+
+
+def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO) -> int:
+    """Rescore a run; print its gates and verdict; 0 when every gate holds, 1 otherwise."""
+    from pytest_ragv2.report.tables import gate_table, render_text
+    from pytest_ragv2.rescore import rescore_run, write_rescored
+    from pytest_ragv2.settings import SettingsError, load_settings
+
+    if not (run_dir / "manifest.json").is_file():
+        out.write(f"{run_dir}: not a raw-runs/<run-id> directory (no manifest.json)\n")
+        return 2
+    try:
+        settings = load_settings(Path.cwd(), config)
+    except SettingsError as exc:
+        out.write(f"{exc}\n")
+        return 2
+    rescored = rescore_run(run_dir, settings)
+    target = output or settings.reports / str(rescored.summary["run_id"]) / "rescored"
+    path = write_rescored(rescored, target)
+    for line in render_text(gate_table(rescored.gates)):
+        out.write(line + "\n")
+    out.write(f"verdict: {'PASS' if rescored.passed else 'FAIL'} (summary: {path})\n")
+    return 0 if rescored.passed else 1
 
 
 if __name__ == "__main__":

@@ -1,0 +1,98 @@
+"""Recompute a run's records, tables, gates and verdict from its raw runs alone.
+
+No pytest and no live system: the raw runs hold every retrieved item as the adapter parsed
+it, so a fixed scorer or an adjudicated gold answer can be applied to a finished run.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pytest_ragv2.cases import Catalog, load_allowlist, load_catalog
+from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
+from pytest_ragv2.layers.retrieval import score_raw_run
+from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
+from pytest_ragv2.report.page import render_page
+from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.session import aggregate
+from pytest_ragv2.settings import Settings
+
+
+@dataclass(slots=True)
+class Rescored:
+    summary: dict[str, Any]
+    gates: list[GateResult]
+    passed: bool
+    unknown_cases: list[str] = field(default_factory=list)
+
+
+def _catalog(settings: Settings) -> Catalog:
+    allowlist = (
+        load_allowlist(settings.allowlist)
+        if settings.allowlist and settings.allowlist.is_file()
+        else None
+    )
+    gold = settings.gold if settings.gold.is_dir() else None
+    return load_catalog(settings.cases, gold, allowlist=allowlist)
+
+
+def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
+    """Score every raw run of ``run_dir`` against the current gold and gates."""
+    manifest = json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
+    catalog = _catalog(settings)
+    allow = (
+        load_allowlist(settings.allowlist)
+        if settings.allowlist and settings.allowlist.is_file()
+        else None
+    )
+    records: list[dict[str, Any]] = []
+    unknown: list[str] = []
+    for raw in read_raw_runs(run_dir):
+        loaded = catalog.find(raw["key"]["case"])
+        if loaded is None:
+            unknown.append(raw["key"]["case"])
+            continue
+        records.append(
+            score_raw_run(
+                raw,
+                case=loaded.case,
+                split=loaded.split,
+                allowed_file_ids=allow.file_ids if allow else None,
+                allowed_filenames=allow.filenames if allow else None,
+                recall_k=settings.item_pass.recall_k,
+            )
+        )
+    roles = {name: system["role"] for name, system in manifest.get("systems", {}).items()}
+    results = aggregate(records, roles=roles)
+    case_errors = [str(error) for error in catalog.errors]
+    case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
+    gates = evaluate_layer_a(results, settings.gates, case_errors)
+    passed = verdict(gates)
+    summary = build_summary(
+        run_id=str(manifest["run_id"]),
+        seed=int(manifest["seed"]),
+        layer=str(manifest.get("options", {}).get("layer", "A")),
+        results=results,
+        gates=gates,
+        passed=passed,
+        exit_status=0 if passed else 1,
+        interrupted=False,
+        descriptors={
+            name: system.get("descriptors", {})
+            for name, system in manifest.get("systems", {}).items()
+        },
+        raw_runs_dir=run_dir,
+    )
+    return Rescored(summary, gates, passed, unknown)
+
+
+def write_rescored(rescored: Rescored, output: Path) -> Path:
+    return write_summary(
+        output,
+        rescored.summary,
+        render_summary_markdown(rescored.summary, rescored.gates),
+        render_page(rescored.summary, rescored.gates),
+    )
