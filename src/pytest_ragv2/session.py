@@ -41,27 +41,6 @@ def _as_number(value: Any) -> float | None:
     return None if math.isnan(number) else number
 
 
-def metric_value(record: Mapping[str, Any], metric: str) -> float | None:
-    if metric == "met":
-        return 1.0 if record["met"] else 0.0
-    return _as_number(record["metrics"].get(metric))
-
-
-def case_means(records: Iterable[Mapping[str, Any]], metric: str) -> dict[str, list[float]]:
-    """Per case, the metric's values over that case's runs (undefined values left out)."""
-    by_case: dict[str, list[float]] = defaultdict(list)
-    for record in records:
-        value = metric_value(record, metric)
-        if value is not None:
-            by_case[record["key"]["case"]].append(value)
-    return by_case
-
-
-def mean_of_case_means(by_case: Mapping[str, Sequence[float]]) -> float | None:
-    means = [sum(values) / len(values) for values in by_case.values() if values]
-    return sum(means) / len(means) if means else None
-
-
 def estimate_json(estimate: Estimate) -> dict[str, Any]:
     return {
         "value": _finite(estimate.value),
@@ -76,31 +55,51 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
+def case_metric_means(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+    """Per case, the mean of every case-mean metric over that case's runs, in one pass
+    (undefined values left out; a metric undefined in every run of a case is absent)."""
+    sums: dict[str, dict[str, list[float]]] = {}
+    for record in records:
+        per_metric = sums.setdefault(record["key"]["case"], {})
+        metrics = record["metrics"]
+        for metric in CASE_MEAN_METRICS:
+            if metric == "met":
+                value: float | None = 1.0 if record["met"] else 0.0
+            else:
+                value = _as_number(metrics.get(metric))
+            if value is not None:
+                total = per_metric.setdefault(metric, [0.0, 0.0])
+                total[0] += value
+                total[1] += 1.0
+    return {
+        case: {metric: total / count for metric, (total, count) in per_metric.items()}
+        for case, per_metric in sums.items()
+    }
+
+
 def summarize(records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False) -> Row:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
     a bootstrap each)."""
     runs = len(records)
     errors = sum(1 for record in records if not record["ok"])
     latencies = [float(record["latency_s"]) for record in records]
+    per_case = case_metric_means(records)
     row: Row = {
         "runs": runs,
-        "cases": len({record["key"]["case"] for record in records}),
+        "cases": len(per_case),
         "errors": errors,
         "error_rate": errors / runs if runs else None,
         "leaking_runs": sum(1 for record in records if record["metrics"].get("leaked")),
     }
     for metric in CASE_MEAN_METRICS:
-        row[metric] = mean_of_case_means(case_means(records, metric))
+        means = [case[metric] for case in per_case.values() if metric in case]
+        row[metric] = sum(means) / len(means) if means else None
     if with_intervals:
         row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
         row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
-        per_case = {
-            case: [sum(values) / len(values)]
-            for case, values in case_means(records, "recall@5").items()
-            if values
-        }
-        row["recall@5_ci"] = estimate_json(clustered_mean_ci(per_case))
+        recall = {name: [case["recall@5"]] for name, case in per_case.items() if "recall@5" in case}
+        row["recall@5_ci"] = estimate_json(clustered_mean_ci(recall))
     else:
         row["latency_p50"] = {"value": _percentile(latencies, 50)}
         row["latency_p95"] = {"value": _percentile(latencies, 95)}

@@ -1,0 +1,68 @@
+"""Aggregation: case-clustered means, errors kept in denominators, undefined values left out."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.session import aggregate
+
+
+def record(
+    case: str,
+    system: str,
+    rep: int,
+    recall5: float,
+    *,
+    ok: bool = True,
+    category: str = "semantic",
+    lang: str = "en",
+    latency: float = 0.1,
+    met: bool = True,
+) -> dict[str, Any]:
+    return {
+        "key": {"case": case, "system": system, "rep": rep, "lang": lang, "layer": "A"},
+        "category": category,
+        "ok": ok,
+        "met": met,
+        "latency_s": latency,
+        "metrics": {"recall@5": recall5, "mrr": recall5, "leaked": []},
+    }
+
+
+def test_rates_are_means_of_case_means_and_errors_count() -> None:
+    records = [
+        # case A: three runs (mean 2/3); case B: one run (1.0) -> system mean 5/6, not 3/4
+        record("A", "v2", 1, 1.0),
+        record("A", "v2", 2, 1.0),
+        record("A", "v2", 3, 0.0, ok=False, met=False),
+        record("B", "v2", 1, 1.0),
+        # a safe no-answer case: recall undefined, left out of the mean, still a run
+        record("C", "v2", 1, math.nan),
+    ]
+    results = aggregate(records, roles={"v2": "candidate"}, expected_runs=5)
+    row = results.systems["v2"]
+    assert row["recall@5"] == pytest.approx(5 / 6)
+    assert row["runs"] == 5
+    assert row["cases"] == 3
+    assert row["errors"] == 1
+    assert row["error_rate"] == pytest.approx(0.2)
+    assert row["met"] == pytest.approx((2 / 3 + 1 + 1) / 3)
+    assert row["recall@5_ci"]["value"] == pytest.approx(5 / 6)
+    assert results.by_case["v2"]["C"]["recall@5"] is None
+
+
+def test_breakdowns_and_deduplication_by_run_key() -> None:
+    records = [
+        record("A", "v1", 1, 0.0, category="exact_lookup", lang="de"),
+        record("A", "v1", 1, 1.0, category="exact_lookup", lang="de"),  # a rerun: last wins
+        record("B", "v1", 1, 0.5, category="technical_table", lang="en", latency=0.3),
+    ]
+    results = aggregate(records, roles={"v1": "baseline"})
+    assert results.recorded_runs == 2
+    assert results.by_category["v1"]["exact_lookup"]["recall@5"] == 1.0
+    assert results.by_language["v1"]["en"]["recall@5"] == 0.5
+    assert results.systems["v1"]["latency_p95"]["value"] == pytest.approx(0.1 + 0.95 * 0.2)
+    assert results.role_system("baseline") == "v1"
