@@ -60,6 +60,9 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[lower] + (ordered[upper] - ordered[lower]) * (position - lower)
 
 
+BOOTSTRAP_BLOCK_VALUES = 1 << 18
+
+
 def percentile_ci(
     values: Sequence[float],
     q: float,
@@ -86,8 +89,18 @@ def percentile_ci(
     # in plain numpy: scipy.stats costs about a second to import, paid at every session's end
     # (tests/test_stats.py checks the two agree).
     rng = np.random.default_rng(seed)
-    drawn = data[rng.integers(0, data.size, size=(n_resamples, data.size))]
-    estimates = np.percentile(drawn, q, axis=1)
+    # in blocks, so memory stays bounded (n_resamples x n values at once is 32 MB at 1,000)
+    block = max(1, BOOTSTRAP_BLOCK_VALUES // data.size)
+    estimates = np.concatenate(
+        [
+            np.percentile(
+                data[rng.integers(0, data.size, size=(min(block, n_resamples - start), data.size))],
+                q,
+                axis=1,
+            )
+            for start in range(0, n_resamples, block)
+        ]
+    )
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(estimates, [tail, 100.0 - tail])
     return Estimate(value, float(low), float(high), int(data.size), "bootstrap-percentile")
