@@ -278,7 +278,7 @@ def test_chat_layer_items_carry_their_slot_group_from_creation() -> None:
     assert groups == [slot_group("qwen-slot")]
     retrieval = item_marks("A", "exact_lookup", "v2", "de", slot="qwen-slot")
     assert not any(m.name == "xdist_group" for m in retrieval)
-    assert {m.name for m in retrieval} >= {"ragv2", "layer_a", "exact_lookup", "v2", "lang_de"}
+    assert {m.name for m in retrieval} >= {"gold_case", "layer_a", "exact_lookup", "v2", "lang_de"}
 
 
 def test_rescore_from_raw_runs_reproduces_the_session(
@@ -305,3 +305,100 @@ def test_rescore_from_raw_runs_reproduces_the_session(
     again = json.loads((project.path / "rescored-again" / "summary.json").read_text())
     assert again["by_case"]["v2"]["C01"]["recall@5"] == 0.0
     assert gate(again, "recall_improvement")["value"] == pytest.approx(0.5)
+
+
+def test_tables_order_systems_by_role_and_delta_is_candidate_minus_baseline(
+    project: pytest.Pytester,
+) -> None:
+    text = pyproject().replace("systems.v1]", "systems.old]").replace("systems.v2]", "systems.new]")
+    (project.path / "pyproject.toml").write_text(text)
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.OK
+    summary = summary_of(project)
+    assert list(summary["systems"]) == ["old", "new"]
+    lines = result.stdout.lines
+    exact = next(line for line in lines if line.strip().startswith("exact_lookup "))
+    assert exact.split()[-1] == "+1.000"
+
+
+def test_configured_baseline_not_run_fails_the_comparison(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-systems=v2", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    improvement = gate(summary_of(project), "recall_improvement")
+    assert improvement["decision"] == "fail"
+    assert "not run" in improvement["reason"]
+
+
+def test_missing_allowlist_fails_the_leak_gate(project: pytest.Pytester) -> None:
+    (project.path / "gold" / "allowlist.yaml").unlink()
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    leak = gate(summary_of(project), "no_leak")
+    assert leak["decision"] == "fail"
+    assert "allow-list" in leak["reason"]
+
+
+def test_broken_allowlist_is_a_located_gold_error(project: pytest.Pytester) -> None:
+    (project.path / "gold" / "allowlist.yaml").write_text("files: [ {file_id: x\n")
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert "Traceback" not in result.stdout.str() + result.stderr.str()
+    gold = gate(summary_of(project), "gold_valid")
+    assert gold["decision"] == "fail"
+    assert any("allowlist.yaml" in detail for detail in gold["details"])
+
+
+def test_ordinary_failing_tests_are_never_hidden_by_the_verdict(project: pytest.Pytester) -> None:
+    project.makepyfile(
+        test_other="""
+        import pytest
+
+        def test_fails():
+            assert False
+
+        @pytest.mark.parametrize("n", [1, 2])
+        def test_param(n):
+            assert n
+        """
+    )
+    serial = project.runpytest("--ragv2-layer=A", "cases", "test_other.py", *RUN_ID)
+    assert serial.ret == pytest.ExitCode.TESTS_FAILED
+    assert summary_of(project)["verdict"] == "pass"
+    parallel = project.runpytest(
+        "--ragv2-layer=A", "cases", "test_other.py", "--ragv2-run-id=par", "-n", "2"
+    )
+    assert parallel.ret == pytest.ExitCode.TESTS_FAILED
+    assert summary_of(project, "par")["runs"] == {"expected": 10, "recorded": 10}
+
+
+def test_no_case_collected_leaves_pytest_status_alone(project: pytest.Pytester) -> None:
+    project.makepyfile(test_other="def test_ok():\n    assert True\n")
+    result = project.runpytest("--ragv2-layer=A", "test_other.py")
+    assert result.ret == pytest.ExitCode.OK
+    assert not (project.path / "reports").exists()
+    assert not (project.path / "raw-runs").exists()
+
+
+def test_run_ids_are_never_reused(project: pytest.Pytester) -> None:
+    assert project.runpytest("--ragv2-layer=A", *RUN_ID).ret == pytest.ExitCode.OK
+    again = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert again.ret == pytest.ExitCode.USAGE_ERROR
+    assert "already exists" in again.stderr.str()
+
+
+def test_case_files_pytest_would_skip_still_run(project: pytest.Pytester) -> None:
+    (project.path / "cases" / "build").mkdir()
+    (project.path / "cases" / "build" / "more.YAML").write_text(
+        "- id: M01\n  category: semantic\n  prompt_en: 'pressure?'\n"
+        "  required_evidence: [{file_id: datasheet, page: 2}]\n"
+    )
+    result = project.runpytest("--ragv2-layer=A", "--collect-only", "-q")
+    assert "cases/build/more.YAML::M01[v2-en-r1]" in result.stdout.str()
+
+
+def test_last_failed_reruns_only_the_failed_runs(project: pytest.Pytester) -> None:
+    project.runpytest("--ragv2-layer=A", *RUN_ID)
+    result = project.runpytest("--ragv2-layer=A", "--lf", "--collect-only", "-q")
+    names = [line for line in result.outlines if "::" in line]
+    assert len(names) == 4
+    assert all("[v1-" in name for name in names)

@@ -53,9 +53,9 @@ def activate(config: pytest.Config) -> None:
         worker = str(workerinput.get("workerid", "gw"))
     else:
         seed = settings.seed if settings.seed is not None else random.Random().getrandbits(31)
-        run_id = config.getoption("ragv2_run_id") or new_run_id(seed)
+        run_id = _unused_run_id(settings, config.getoption("ragv2_run_id"), seed)
         worker = "main"
-    systems, demo_url = _systems(config, settings, workerinput)
+    systems, demo_url, configured_roles = _systems(config, settings, workerinput)
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,
@@ -65,12 +65,30 @@ def activate(config: pytest.Config) -> None:
         worker=worker,
         systems=systems,
         demo_url=demo_url,
+        configured_roles=configured_roles,
     )
     config.stash[CONTEXT_KEY] = ctx
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(settings.cases)]
     if workerinput is None and not config.option.collectonly:
         _start_controller(config, ctx, demo_url)
+
+
+def _unused_run_id(settings: Settings, explicit: str | None, seed: int) -> str:
+    """A run id whose raw-runs folder does not exist yet: runs are never mixed."""
+    if explicit:
+        if (settings.raw_runs / explicit).exists():
+            raise pytest.UsageError(
+                f"--ragv2-run-id={explicit}: {settings.raw_runs / explicit} already exists; "
+                "choose another id (runs are never appended to an earlier run)"
+            )
+        return explicit
+    base = new_run_id(seed)
+    run_id, attempt = base, 1
+    while (settings.raw_runs / run_id).exists():
+        attempt += 1
+        run_id = f"{base}-{attempt}"
+    return run_id
 
 
 def _settings(config: pytest.Config) -> Settings:
@@ -83,15 +101,21 @@ def _settings(config: pytest.Config) -> Settings:
         "seed": config.getoption("ragv2_seed"),
     }
     try:
-        return load_settings(config.rootpath, config.getoption("ragv2_config"), overrides)
+        return load_settings(
+            config.rootpath,
+            config.getoption("ragv2_config"),
+            overrides,
+            invocation_dir=config.invocation_params.dir,
+        )
     except SettingsError as exc:
         raise pytest.UsageError(str(exc)) from None
 
 
 def _systems(
     config: pytest.Config, settings: Settings, workerinput: dict[str, Any] | None
-) -> tuple[dict[str, SystemSettings], Callable[[], str] | None]:
-    """The configured systems, or the embedded demo's (whose URL is known once it started)."""
+) -> tuple[dict[str, SystemSettings], Callable[[], str] | None, dict[str, str]]:
+    """The selected systems, or the embedded demo's (whose URL is known once it started),
+    and the roles of every configured system (selected or not)."""
     systems = dict(settings.systems)
     demo_url: Callable[[], str] | None = None
     if not systems:
@@ -112,6 +136,7 @@ def _systems(
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
         systems = demo_systems("http://demo.invalid")
+    configured_roles: dict[str, str] = {name: system.role for name, system in systems.items()}
     selected = split_list(config.getoption("ragv2_systems"))
     if selected:
         unknown = sorted(set(selected) - set(systems))
@@ -121,7 +146,7 @@ def _systems(
                 f"configured: {', '.join(systems)}"
             )
         systems = {name: systems[name] for name in selected}
-    return systems, demo_url
+    return systems, demo_url, configured_roles
 
 
 def _worker_demo_url(workerinput: dict[str, Any]) -> Callable[[], str]:
@@ -145,14 +170,18 @@ class _ReportSink:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._controller.add_report(report)
 
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        self._controller.add_report(report)
+
 
 def _start_controller(
     config: pytest.Config, ctx: RunContext, demo_url: Callable[[], str] | None
 ) -> None:
     # the controller's modules (aggregation, statistics, numpy) are never needed by workers
-    from pytest_ragv2.controller import Controller, write_run_manifest
+    from pytest_ragv2.controller import Controller
 
-    controller = Controller(ctx)
+    options = {option.dest: config.getoption(option.dest) for option in OPTIONS}
+    controller = Controller(ctx, options)
     config.stash[CONTROLLER_KEY] = controller
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
@@ -165,7 +194,6 @@ def _start_controller(
         from pytest_ragv2.report.html import HtmlHooks
 
         config.pluginmanager.register(HtmlHooks(controller), "ragv2-html")
-    write_run_manifest(ctx, {option.dest: config.getoption(option.dest) for option in OPTIONS})
 
 
 def check_chat_layer_dist(config: pytest.Config, layer: str) -> None:

@@ -21,13 +21,25 @@ def context_of(config: pytest.Config) -> RunContext:
     return config.stash[CONTEXT_KEY]
 
 
-def collect_case_file(
-    ctx: RunContext, file_path: Path, parent: pytest.Collector
-) -> CaseFile | None:
-    """A collector for a YAML file inside the configured cases directory."""
-    if not file_path.resolve().is_relative_to(ctx.settings.cases):
+def collect_cases_dir(ctx: RunContext, path: Path, parent: pytest.Collector) -> CasesDir | None:
+    """The collector of the configured cases directory (None for any other directory)."""
+    if path.resolve() != ctx.settings.cases:
         return None
-    return CaseFile.from_parent(parent, path=file_path)
+    return CasesDir.from_parent(parent, path=path)
+
+
+class CasesDir(pytest.Directory):
+    """The cases directory: one CaseFile per file the case catalog loaded.
+
+    Collection follows the catalog, not pytest's directory walk, so every file that was
+    validated is also run: a ``.YAML`` suffix or a subdirectory that pytest's
+    ``norecursedirs`` would skip (``build/``) cannot silently drop cases.
+    """
+
+    def collect(self) -> Iterator[pytest.Collector]:
+        ctx = context_of(self.config)
+        for loaded in ctx.catalog.files:
+            yield CaseFile.from_parent(self, path=loaded.path)
 
 
 def slot_group(slot: str) -> str:
@@ -44,7 +56,7 @@ def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> 
     """Every mark of one item. Chat layers carry their inference slot's xdist_group from
     creation on: marks added later come too late for xdist's loadgroup scheduling."""
     marks: list[Any] = [
-        pytest.mark.ragv2(layer=layer, category=category, system=system, lang=lang),
+        pytest.mark.gold_case(layer=layer, category=category, system=system, lang=lang),
         *(getattr(pytest.mark, name) for name in mark_names(layer, category, system, lang)),
     ]
     if layer != "A":
@@ -90,7 +102,14 @@ class CaseFile(pytest.File):
                 for rep in range(1, ctx.settings.repetitions + 1):
                     key = RunKey(loaded.case.id, system, rep, lang, ctx.layer)
                     item = CaseItem.from_parent(
-                        self, name=key.item_name, key=key, loaded=loaded, query=prompts[lang]
+                        self,
+                        name=key.item_name,
+                        # a string id is parsed as case + parameters, as pytest's own
+                        # parametrized ids are, so --lf/--ff/--sw find these items again
+                        nodeid=f"{self.nodeid}::{key.item_name}",
+                        key=key,
+                        loaded=loaded,
+                        query=prompts[lang],
                     )
                     register_markers(
                         self.config,

@@ -15,11 +15,15 @@ class SettingsError(ValueError):
     """A configuration that cannot be used; the message names the file and the field."""
 
 
-def find_config(rootdir: Path, explicit: str | None) -> Path | None:
+def find_config(
+    rootdir: Path, explicit: str | None, invocation_dir: Path | None = None
+) -> Path | None:
+    """An explicit path is taken relative to where pytest was invoked (like any command-line
+    path); without one, ragv2.yaml, else pyproject.toml, in the rootdir."""
     if explicit:
         path = Path(explicit)
         if not path.is_absolute():
-            path = rootdir / path
+            path = (invocation_dir or rootdir) / path
         if not path.is_file():
             raise SettingsError(f"{explicit}: configuration file not found")
         return path

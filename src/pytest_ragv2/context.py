@@ -13,7 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_ragv2.cases import Allowlist, CaseFile, Catalog, load_allowlist, load_catalog
+from pytest_ragv2.cases import (
+    Allowlist,
+    CaseFile,
+    CaseLoadError,
+    Catalog,
+    load_allowlist,
+    load_catalog,
+)
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.rawruns import RawRunWriter
@@ -34,6 +41,8 @@ class RunContext:
     worker: str
     systems: dict[str, SystemSettings]
     demo_url: Callable[[], str] | None = None
+    configured_roles: dict[str, str] = field(default_factory=dict)
+    allowlist_errors: list[str] = field(default_factory=list)
     _catalog: Catalog | None = None
     _allowlist: Allowlist | None = None
     _allowlist_loaded: bool = False
@@ -64,10 +73,16 @@ class RunContext:
 
     @property
     def allowlist(self) -> Allowlist | None:
+        """The corpus allow-list; None when there is none or it cannot be read (its errors
+        are kept in ``allowlist_errors`` and fail the gold_valid gate)."""
         if not self._allowlist_loaded:
-            path = self.settings.allowlist
-            self._allowlist = load_allowlist(path) if path and path.is_file() else None
             self._allowlist_loaded = True
+            path = self.settings.allowlist
+            if path is not None and path.is_file():
+                try:
+                    self._allowlist = load_allowlist(path)
+                except CaseLoadError as exc:
+                    self.allowlist_errors = [str(error) for error in exc.errors] or [str(exc)]
         return self._allowlist
 
     def retriever(self, system: str) -> Retriever:
@@ -97,7 +112,8 @@ class RunContext:
         system = self.systems[key.system]
         started = time.perf_counter()
         try:
-            result = self.retriever(key.system).retrieve(query, self.settings.k)
+            k = system.retrieval.k if system.retrieval else 10
+            result = self.retriever(key.system).retrieve(query, k)
         except Exception as exc:  # an adapter bug must cost a record, never the session
             result = RetrievalResult(
                 items=[],

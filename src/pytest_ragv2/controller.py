@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.collect import CaseItem
+from pytest_ragv2.collect import INVALID_ITEM_NAME, CaseItem
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
 from pytest_ragv2.rawruns import build_manifest, write_manifest
@@ -33,27 +33,37 @@ KEEP_STATUSES = (
 @dataclass(slots=True)
 class Controller:
     ctx: RunContext
+    options: Mapping[str, Any] = field(default_factory=dict)
     records: list[Mapping[str, Any]] = field(default_factory=list)
     expected_runs: int | None = None
+    other_failures: int = 0
     summary: dict[str, Any] | None = None
     gates: list[GateResult] = field(default_factory=list)
     locations: list[str] = field(default_factory=list)
 
     def set_expected(self, count: int) -> None:
+        """The number of case runs collected; the manifest is written before the first."""
         self.expected_runs = count
+        if count:
+            write_run_manifest(self.ctx, self.options, expected_runs=count)
 
     def count_expected(self, items: Sequence[pytest.Item]) -> None:
-        self.expected_runs = sum(isinstance(item, CaseItem) for item in items)
+        self.set_expected(sum(isinstance(item, CaseItem) for item in items))
 
-    def add_report(self, report: pytest.TestReport) -> None:
+    def add_report(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         record = getattr(report, RECORD_ATTRIBUTE, None)
         if record is not None:
             self.records.append(record)
+        elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
+            # an ordinary test (or a collection error) failed: the gates cannot clear that
+            self.other_failures += 1
 
     def case_errors(self) -> list[str]:
-        return [str(error) for error in self.ctx.catalog.errors]
+        return [str(error) for error in self.ctx.catalog.errors] + self.ctx.allowlist_errors
 
     def finish(self, session: pytest.Session) -> None:
+        if not self.expected_runs and not self.records:
+            return  # no case was collected: pytest's own status stands, nothing is written
         status = session.exitstatus
         interrupted = status == pytest.ExitCode.INTERRUPTED
         results = aggregate(
@@ -61,12 +71,17 @@ class Controller:
             roles={name: system.role for name, system in self.ctx.systems.items()},
             expected_runs=self.expected_runs,
         )
-        self.gates = evaluate_layer_a(results, self.ctx.settings.gates, self.case_errors())
+        self.gates = evaluate_layer_a(
+            results,
+            self.ctx.settings.gates,
+            self.case_errors(),
+            configured_roles=self.ctx.configured_roles,
+            allowlist_present=self.ctx.allowlist is not None,
+        )
         passed = verdict(self.gates)
-        if status not in KEEP_STATUSES and not (
-            status == pytest.ExitCode.NO_TESTS_COLLECTED and not self.records
-        ):
-            status = pytest.ExitCode.OK if passed else pytest.ExitCode.TESTS_FAILED
+        if status not in KEEP_STATUSES:
+            ok = passed and not self.other_failures
+            status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
         self.summary = build_summary(
             run_id=self.ctx.run_id,
@@ -90,6 +105,11 @@ class Controller:
             f"summary: {path} (and summary.md, report.html)",
             f"raw runs: {self.ctx.run_dir}",
         ]
+        if self.other_failures:
+            self.locations.append(
+                f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
+                "gold cases: the exit status is 1 whatever the gates say"
+            )
 
     def terminal_summary(self, reporter: Any) -> None:
         if self.summary is None:
@@ -99,7 +119,9 @@ class Controller:
         )
 
 
-def write_run_manifest(ctx: RunContext, options: Mapping[str, Any]) -> None:
+def write_run_manifest(
+    ctx: RunContext, options: Mapping[str, Any], *, expected_runs: int | None = None
+) -> None:
     """The fair-run record, written before the first run: versions, hashes, descriptors."""
     settings = ctx.settings
     gold_files = sorted(settings.gold.glob("*.y*ml")) if settings.gold.is_dir() else []
@@ -122,13 +144,13 @@ def write_run_manifest(ctx: RunContext, options: Mapping[str, Any]) -> None:
         gold_files=gold_files,
         allowlist=settings.allowlist,
         systems=systems,
+        expected_runs=expected_runs,
         options={
             **options,
             "layer": ctx.layer,
             "repetitions": settings.repetitions,
             "splits": settings.splits,
             "languages": settings.languages,
-            "k": settings.k,
         },
     )
     write_manifest(ctx.run_dir, manifest)

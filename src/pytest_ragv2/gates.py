@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from pytest_ragv2.session import SessionResults
+from pytest_ragv2.session import SessionResults, case_metric_means
 from pytest_ragv2.settings import GateSettings
 
 Decision = Literal["pass", "fail", "skip"]
@@ -78,16 +78,28 @@ def completeness_gate(results: SessionResults) -> GateResult:
     )
 
 
-def leak_gate(results: SessionResults, candidate: str) -> GateResult:
+def leak_gate(results: SessionResults, candidate: str, allowlist_present: bool) -> GateResult:
     offending = [
         f"{record['key']['case']}[{candidate}-{record['key']['lang']}-r{record['key']['rep']}]: "
         + ", ".join(record["metrics"]["leaked"])
         for record in results.records_of(candidate)
         if record["metrics"].get("leaked")
     ]
+    description = "no run returns a file outside the corpus allow-list (hard safety gate)"
+    if not allowlist_present:
+        return GateResult(
+            name="no_leak",
+            description=description,
+            value=None,
+            threshold="= 0 runs",
+            decision="fail",
+            reason="no corpus allow-list (gold/allowlist.yaml or [tool.ragv2] allowlist): "
+            "leaks cannot be checked",
+            hard=True,
+        )
     return GateResult(
         name="no_leak",
-        description="no run returns a file outside the corpus allow-list (hard safety gate)",
+        description=description,
         value=len(offending),
         threshold="= 0 runs",
         decision=_decide(not offending),
@@ -120,72 +132,119 @@ def exact_lookup_gate(row: Mapping[str, Any], minimum: float) -> GateResult:
     )
 
 
+@dataclass(frozen=True, slots=True)
+class PairedCases:
+    """Per-case means of one metric for the candidate and the baseline, over the cases
+    both systems ran with the metric defined: comparisons are paired by case."""
+
+    cases: tuple[str, ...]
+    categories: tuple[str, ...]
+    candidate: tuple[float, ...]
+    baseline: tuple[float, ...]
+
+    @property
+    def deltas(self) -> list[float]:
+        return [c - b for c, b in zip(self.candidate, self.baseline, strict=True)]
+
+
+def paired_cases(
+    results: SessionResults, candidate: str, baseline: str, metric: str
+) -> PairedCases:
+    cand = case_metric_means(results.records_of(candidate))
+    base = case_metric_means(results.records_of(baseline))
+    category = {
+        record["key"]["case"]: str(record["category"]) for record in results.records_of(candidate)
+    }
+    common = sorted(case for case in cand if metric in cand[case] and metric in base.get(case, {}))
+    return PairedCases(
+        cases=tuple(common),
+        categories=tuple(category[case] for case in common),
+        candidate=tuple(cand[case][metric] for case in common),
+        baseline=tuple(base[case][metric] for case in common),
+    )
+
+
+def _mean(values: Sequence[float]) -> float:
+    return sum(values) / len(values)
+
+
+BaselineState = Literal["none", "not_run", "run"]
+
+
+def _baseline_missing(
+    name: str, description: str, threshold: str, state: BaselineState
+) -> GateResult:
+    if state == "none":
+        return GateResult(name, description, None, threshold, "skip", "no baseline configured")
+    return GateResult(
+        name,
+        description,
+        None,
+        threshold,
+        "fail",
+        "the configured baseline was not run (deselected?): nothing to compare with",
+    )
+
+
 def recall_improvement_gate(
-    candidate: Mapping[str, Any], baseline: Mapping[str, Any] | None, k: int, margin: float
+    paired: PairedCases | None, state: BaselineState, k: int, margin: float
 ) -> GateResult:
     metric = f"recall@{k}"
-    description = f"{metric} improves over the baseline by at least the margin"
-    if baseline is None:
-        return GateResult(
-            "recall_improvement", description, None, f">= +{margin:.2f}", "skip", "no baseline"
-        )
-    cand, base = candidate.get(metric), baseline.get(metric)
-    if cand is None or base is None:
+    description = f"{metric} improves over the baseline by at least the margin (paired by case)"
+    threshold = f">= +{margin:.2f}"
+    if paired is None or state != "run":
+        return _baseline_missing("recall_improvement", description, threshold, state)
+    if not paired.cases:
         return GateResult(
             "recall_improvement",
             description,
             None,
-            f">= +{margin:.2f}",
+            threshold,
             "fail",
-            f"{metric} undefined (no case with required evidence, or no runs)",
+            f"no case with required evidence was run on both systems ({metric} undefined)",
         )
+    cand, base = _mean(paired.candidate), _mean(paired.baseline)
     delta = cand - base
     return GateResult(
         name="recall_improvement",
         description=description,
         value=delta,
-        threshold=f">= +{margin:.2f}",
+        threshold=threshold,
         decision=_decide(delta >= margin - 1e-12),
-        reason=f"candidate {_fmt(cand)} vs baseline {_fmt(base)}",
+        reason=f"candidate {_fmt(cand)} vs baseline {_fmt(base)} over {len(paired.cases)} cases",
     )
 
 
 def category_regression_gate(
-    candidate: Mapping[str, Mapping[str, Any]],
-    baseline: Mapping[str, Mapping[str, Any]] | None,
-    k: int,
-    margin: float,
+    paired: PairedCases | None, state: BaselineState, k: int, margin: float
 ) -> GateResult:
     metric = f"recall@{k}"
     description = f"no category's {metric} falls below the baseline's by more than the margin"
-    if baseline is None:
-        return GateResult(
-            "category_regression", description, None, f">= -{margin:.2f}", "skip", "no baseline"
-        )
-    deltas: list[tuple[float, str]] = []
-    for category, row in candidate.items():
-        base_row = baseline.get(category)
-        if base_row is None or row.get(metric) is None or base_row.get(metric) is None:
-            continue
-        deltas.append((row[metric] - base_row[metric], category))
+    threshold = f">= -{margin:.2f}"
+    if paired is None or state != "run":
+        return _baseline_missing("category_regression", description, threshold, state)
+    by_category: dict[str, list[float]] = {}
+    for category, delta in zip(paired.categories, paired.deltas, strict=True):
+        by_category.setdefault(category, []).append(delta)
+    deltas = sorted((_mean(values), category) for category, values in by_category.items())
     if not deltas:
         return GateResult(
             "category_regression",
             description,
             None,
-            f">= -{margin:.2f}",
+            threshold,
             "skip",
             "no category with required evidence run on both systems",
         )
-    worst, worst_category = min(deltas)
+    worst, worst_category = deltas[0]
     return GateResult(
         name="category_regression",
         description=description,
         value=worst,
-        threshold=f">= -{margin:.2f}",
+        threshold=threshold,
         decision=_decide(worst >= -margin - 1e-12),
         reason=f"worst category: {worst_category} ({worst:+.3f})",
-        details=[f"{category}: {delta:+.3f}" for delta, category in sorted(deltas)],
+        details=[f"{category}: {delta:+.3f}" for delta, category in deltas],
     )
 
 
@@ -222,11 +281,19 @@ def error_rate_gate(row: Mapping[str, Any], maximum: float) -> GateResult:
 
 
 def evaluate_layer_a(
-    results: SessionResults, settings: GateSettings, case_errors: Sequence[str]
+    results: SessionResults,
+    settings: GateSettings,
+    case_errors: Sequence[str],
+    *,
+    configured_roles: Mapping[str, str] | None = None,
+    allowlist_present: bool = True,
 ) -> list[GateResult]:
-    """Every layer-A gate, in the order the report prints them."""
+    """Every layer-A gate, in the order the report prints them. ``configured_roles`` names
+    every configured system, run or not: a configured baseline that was not run fails the
+    comparisons instead of letting them pass unexamined."""
+    roles = dict(configured_roles) if configured_roles else dict(results.roles)
     gates = [case_file_gate(case_errors), completeness_gate(results)]
-    candidate = results.role_system("candidate")
+    candidate = next((name for name, role in roles.items() if role == "candidate"), None)
     if candidate is None or candidate not in results.systems:
         gates.append(
             GateResult(
@@ -235,31 +302,28 @@ def evaluate_layer_a(
                 None,
                 "present",
                 "fail",
-                "no candidate system configured or no candidate run recorded",
+                "no candidate system configured"
+                if candidate is None
+                else f"the candidate {candidate} was not run (deselected?)",
             )
         )
         return gates
-    baseline = results.role_system("baseline")
-    if baseline not in results.systems:
-        baseline = None
+    baseline = next((name for name, role in roles.items() if role == "baseline"), None)
+    state: BaselineState = (
+        "none" if baseline is None else ("run" if baseline in results.systems else "not_run")
+    )
+    metric = f"recall@{settings.recall_k}"
+    paired = (
+        paired_cases(results, candidate, baseline, metric) if baseline and state == "run" else None
+    )
     row = results.systems[candidate]
-    gates.append(leak_gate(results, candidate))
+    gates.append(leak_gate(results, candidate, allowlist_present))
     gates.append(exact_lookup_gate(row, settings.exact_lookup_min))
     gates.append(
-        recall_improvement_gate(
-            row,
-            results.systems[baseline] if baseline else None,
-            settings.recall_k,
-            settings.recall_improvement_min,
-        )
+        recall_improvement_gate(paired, state, settings.recall_k, settings.recall_improvement_min)
     )
     gates.append(
-        category_regression_gate(
-            results.by_category[candidate],
-            results.by_category[baseline] if baseline else None,
-            settings.recall_k,
-            settings.category_regression_max,
-        )
+        category_regression_gate(paired, state, settings.recall_k, settings.category_regression_max)
     )
     gates.append(latency_gate(row, settings.retrieval_p95_max_s))
     gates.append(error_rate_gate(row, settings.error_rate_max))

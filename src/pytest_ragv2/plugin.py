@@ -7,6 +7,7 @@ run of another project pays nothing for having the plugin installed.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    config.addinivalue_line("markers", "ragv2(layer, category, system, lang): a gold-case run")
+    config.addinivalue_line(
+        "markers", "gold_case(layer, category, system, lang): one run of a pytest-ragv2 gold case"
+    )
     config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker (loadgroup)")
     if _requested_layer(config):
         from pytest_ragv2.activate import activate
@@ -40,13 +43,13 @@ def pytest_configure(config: pytest.Config) -> None:
         activate(config)
 
 
-def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
+def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     ctx = parent.config.stash.get(CONTEXT_KEY, None)
-    if ctx is None or file_path.suffix not in (".yaml", ".yml"):
+    if ctx is None:
         return None
-    from pytest_ragv2.collect import collect_case_file
+    from pytest_ragv2.collect import collect_cases_dir
 
-    return collect_case_file(ctx, file_path, parent)
+    return collect_cases_dir(ctx, path, parent)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -74,11 +77,19 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
 @pytest.hookimpl(tryfirst=True)
 def pytest_sessionfinish(session: pytest.Session) -> None:
     controller = session.config.stash.get(CONTROLLER_KEY, None)
-    if controller is not None:
-        controller.finish(session)
     ctx = session.config.stash.get(CONTEXT_KEY, None)
-    if ctx is not None:
-        ctx.close()
+    try:
+        if controller is not None:
+            controller.finish(session)
+    except Exception:  # no verdict could be reached: never let that pass as a gate failure
+        import traceback
+
+        sys.stderr.write("pytest-ragv2: INTERNALERROR while deciding the verdict\n")
+        traceback.print_exc()
+        session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
+    finally:
+        if ctx is not None:
+            ctx.close()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
@@ -100,7 +111,9 @@ def _requested_layer(config: pytest.Config) -> bool:
     from pytest_ragv2.configfile import SettingsError, find_config, read_config
 
     try:
-        path = find_config(config.rootpath, config.getoption("ragv2_config"))
+        path = find_config(
+            config.rootpath, config.getoption("ragv2_config"), config.invocation_params.dir
+        )
         return bool(path and read_config(path).get("layer"))
     except SettingsError:
         return config.getoption("ragv2_config") is not None

@@ -94,6 +94,7 @@ def build_manifest(
     allowlist: Path | None,
     systems: Mapping[str, Any],
     options: Mapping[str, Any],
+    expected_runs: int | None = None,
 ) -> dict[str, Any]:
     return {
         "run_id": run_id,
@@ -109,6 +110,7 @@ def build_manifest(
         "allowlist": hash_files([allowlist], rootdir) if allowlist and allowlist.is_file() else {},
         "systems": dict(systems),
         "options": dict(options),
+        "expected_runs": expected_runs,
     }
 
 

@@ -66,10 +66,17 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             )
         )
     roles = {name: system["role"] for name, system in manifest.get("systems", {}).items()}
-    results = aggregate(records, roles=roles)
+    expected = manifest.get("expected_runs")
+    results = aggregate(records, roles=roles, expected_runs=expected)
     case_errors = [str(error) for error in catalog.errors]
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
-    gates = evaluate_layer_a(results, settings.gates, case_errors)
+    gates = evaluate_layer_a(
+        results,
+        settings.gates,
+        case_errors,
+        configured_roles=roles,
+        allowlist_present=allow is not None,
+    )
     passed = verdict(gates)
     summary = build_summary(
         run_id=str(manifest["run_id"]),

@@ -161,7 +161,11 @@ def aggregate(
         unique[RunKey.from_json(record["key"])] = record
     ordered = [unique[key] for key in sorted(unique)]
     results = SessionResults(records=ordered, roles=dict(roles), expected_runs=expected_runs)
-    for system, system_records in group(ordered, _system).items():
+    rank = {"baseline": 0, "candidate": 1, "reference": 2}
+    by_system = group(ordered, _system)
+    # baseline, candidate, reference, then any other: every table reads in that order
+    for system in sorted(by_system, key=lambda name: (rank.get(roles.get(name, ""), 3), name)):
+        system_records = by_system[system]
         results.systems[system] = summarize(system_records, with_intervals=True)
         results.systems[system]["role"] = roles.get(system, "unknown")
         results.by_category[system] = {

@@ -39,7 +39,7 @@ class SystemSettings(_Strict):
 class GateSettings(_Strict):
     """Thresholds of the layer-A promotion gates (README: 'Gates')."""
 
-    recall_k: int = Field(default=5, ge=1)
+    recall_k: Literal[1, 3, 5, 10] = 5
     exact_lookup_min: float = Field(default=0.95, ge=0, le=1)
     recall_improvement_min: float = Field(
         default=0.05,
@@ -57,7 +57,7 @@ class GateSettings(_Strict):
 class ItemPassSettings(_Strict):
     """When one run 'meets its case' (the item's own pass/fail)."""
 
-    recall_k: int = Field(default=5, ge=1)
+    recall_k: Literal[1, 3, 5, 10] = 5
 
 
 class Settings(_Strict):
@@ -72,7 +72,6 @@ class Settings(_Strict):
     splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]))
     languages: list[str] | None = None
     seed: int | None = None
-    k: int = Field(default=10, ge=1, description="items asked of each retrieval call")
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
     item_pass: ItemPassSettings = Field(default_factory=ItemPassSettings)
@@ -91,6 +90,15 @@ class Settings(_Strict):
         return [name for name, system in self.systems.items() if system.role == role]
 
 
+# settings a command-line option can override, named as the user typed them
+OPTION_OF = {
+    "layer": "--ragv2-layer",
+    "repetitions": "--ragv2-reps",
+    "splits": "--ragv2-split",
+    "languages": "--ragv2-lang",
+    "seed": "--ragv2-seed",
+}
+
 PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports")
 
 
@@ -104,22 +112,24 @@ def load_settings(
     *,
     path: Path | None = None,
     raw: Mapping[str, Any] | None = None,
+    invocation_dir: Path | None = None,
 ) -> Settings:
     """Settings from the configuration file, with command-line overrides applied on top
     (``path`` and ``raw`` skip finding and reading the file when the caller already did)."""
     if raw is None:
-        path = find_config(rootdir, explicit)
+        path = find_config(rootdir, explicit, invocation_dir)
         raw = read_config(path) if path else {}
     raw = dict(raw)
-    raw.update({key: value for key, value in (overrides or {}).items() if value is not None})
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    raw.update(given)
     base = path.parent if path else rootdir
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        where = path or rootdir
+        where = f"{path or rootdir}: [tool.ragv2] / ragv2.yaml"
         lines = [
-            f"{where}: [tool.ragv2] / ragv2.yaml: "
-            f"{'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
+            f"{OPTION_OF.get(str(error['loc'][0]), where) if error['loc'][0] in given else where}"
+            f": {'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
             for error in exc.errors()
         ]
         raise SettingsError("\n".join(lines)) from None

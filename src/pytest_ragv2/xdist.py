@@ -20,9 +20,14 @@ WORKER_DEMO_ERROR = "ragv2_demo_error"
 
 
 def count_case_runs(node_ids: Sequence[str]) -> int:
-    return sum(
-        1 for node_id in node_ids if "[" in node_id and not node_id.endswith(INVALID_ITEM_NAME)
-    )
+    """Case runs among collected node ids: items of a YAML case file, not its error item
+    (ordinary parametrized tests collected in the same session are not case runs)."""
+    count = 0
+    for node_id in node_ids:
+        path, _, name = node_id.partition("::")
+        if path.lower().endswith((".yaml", ".yml")) and "[" in name:
+            count += not name.endswith(INVALID_ITEM_NAME)
+    return count
 
 
 class XdistHooks:

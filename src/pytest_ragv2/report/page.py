@@ -16,6 +16,7 @@ from pytest_ragv2.report.tables import (
     breakdown_table,
     case_table,
     gate_table,
+    roles_of,
     system_table,
 )
 
@@ -77,9 +78,17 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
         "bootstrap 95 % intervals.</p>",
         table_html(system_table(summary["systems"])),
         "<h2>Recall@5 by category</h2>",
-        table_html(breakdown_table("category", summary["by_category"], "recall@5")),
+        table_html(
+            breakdown_table(
+                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
+            )
+        ),
         "<h2>Recall@5 by language</h2>",
-        table_html(breakdown_table("language", summary["by_language"], "recall@5")),
+        table_html(
+            breakdown_table(
+                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
+            )
+        ),
         "<h2>Cases</h2>",
         table_html(case_table(summary["by_case"])),
         "</body></html>",

@@ -14,6 +14,7 @@ from pytest_ragv2.report.tables import (
     breakdown_table,
     gate_table,
     render_markdown,
+    roles_of,
     system_table,
 )
 from pytest_ragv2.session import SessionResults
@@ -95,11 +96,19 @@ def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResu
         "",
         "## Recall@5 by category",
         "",
-        *render_markdown(breakdown_table("category", summary["by_category"], "recall@5")),
+        *render_markdown(
+            breakdown_table(
+                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
+            )
+        ),
         "",
         "## Recall@5 by language",
         "",
-        *render_markdown(breakdown_table("language", summary["by_language"], "recall@5")),
+        *render_markdown(
+            breakdown_table(
+                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
+            )
+        ),
         "",
     ]
     details = [gate for gate in gates if gate.details]

@@ -62,24 +62,35 @@ def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
 
 
 def breakdown_table(
-    label: str, by_system: Mapping[str, Mapping[str, Mapping[str, Any]]], metric: str
+    label: str,
+    by_system: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    metric: str,
+    roles: Mapping[str, str] | None = None,
 ) -> Table:
-    """One row per category (or language), one column per system, plus the runs count."""
+    """One row per category (or language), one column per system, and Δ = candidate −
+    baseline when both roles are present."""
     systems = list(by_system)
+    roles = roles or {}
+    candidate = next((name for name in systems if roles.get(name) == "candidate"), None)
+    baseline = next((name for name in systems if roles.get(name) == "baseline"), None)
     names = sorted({name for rows in by_system.values() for name in rows})
     header = [label, "cases", *(f"{system} {metric}" for system in systems)]
-    if len(systems) == 2:
-        header.append("Δ")
+    if candidate and baseline:
+        header.append("Δ cand − base")
     rows = []
     for name in names:
-        values = [by_system[system].get(name, {}).get(metric) for system in systems]
+        values = {system: by_system[system].get(name, {}).get(metric) for system in systems}
         cases = max(by_system[system].get(name, {}).get("cases", 0) for system in systems)
-        row = [name, str(cases), *(fmt_rate(value) for value in values)]
-        if len(systems) == 2:
-            first, second = values
-            row.append("—" if first is None or second is None else f"{second - first:+.3f}")
+        row = [name, str(cases), *(fmt_rate(values[system]) for system in systems)]
+        if candidate and baseline:
+            cand, base = values[candidate], values[baseline]
+            row.append("—" if cand is None or base is None else f"{cand - base:+.3f}")
         rows.append(row)
     return header, rows
+
+
+def roles_of(systems: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
+    return {name: str(row.get("role", "")) for name, row in systems.items()}
 
 
 def gate_table(gates: Sequence[GateResult]) -> Table:

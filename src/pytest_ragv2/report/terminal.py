@@ -6,7 +6,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.report.tables import breakdown_table, gate_table, render_text, system_table
+from pytest_ragv2.report.tables import (
+    breakdown_table,
+    gate_table,
+    render_text,
+    roles_of,
+    system_table,
+)
 
 
 def write_terminal_summary(
@@ -29,11 +35,19 @@ def write_terminal_summary(
             write_line(line)
         write_line("")
         write_line("recall@5 by category:")
-        for line in render_text(breakdown_table("category", summary["by_category"], "recall@5")):
+        for line in render_text(
+            breakdown_table(
+                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
+            )
+        ):
             write_line(line)
         write_line("")
         write_line("recall@5 by language:")
-        for line in render_text(breakdown_table("language", summary["by_language"], "recall@5")):
+        for line in render_text(
+            breakdown_table(
+                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
+            )
+        ):
             write_line(line)
     write_line("")
     write_line("gates:")
