@@ -11,14 +11,7 @@ from html import escape
 from typing import Any
 
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.report.tables import (
-    Table,
-    breakdown_table,
-    case_table,
-    gate_table,
-    roles_of,
-    system_table,
-)
+from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1b1f24; }
@@ -73,21 +66,9 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
         "<h2>Gates</h2>",
         table_html(gate_table(gates), decision_column=3),
         f"<ul>{details}</ul>" if details else "",
-        "<h2>Systems</h2>",
-        "<p>Rates are means of per-case means; latency percentiles are over runs, with "
-        "bootstrap 95 % intervals.</p>",
-        table_html(system_table(summary["systems"])),
-        "<h2>Recall@5 by category</h2>",
-        table_html(
-            breakdown_table(
-                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
-            )
-        ),
-        "<h2>Recall@5 by language</h2>",
-        table_html(
-            breakdown_table(
-                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
-            )
+        *(
+            f"<h2>{escape(title)}</h2>{table_html(table)}"
+            for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
         table_html(case_table(summary["by_case"])),

@@ -10,13 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.report.tables import (
-    breakdown_table,
-    gate_table,
-    render_markdown,
-    roles_of,
-    system_table,
-)
+from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
 from pytest_ragv2.session import SessionResults
 
 SUMMARY_JSON = "summary.json"
@@ -86,31 +80,13 @@ def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResu
         )
         + ".",
         "",
-        "## Systems",
-        "",
-        *render_markdown(system_table(summary["systems"])),
-        "",
         "## Gates",
         "",
         *render_markdown(gate_table(gates)),
         "",
-        "## Recall@5 by category",
-        "",
-        *render_markdown(
-            breakdown_table(
-                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
-            )
-        ),
-        "",
-        "## Recall@5 by language",
-        "",
-        *render_markdown(
-            breakdown_table(
-                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
-            )
-        ),
-        "",
     ]
+    for title, table in metric_sections(summary):
+        lines += [f"## {title}", "", *render_markdown(table), ""]
     details = [gate for gate in gates if gate.details]
     if details:
         lines += ["## Gate details", ""]

@@ -149,3 +149,22 @@ def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
             row += [met_runs, fmt_rate(data.get("recall@5")), fmt_rate(data.get("mrr"))]
         rows.append(row)
     return header, rows
+
+
+def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    """The metric tables every report shows, titled, in order (gates are shown apart)."""
+    roles = roles_of(summary["systems"])
+    return [
+        (
+            "Systems (rates are means of per-case means; latency over runs, 95 % bootstrap CI)",
+            system_table(summary["systems"]),
+        ),
+        (
+            "Recall@5 by category",
+            breakdown_table("category", summary["by_category"], "recall@5", roles),
+        ),
+        (
+            "Recall@5 by language",
+            breakdown_table("language", summary["by_language"], "recall@5", roles),
+        ),
+    ]

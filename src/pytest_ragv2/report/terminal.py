@@ -6,13 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.report.tables import (
-    breakdown_table,
-    gate_table,
-    render_text,
-    roles_of,
-    system_table,
-)
+from pytest_ragv2.report.tables import gate_table, metric_sections, render_text
 
 
 def write_terminal_summary(
@@ -29,26 +23,11 @@ def write_terminal_summary(
         + (f" of {summary['runs']['expected']}" if summary["runs"]["expected"] is not None else "")
     )
     if summary["systems"]:
-        write_line("")
-        write_line("systems (rates are means of per-case means; latency over runs):")
-        for line in render_text(system_table(summary["systems"])):
-            write_line(line)
-        write_line("")
-        write_line("recall@5 by category:")
-        for line in render_text(
-            breakdown_table(
-                "category", summary["by_category"], "recall@5", roles_of(summary["systems"])
-            )
-        ):
-            write_line(line)
-        write_line("")
-        write_line("recall@5 by language:")
-        for line in render_text(
-            breakdown_table(
-                "language", summary["by_language"], "recall@5", roles_of(summary["systems"])
-            )
-        ):
-            write_line(line)
+        for title, table in metric_sections(summary):
+            write_line("")
+            write_line(f"{title}:")
+            for line in render_text(table):
+                write_line(line)
     write_line("")
     write_line("gates:")
     for line in render_text(gate_table(gates)):
