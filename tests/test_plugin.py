@@ -402,3 +402,15 @@ def test_last_failed_reruns_only_the_failed_runs(project: pytest.Pytester) -> No
     names = [line for line in result.outlines if "::" in line]
     assert len(names) == 4
     assert all("[v1-" in name for name in names)
+
+
+def test_a_crashed_worker_costs_only_its_run_and_is_counted(project: pytest.Pytester) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(candidate="crashing"))
+    result = project.runpytest("--ragv2-layer=A", "-n", "2", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    summary = summary_of(project)
+    assert summary["runs"] == {"expected": 10, "recorded": 9}
+    complete = gate(summary, "runs_complete")
+    assert complete["decision"] == "fail"
+    assert complete["reason"] == "9 of 10 runs recorded; 1 lost"
+    assert len(raw_lines(project)) == 9

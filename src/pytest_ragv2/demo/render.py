@@ -1,12 +1,20 @@
-"""Render a planted-fact corpus (``facts.yaml``) into real documents: MD, DOCX, XLSX, PDF.
+"""Render a planted-fact corpus (``facts.yaml``) into real documents: MD, DOCX, XLSX, PDF, JSON.
 
 ``facts.yaml`` holds every planted fact once under ``facts`` and the documents as lists of
 blocks that refer to facts as ``{name}``. Rendering is deterministic: two renders give
 byte-identical files (fixed PDF dates, fixed DOCX/XLSX core properties, fixed zip entry
 timestamps), so the allow-list can pin each document's sha256.
 
-PDFs use fpdf2's core Helvetica font with the cp1252 encoding, which covers French text and
-"€" without shipping a TTF; pypdf extracts the text back unchanged.
+PDFs use fpdf2's core Helvetica font with the cp1252 encoding, which covers French and German
+text, "€", "°", "³" and the footnote marks "¹²³" without shipping a TTF; pypdf extracts the
+text back unchanged. A PDF table is printed as an optional caption line, one line per row with
+cells joined by " | " (header first) and its notes below, so the parser can rebuild the rows
+from the extracted text.
+
+Per-document options: ``locale: en`` writes numeric facts the English way ("1,689", "7.5")
+instead of the default French/German way ("1 689", "7,5"); ``unit_prefix`` is the XLSX unit
+line's label (default "Unité : "). A ``json`` document is written as ``{"title", **meta,
+"records"}``.
 
 Usage: ``python -m pytest_ragv2.demo.render corpus/nimbus-analytics`` (re)writes the files
 next to ``facts.yaml``.
@@ -16,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import json
 import re
 import sys
 import zipfile
@@ -31,6 +40,7 @@ from pytest_ragv2.demo.parsers import format_number
 
 FACTS_FILENAME = "facts.yaml"
 FACT_REF = re.compile(r"\{([A-Za-z0-9_]+)\}")
+PDF_CELL_SEPARATOR = " | "
 ZIP_TIMESTAMP = (2026, 1, 1, 0, 0, 0)
 HEADING_KEYS = {"h1": 1, "h2": 2, "h3": 3}
 
@@ -64,12 +74,27 @@ def load_spec(path: Path) -> CorpusSpec:
     )
 
 
+def format_number_en(value: int | float) -> str:
+    """English rendering of a number: "1,689", "7.5"."""
+    if isinstance(value, float) and not value.is_integer():
+        return f"{value:,.6f}".rstrip("0").rstrip(".")
+    return f"{int(value):,}"
+
+
 class FactResolver:
-    """Substitutes ``{fact}`` references and remembers which facts were used."""
+    """Substitutes ``{fact}`` references and remembers which facts were used.
+
+    ``locale`` ("fr" by default, "de" alike, or "en") picks how numeric facts are written; the
+    driver sets it per document.
+    """
 
     def __init__(self, facts: Mapping[str, FactValue]) -> None:
         self.facts = facts
         self.used: set[str] = set()
+        self.locale = "fr"
+
+    def number(self, value: int | float) -> str:
+        return format_number_en(value) if self.locale == "en" else format_number(value)
 
     def _lookup(self, name: str) -> FactValue:
         if name not in self.facts:
@@ -79,11 +104,11 @@ class FactResolver:
 
     def text(self, template: object) -> str:
         if isinstance(template, int | float):
-            return format_number(template)
+            return self.number(template)
 
         def replace(match: re.Match[str]) -> str:
             value = self._lookup(match.group(1))
-            return format_number(value) if isinstance(value, int | float) else str(value)
+            return self.number(value) if isinstance(value, int | float) else str(value)
 
         return FACT_REF.sub(replace, str(template))
 
@@ -100,7 +125,7 @@ class FactResolver:
 
     def cell_text(self, template: object) -> str:
         value = self.cell(template)
-        return format_number(value) if isinstance(value, int | float) else value
+        return self.number(value) if isinstance(value, int | float) else value
 
 
 # --- Markdown -----------------------------------------------------------------------------
@@ -224,7 +249,7 @@ def render_xlsx(doc: Mapping[str, Any], facts: FactResolver, spec: CorpusSpec) -
         ws.append([facts.text(sheet["title"])])
         ws.cell(row=1, column=1).font = bold
         if sheet.get("unit"):
-            ws.append([f"Unité : {facts.text(sheet['unit'])}"])
+            ws.append([f"{doc.get('unit_prefix', 'Unité : ')}{facts.text(sheet['unit'])}"])
         ws.append([])
         ws.append([facts.text(h) for h in sheet["header"]])
         for cell in ws[ws.max_row]:
@@ -232,7 +257,9 @@ def render_xlsx(doc: Mapping[str, Any], facts: FactResolver, spec: CorpusSpec) -
         for row in sheet["rows"]:
             ws.append([facts.cell(c) for c in row])
             for cell in ws[ws.max_row]:
-                if isinstance(cell.value, int | float):
+                if isinstance(cell.value, float) and not cell.value.is_integer():
+                    cell.number_format = "#,##0.0#"
+                elif isinstance(cell.value, int | float):
                     cell.number_format = "#,##0"
         if sheet.get("footnotes"):
             ws.append([])
@@ -278,11 +305,38 @@ def render_pdf(doc: Mapping[str, Any], facts: FactResolver, spec: CorpusSpec) ->
                 pdf.set_font("Helvetica", "", 10.5)
                 pdf.multi_cell(0, 5.5, _cp1252(facts.text(value)), new_x="LMARGIN", new_y="NEXT")
                 pdf.ln(2)
+            elif kind == "table":
+                _pdf_table(pdf, value, facts)
             else:
-                raise RenderError(f"PDF pages support headings and paragraphs only, not {kind}")
+                raise RenderError(f"PDF pages support headings, paragraphs and tables, not {kind}")
         if pdf.page != number:
             raise RenderError(f"{doc['filename']}: page {number} overflows onto a new page")
     return bytes(pdf.output())
+
+
+def _pdf_table(pdf: Any, table: Mapping[str, Any], facts: FactResolver) -> None:
+    """Caption, header and rows one line each (cells joined by " | "), then the notes."""
+    pdf.ln(1)
+    if table.get("caption"):
+        pdf.set_font("Helvetica", "B", 10.5)
+        pdf.multi_cell(0, 6, _cp1252(facts.text(table["caption"])), new_x="LMARGIN", new_y="NEXT")
+    lines = [(True, [facts.text(h) for h in table["header"]])]
+    lines += [(False, [facts.cell_text(c) for c in row]) for row in table["rows"]]
+    for is_header, cells in lines:
+        if any(PDF_CELL_SEPARATOR.strip() in cell for cell in cells):
+            raise RenderError(f"a PDF table cell contains the separator: {cells}")
+        line = _cp1252(PDF_CELL_SEPARATOR.join(cells))
+        pdf.set_font("Helvetica", "B" if is_header else "", 9.5)
+        if pdf.get_string_width(line) > pdf.epw:
+            raise RenderError(f"PDF table row wider than the page: {line!r}")
+        pdf.cell(0, 5.5, line, new_x="LMARGIN", new_y="NEXT")
+    notes = table.get("notes") or ([table["note"]] if table.get("note") else [])
+    if notes:
+        pdf.ln(1)
+        pdf.set_font("Helvetica", "", 8.5)
+        for note in notes:
+            pdf.multi_cell(0, 4.5, _cp1252(facts.text(note)), new_x="LMARGIN", new_y="NEXT")
+    pdf.ln(2)
 
 
 def _cp1252(text: str) -> str:
@@ -293,11 +347,36 @@ def _cp1252(text: str) -> str:
     return text
 
 
+# --- JSON records ---------------------------------------------------------------------------
+
+
+def render_json(doc: Mapping[str, Any], facts: FactResolver) -> bytes:
+    """``{"title", **meta, "records": [...]}``: strings and lone facts resolved, other JSON
+    values (numbers, booleans, lists) kept as they are."""
+
+    def value(raw: object) -> object:
+        if isinstance(raw, str):
+            return facts.cell(raw)
+        if isinstance(raw, list):
+            return [value(item) for item in raw]
+        if isinstance(raw, dict):
+            return {str(k): value(v) for k, v in raw.items()}
+        return raw
+
+    data: dict[str, object] = {"title": facts.text(doc["title"])}
+    data.update({str(k): value(v) for k, v in (doc.get("meta") or {}).items()})
+    data["records"] = [value(record) for record in doc["records"]]
+    return (json.dumps(data, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
 # --- Driver ---------------------------------------------------------------------------------
 
 
 def render_document(doc: Mapping[str, Any], facts: FactResolver, spec: CorpusSpec) -> bytes:
     fmt = doc["format"]
+    facts.locale = str(doc.get("locale", "fr"))
+    if fmt == "json":
+        return render_json(doc, facts)
     if fmt == "md":
         return render_markdown(doc, facts)
     if fmt == "docx":
