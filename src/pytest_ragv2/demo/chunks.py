@@ -222,12 +222,14 @@ class _StructuredBuilder:
         )
 
     def _add_record(self, block: Block) -> None:
+        # A record file's title (e.g. "synthetic demo data") travels with every record.
+        context = self._context(None)
         self.chunks.append(
             Chunk(
                 chunk_id=self._next_id(),
                 file_id=self.doc.file_id,
                 filename=self.doc.filename,
-                text=block.text,
+                text=f"{context}\n{block.text}" if context else block.text,
                 table=block.table,
                 row=block.row,
                 row_key=block.row_key,

@@ -12,14 +12,22 @@ Block kinds:
 - ``text`` — a paragraph (or a list item, prefixed "- ");
 - ``table_row`` — one data row of a table or sheet;
 - ``table_text`` — a sheet's title, unit or footnote line (carried on its rows as well);
-- ``record`` — one element of a JSON list.
+- ``record`` — one element of a JSON list (or of the ``records`` list of a JSON object,
+  whose other top-level keys — title, note, synthetic flag — become the document's title and
+  one ``text`` block).
 
 Markdown and DOCX share one assembly step: a single top-level title (Markdown ``#``, DOCX
 "Title" style) is the document title and not part of section paths. A table is named by
 the caption paragraph just before it ("Tableau 1 – ...") or else by its section's heading;
 a paragraph just after a table that starts with "Note", "Source" or "*" is its footnote.
-The unit comes from an explicit "Unité : ..." line (XLSX) or the first header cell ending in
-"(...)". XLSX numbers are shown in French form ("1 689", "99,7").
+The unit comes from an explicit "Unité : ..." / "Einheit: ..." line (XLSX) or else from the
+header cells ending in "(...)" (distinct units joined by ", ", footnote marks after the
+bracket allowed). XLSX numbers are shown in French form ("1 689", "99,7").
+
+PDF text comes without table structure, so the renderer prints a table as one line per row
+with cells joined by " | " (header line first, optional "Tabelle 1 – ..." caption line
+before, notes starting with "¹", "*" or "Note" after); the PDF parser turns such a run of lines
+back into a table.
 """
 
 from __future__ import annotations
@@ -34,10 +42,11 @@ from typing import Any
 SUPPORTED_SUFFIXES = frozenset({".md", ".pdf", ".docx", ".xlsx", ".json", ".txt"})
 SECTION_SEPARATOR = " > "
 
-_CAPTION = re.compile(r"^(Tableau|Table|Figure)\s+\d+", re.IGNORECASE)
-_FOOTNOTE = re.compile(r"^(Notes?\b|Sources?\b|\*|\(\d+\)|¹)", re.IGNORECASE)
-_UNIT_LINE = re.compile(r"^Unit[ée]s?\s*:\s*(.+)$", re.IGNORECASE)
-_HEADER_UNIT = re.compile(r"\(([^()]+)\)\s*$")
+_CAPTION = re.compile(r"^(Tableau|Tabelle|Table|Figure|Abbildung)\s+\d+", re.IGNORECASE)
+_FOOTNOTE = re.compile(r"^(Notes?\b|Sources?\b|Anmerkung\b|\*|\(\d+\)|[¹²³])", re.IGNORECASE)
+_UNIT_LINE = re.compile(r"^(?:Unit[ée]s?|Einheit(?:en)?)\s*:\s*(.+)$", re.IGNORECASE)
+_HEADER_UNIT = re.compile(r"\(([^()]+)\)\s*[¹²³*]*\s*$")
+PDF_CELL_SEPARATOR = " | "
 # A numbered heading line in extracted PDF text: "4. Continuité" or "4.1 Sauvegardes".
 _PDF_HEADING = re.compile(r"^\d+(?:\.\s|(?:\.\d+)+\.?\s)\s*[A-ZÀ-ÖØ-Þ]")
 
@@ -138,11 +147,12 @@ _Item = _Heading | _Para | _Table
 
 
 def _unit_from_header(header: tuple[str, ...]) -> str | None:
+    units: dict[str, None] = {}
     for cell in header:
         match = _HEADER_UNIT.search(cell)
         if match:
-            return match.group(1).strip()
-    return None
+            units.setdefault(match.group(1).strip(), None)
+    return ", ".join(units) or None
 
 
 def _assemble(items: list[_Item], title: str | None, title_page: int | None = None) -> list[Block]:
@@ -327,22 +337,40 @@ def parse_pdf(path: Path) -> ParsedDocument:
 
 
 def _pdf_page_items(lines: list[str], page: int) -> list[_Item]:
-    """Numbered heading lines start sections; the lines between them form one paragraph."""
+    """Numbered heading lines start sections; a caption line stands alone; a run of lines
+    with " | " separators is a table (header first); the other lines between them form one
+    paragraph."""
     items: list[_Item] = []
     paragraph: list[str] = []
+    table: list[tuple[str, ...]] = []
+
+    def flush() -> None:
+        if paragraph:
+            items.append(_Para(" ".join(paragraph), page=page))
+            paragraph.clear()
+        if table:
+            items.append(_Table(header=table[0], rows=tuple(table[1:]), page=page))
+            table.clear()
+
     for line in lines:
         if not line:
             continue
-        if _PDF_HEADING.match(line) and len(line) <= 80 and not line.endswith((".", ",", ";")):
+        if PDF_CELL_SEPARATOR in line:
             if paragraph:
-                items.append(_Para(" ".join(paragraph), page=page))
-                paragraph = []
+                flush()
+            table.append(tuple(cell.strip() for cell in line.split(PDF_CELL_SEPARATOR)))
+        elif _PDF_HEADING.match(line) and len(line) <= 80 and not line.endswith((".", ",", ";")):
+            flush()
             level = line.split()[0].rstrip(".").count(".") + 1
             items.append(_Heading(level, line, page=page))
+        elif _CAPTION.match(line):
+            flush()
+            items.append(_Para(line, page=page))
         else:
+            if table:
+                flush()
             paragraph.append(line)
-    if paragraph:
-        items.append(_Para(" ".join(paragraph), page=page))
+    flush()
     return items
 
 
@@ -457,8 +485,18 @@ def _record_text(record: object) -> str:
 
 def parse_json(path: Path) -> ParsedDocument:
     data = json.loads(path.read_text(encoding="utf-8"))
-    records = data if isinstance(data, list) else [data]
+    title: str | None = None
     blocks: list[Block] = []
+    if isinstance(data, dict) and isinstance(data.get("records"), list):
+        title = str(data["title"]) if data.get("title") else None
+        if title:
+            blocks.append(Block(text=title, kind="heading", level=0))
+        meta = {k: v for k, v in data.items() if k not in {"title", "records"}}
+        if meta:
+            blocks.append(Block(text=_record_text(meta)))
+        records = data["records"]
+    else:
+        records = data if isinstance(data, list) else [data]
     for number, record in enumerate(records, start=1):
         key: str | None = None
         if isinstance(record, dict) and record:
@@ -473,7 +511,7 @@ def parse_json(path: Path) -> ParsedDocument:
                 row_key=key,
             )
         )
-    return _document(path, "json", blocks)
+    return _document(path, "json", blocks, title=title)
 
 
 def parse_text(path: Path) -> ParsedDocument:

@@ -1,0 +1,41 @@
+"""The README's examples stay true: its configuration and case examples load."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import yaml
+
+from pytest_ragv2.schema import Case
+from pytest_ragv2.settings import load_settings
+from tests.conftest import REPO_ROOT
+
+README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_configuration_example_is_valid(tmp_path: Path) -> None:
+    block = re.search(r"```toml\n(.*?)```", README, re.S)
+    assert block is not None
+    (tmp_path / "pyproject.toml").write_text(block.group(1), encoding="utf-8")
+    settings = load_settings(tmp_path, None)
+    assert settings.systems["v1"].role == "baseline"
+    assert settings.systems["v2"].role == "candidate"
+    assert settings.repetitions == 5
+
+
+def test_readme_case_example_is_valid() -> None:
+    block = re.search(r"```yaml\n(- id: B07.*?)```", README, re.S)
+    assert block is not None
+    (case,) = yaml.safe_load(block.group(1))
+    loaded = Case.model_validate(case)
+    assert loaded.all_prompts().keys() == {"en", "de", "fr"}
+    assert loaded.evidence[0].page == 2
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    first_block = README.split("```bash\n", 1)[1].split("```", 1)[0]
+    assert "python -m pytest --ragv2-layer=A" in first_block
+    assert "python -m pytest -n 2" in first_block
+    ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "python -m pytest -n 2" in ci
