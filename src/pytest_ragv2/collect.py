@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import random
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -52,7 +53,8 @@ def mark_names(layer: str, category: str, system: str, lang: str) -> list[str]:
     return [f"layer_{layer.lower()}", category, system, f"lang_{lang}"]
 
 
-def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> list[Any]:
+@functools.lru_cache(maxsize=1024)
+def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> tuple[Any, ...]:
     """Every mark of one item. Chat layers carry their inference slot's xdist_group from
     creation on: marks added later come too late for xdist's loadgroup scheduling."""
     marks: list[Any] = [
@@ -61,7 +63,7 @@ def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> 
     ]
     if layer != "A":
         marks.append(pytest.mark.xdist_group(name=slot_group(slot)))
-    return marks
+    return tuple(marks)
 
 
 def register_markers(config: pytest.Config, names: Sequence[str], registered: set[str]) -> None:

@@ -47,6 +47,7 @@ _FOOTNOTE = re.compile(r"^(Notes?\b|Sources?\b|Anmerkung\b|\*|\(\d+\)|[¹²³])"
 _UNIT_LINE = re.compile(r"^(?:Unit[ée]s?|Einheit(?:en)?)\s*:\s*(.+)$", re.IGNORECASE)
 _HEADER_UNIT = re.compile(r"\(([^()]+)\)\s*[¹²³*]*\s*$")
 PDF_CELL_SEPARATOR = " | "
+_PDF_NOTE_LINE = re.compile(r"^[¹²³*]")
 # A numbered heading line in extracted PDF text: "4. Continuité" or "4.1 Sauvegardes".
 _PDF_HEADING = re.compile(r"^\d+(?:\.\s|(?:\.\d+)+\.?\s)\s*[A-ZÀ-ÖØ-Þ]")
 
@@ -338,11 +339,13 @@ def parse_pdf(path: Path) -> ParsedDocument:
 
 def _pdf_page_items(lines: list[str], page: int) -> list[_Item]:
     """Numbered heading lines start sections; a caption line stands alone; a run of lines
-    with " | " separators is a table (header first); the other lines between them form one
-    paragraph."""
+    with " | " separators is a table (header first) and the note lines right after it
+    ("¹ ...", "* ...", one line each) form its footnote paragraph; the other lines between
+    them form one paragraph."""
     items: list[_Item] = []
     paragraph: list[str] = []
     table: list[tuple[str, ...]] = []
+    in_notes = False
 
     def flush() -> None:
         if paragraph:
@@ -355,10 +358,20 @@ def _pdf_page_items(lines: list[str], page: int) -> list[_Item]:
     for line in lines:
         if not line:
             continue
+        if in_notes and not _PDF_NOTE_LINE.match(line):
+            flush()
+        in_notes = False
         if PDF_CELL_SEPARATOR in line:
             if paragraph:
                 flush()
             table.append(tuple(cell.strip() for cell in line.split(PDF_CELL_SEPARATOR)))
+        elif table and _PDF_NOTE_LINE.match(line):
+            flush()
+            paragraph.append(line)
+            in_notes = True
+        elif paragraph and _PDF_NOTE_LINE.match(line) and items and isinstance(items[-1], _Table):
+            paragraph.append(line)
+            in_notes = True
         elif _PDF_HEADING.match(line) and len(line) <= 80 and not line.endswith((".", ",", ";")):
             flush()
             level = line.split()[0].rstrip(".").count(".") + 1
