@@ -414,3 +414,13 @@ def test_a_crashed_worker_costs_only_its_run_and_is_counted(project: pytest.Pyte
     assert complete["decision"] == "fail"
     assert complete["reason"] == "9 of 10 runs recorded; 1 lost"
     assert len(raw_lines(project)) == 9
+
+
+def test_cases_of_other_layers_are_not_collected(project: pytest.Pytester) -> None:
+    (project.path / "cases" / "chat.yaml").write_text(
+        "- id: W05\n  category: restraint\n  layers: [B]\n  prompt_en: 'Hello, who are you?'\n"
+        "  required_evidence: []\n  expect_tools: {calls: 0}\n"
+    )
+    result = project.runpytest("--ragv2-layer=A", "--collect-only", "-q")
+    assert "W05" not in result.stdout.str()
+    assert "C01[v2-en-r1]" in result.stdout.str()

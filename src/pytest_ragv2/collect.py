@@ -90,7 +90,8 @@ class CaseFile(pytest.File):
             return
         if loaded.split in ctx.settings.splits:
             for case in loaded.cases:
-                yield from self._items(ctx, case)
+                if ctx.layer in case.case.layers:
+                    yield from self._items(ctx, case)
         if loaded.errors:
             yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)
 

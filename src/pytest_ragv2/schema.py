@@ -116,6 +116,11 @@ class Case(StrictModel):
     gold_status: GoldStatus = "provisional"
     turns: list[Turn] = Field(default_factory=list)
     expect_tools: dict[str, Any] = Field(default_factory=dict)
+    layers: list[Literal["A", "B", "C"]] = Field(
+        default_factory=lambda: list[Literal["A", "B", "C"]](["A", "B", "C"]),
+        description="the layers that run this case (a tool-use or chit-chat case has no "
+        "retrieval gold and runs at layer B only)",
+    )
     tags: list[str] = Field(default_factory=list)
     notes: str | None = None
 

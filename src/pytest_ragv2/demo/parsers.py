@@ -358,21 +358,22 @@ def _pdf_page_items(lines: list[str], page: int) -> list[_Item]:
     for line in lines:
         if not line:
             continue
-        if in_notes and not _PDF_NOTE_LINE.match(line):
-            flush()
-        in_notes = False
         if PDF_CELL_SEPARATOR in line:
-            if paragraph:
-                flush()
+            if not table:
+                flush()  # the paragraph (or notes) before the table
+                in_notes = False
             table.append(tuple(cell.strip() for cell in line.split(PDF_CELL_SEPARATOR)))
-        elif table and _PDF_NOTE_LINE.match(line):
+            continue
+        if _PDF_NOTE_LINE.match(line) and (table or in_notes):
+            if table:
+                flush()
+            paragraph.append(line)
+            in_notes = True
+            continue
+        if in_notes:
             flush()
-            paragraph.append(line)
-            in_notes = True
-        elif paragraph and _PDF_NOTE_LINE.match(line) and items and isinstance(items[-1], _Table):
-            paragraph.append(line)
-            in_notes = True
-        elif _PDF_HEADING.match(line) and len(line) <= 80 and not line.endswith((".", ",", ";")):
+            in_notes = False
+        if _PDF_HEADING.match(line) and len(line) <= 80 and not line.endswith((".", ",", ";")):
             flush()
             level = line.split()[0].rstrip(".").count(".") + 1
             items.append(_Heading(level, line, page=page))

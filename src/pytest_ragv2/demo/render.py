@@ -335,7 +335,11 @@ def _pdf_table(pdf: Any, table: Mapping[str, Any], facts: FactResolver) -> None:
         pdf.ln(1)
         pdf.set_font("Helvetica", "", 8.5)
         for note in notes:
-            pdf.multi_cell(0, 4.5, _cp1252(facts.text(note)), new_x="LMARGIN", new_y="NEXT")
+            # One line each: the parser reads the note lines after a table as its footnote.
+            text = _cp1252(facts.text(note))
+            if pdf.get_string_width(text) > pdf.epw:
+                raise RenderError(f"PDF table note wider than the page: {text!r}")
+            pdf.cell(0, 4.5, text, new_x="LMARGIN", new_y="NEXT")
     pdf.ln(2)
 
 
