@@ -1,10 +1,15 @@
 """Gold self-check: every gold location exists in the parsed corpus and holds its answer.
 
-For each case in gold/evidence.yaml the named location (file + page / section / table row)
-must exist among the structure-aware chunks, and every required claim must be found there:
-a claim with a ``number`` by that number's French text ("1 689", "99,7") as a whole token,
-a claim without one by its text (or one of its ``any_of``). A case tagged ``computed`` (the
-annual total) instead needs its optional claims found and summing to the required number.
+The gold comes in units: a case of gold/evidence.yaml (with its answer from gold/answers.yaml),
+a case with inline ``required_evidence``, and each turn of a multi-turn case (labelled
+"T01 turn 5", turns counted from 1). For each unit the named location (file + page / section
+/ table row) must exist among the structure-aware chunks of the corpus folder holding the
+file, and every required claim must be found there: a claim with a ``number`` by that
+number's French or English text ("1 689" / "1,689", "11,5" / "11.5") as a whole token, a
+claim without one by its text (or one of its ``any_of``). A case tagged ``computed`` (the
+annual total), or a turn whose case is tagged ``computed-turn-N``, instead needs its optional
+claims found and summing to the required number. A unit with no evidence (a safe refusal, a
+memory turn, a chit-chat or web case) has no location to hold its claims and is not checked.
 
 Every gold location also carries an ``anchor``: a short verbatim passage of the location's
 parsed text (the blocks a plain-text extractor joins, so a table row reads "T4 | 1 689 | ...")
@@ -17,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,10 +39,16 @@ from pytest_ragv2.demo.chunks import (
     load_corpus,
 )
 from pytest_ragv2.demo.parsers import format_number
+from pytest_ragv2.demo.render import format_number_en
 from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer
 
 REPO = Path(__file__).resolve().parent.parent
-CORPUS = REPO / "corpus" / "nimbus-analytics"
+CORPUS_ROOT = REPO / "corpus"
+ANALYTICS = CORPUS_ROOT / "nimbus-analytics"
+ROBOTICS = CORPUS_ROOT / "nimbus-robotics"
+# The Nimbus Analytics retrieval set (layers A-C), whose gold lives in gold/*.yaml.
+RETRIEVAL_CASE_FILES = ("development.yaml", "holdout.yaml")
+CONVERSATIONS = "conversations.yaml"
 CATEGORIES = {
     "exact_lookup",
     "document_lookup",
@@ -55,14 +66,27 @@ class Corpus:
     chunks: tuple[Chunk, ...]  # structure-aware (V2) chunks
 
 
+@dataclass(frozen=True, slots=True)
+class GoldUnit:
+    """One checkable piece of gold: where an answer must be found and what it says."""
+
+    label: str  # "B06", "W08", or "T01 turn 5" for a turn of a multi-turn case
+    evidence: tuple[Evidence, ...]
+    answer: ExpectedAnswer
+    computed: bool
+
+
 def normalize(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).replace("\u202f", " ").replace("\xa0", " ")
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
-def load_cases() -> dict[str, tuple[Case, str]]:
+def load_cases(names: Collection[str] | None = None) -> dict[str, tuple[Case, str]]:
+    """Every case of cases/*.yaml (or of the files named), by id, with its split."""
     cases: dict[str, tuple[Case, str]] = {}
     for path in sorted((REPO / "cases").glob("*.yaml")):
+        if names is not None and path.name not in names:
+            continue
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
         for raw in data["cases"]:
             case = Case.model_validate(raw)
@@ -79,6 +103,58 @@ def load_evidence() -> dict[str, list[Evidence]]:
 def load_answers() -> dict[str, ExpectedAnswer]:
     raw = yaml.safe_load((REPO / "gold" / "answers.yaml").read_text(encoding="utf-8"))
     return {key: ExpectedAnswer.model_validate(value) for key, value in raw.items()}
+
+
+def gold_units(
+    evidence: dict[str, list[Evidence]],
+    answers: dict[str, ExpectedAnswer],
+    cases: dict[str, tuple[Case, str]],
+) -> list[GoldUnit]:
+    """The gold of gold/*.yaml first (in file order), then the inline gold of the cases."""
+    units = [
+        GoldUnit(
+            label=case_id,
+            evidence=tuple(entries),
+            answer=answers.get(case_id, ExpectedAnswer()),
+            computed=case_id in cases and "computed" in cases[case_id][0].tags,
+        )
+        for case_id, entries in evidence.items()
+    ]
+    for case, _ in cases.values():
+        if case.id not in evidence and case.required_evidence:
+            units.append(
+                GoldUnit(
+                    label=case.id,
+                    evidence=tuple(case.required_evidence),
+                    answer=case.expected_answer or ExpectedAnswer(),
+                    computed="computed" in case.tags,
+                )
+            )
+        for number, turn in enumerate(case.turns, start=1):
+            units.append(
+                GoldUnit(
+                    label=f"{case.id} turn {number}",
+                    evidence=tuple(turn.required_evidence),
+                    answer=turn.expected_answer or ExpectedAnswer(),
+                    computed=f"computed-turn-{number}" in case.tags,
+                )
+            )
+    return units
+
+
+def all_gold_units() -> list[GoldUnit]:
+    return gold_units(load_evidence(), load_answers(), load_cases())
+
+
+def corpus_folders(units: Iterable[GoldUnit]) -> list[Path]:
+    """The corpus folders (direct children of corpus/) holding a file some evidence names."""
+    names = {name for unit in units for ev in unit.evidence for name in (ev.filename, ev.file_id)}
+    folders = {
+        CORPUS_ROOT / path.relative_to(CORPUS_ROOT).parts[0]
+        for path in CORPUS_ROOT.rglob("*")
+        if path.is_file() and (path.name in names or path.stem in names)
+    }
+    return sorted(folder for folder in folders if folder.is_dir())
 
 
 def at_location(chunks: Sequence[Chunk], ev: Evidence) -> list[Chunk]:
@@ -146,8 +222,14 @@ def anchor_problem(docs: Sequence[ParsedDocument], ev: Evidence) -> str | None:
 
 
 def number_in(text: str, number: float) -> bool:
-    token = re.escape(normalize(format_number(number)))
-    return re.search(rf"(?<![\d,.]){token}(?!\d|,\d)", normalize(text)) is not None
+    """Whether ``number`` is written in ``text`` as a whole token, the French way ("1 689",
+    "11,5") or the English way ("1,689", "11.5")."""
+    normalized = normalize(text)
+    for written in {format_number(number), format_number_en(number)}:
+        token = re.escape(normalize(written))
+        if re.search(rf"(?<![\d,.]){token}(?!\d|[,.]\d)", normalized) is not None:
+            return True
+    return False
 
 
 def claim_in(text: str, claim: Claim) -> bool:
@@ -163,57 +245,83 @@ def gold_problems(
     cases: dict[str, tuple[Case, str]],
 ) -> list[str]:
     problems: list[str] = []
-    for case_id, entries in evidence.items():
+    for unit in gold_units(evidence, answers, cases):
+        label = unit.label
         texts: list[str] = []
-        for index, ev in enumerate(entries):
+        for index, ev in enumerate(unit.evidence):
             located = at_location(corpus.chunks, ev)
             if not located:
-                problems.append(f"{case_id}: evidence[{index}] names no location in the corpus")
+                problems.append(f"{label}: evidence[{index}] names no location in the corpus")
             anchor_issue = anchor_problem(corpus.docs, ev)
             if anchor_issue is not None:
-                problems.append(f"{case_id}: evidence[{index}] {anchor_issue}")
+                problems.append(f"{label}: evidence[{index}] {anchor_issue}")
             texts.extend(chunk.text for chunk in located)
             if ev.table_cells is not None:
                 cells = ev.table_cells.named().values()
                 if not any(
                     all(normalize(c) in normalize(ch.text) for c in cells) for ch in located
                 ):
-                    problems.append(f"{case_id}: evidence[{index}] table cells not in one chunk")
+                    problems.append(f"{label}: evidence[{index}] table cells not in one chunk")
+        if not unit.evidence:
+            continue  # nothing in the corpus holds a refusal, a memory or a web answer
         where = "\n".join(texts)
-        answer = answers.get(case_id, ExpectedAnswer())
-        if "computed" in cases[case_id][0].tags:
+        answer = unit.answer
+        if unit.computed:
             parts = answer.optional_claims
             missing = [c.text for c in parts if not claim_in(where, c)]
             if missing:
-                problems.append(f"{case_id}: computed from values not at the location: {missing}")
+                problems.append(f"{label}: computed from values not at the location: {missing}")
             total = sum(c.number or 0 for c in parts)
             for claim in answer.required_claims:
                 if claim.number != total:
-                    problems.append(f"{case_id}: {claim.text!r} is not the sum {total}")
+                    problems.append(f"{label}: {claim.text!r} is not the sum {total}")
             continue
         for claim in answer.required_claims:
             if not claim_in(where, claim):
-                problems.append(f"{case_id}: claim {claim.text!r} not found at its evidence")
+                problems.append(f"{label}: claim {claim.text!r} not found at its evidence")
     return problems
 
 
 @pytest.fixture(scope="module")
 def corpus() -> Corpus:
-    docs = tuple(load_corpus(CORPUS))
+    # Every corpus folder the gold points into (parsed separately, as each is a corpus).
+    docs = tuple(doc for folder in corpus_folders(all_gold_units()) for doc in load_corpus(folder))
     return Corpus(docs=docs, chunks=tuple(chunk_structured(docs)))
 
 
-def test_every_case_has_gold_and_every_gold_entry_a_case() -> None:
+def test_the_check_reads_both_nimbus_corpora_with_unique_file_ids(corpus: Corpus) -> None:
+    assert corpus_folders(all_gold_units())[:2] == [ANALYTICS, ROBOTICS]
+    file_ids = [doc.file_id for doc in corpus.docs]
+    assert len(file_ids) == len(set(file_ids))  # evidence names a file by its stem alone
+
+
+def test_every_case_has_gold_in_exactly_one_place() -> None:
     cases = load_cases()
-    assert set(load_evidence()) == set(cases)
-    assert set(load_answers()) == set(cases)
+    evidence, answers = load_evidence(), load_answers()
+    assert set(evidence) <= set(cases)
+    assert set(answers) <= set(cases)
+    for case, _ in cases.values():
+        inline_answer = case.expected_answer is not None or any(
+            turn.expected_answer is not None for turn in case.turns
+        )
+        assert (case.id in evidence) != (case.required_evidence is not None), case.id
+        assert not (case.id in answers and inline_answer), case.id
+        assert all(turn.expected_answer is not None for turn in case.turns), case.id
+
+
+def test_the_retrieval_set_keeps_its_gold_in_gold_files() -> None:
+    cases = load_cases(RETRIEVAL_CASE_FILES)
+    assert set(load_evidence()) >= set(cases)
+    assert set(load_answers()) >= set(cases)
     splits = {case_id: split for case_id, (_, split) in cases.items()}
     assert sorted(k for k, v in splits.items() if v == "holdout") == ["H01", "H02"]
     assert 10 <= sum(1 for v in splits.values() if v == "development") <= 12
 
 
 def test_development_covers_every_category_in_french_and_english() -> None:
-    development = [case for case, split in load_cases().values() if split == "development"]
+    development = [
+        case for case, split in load_cases(RETRIEVAL_CASE_FILES).values() if split == "development"
+    ]
     assert {case.category for case in development} == CATEGORIES
     for case in development:
         assert set(case.all_prompts()) == {"fr", "en"}, case.id
@@ -224,10 +332,15 @@ def test_safe_no_answer_cases_need_no_evidence_and_the_corpus_is_silent(
     corpus: Corpus,
 ) -> None:
     evidence = load_evidence()
-    refusals = [c for c, _ in load_cases().values() if c.category == "safe_no_answer"]
+    cases = load_cases(RETRIEVAL_CASE_FILES).values()
+    refusals = [c for c, _ in cases if c.category == "safe_no_answer"]
     assert refusals
     assert all(c.safe_refusal_expected and evidence[c.id] == [] for c in refusals)
-    assert not any("japon" in normalize(chunk.text) for chunk in corpus.chunks)
+    analytics = {doc.file_id for doc in corpus.docs if doc.path.is_relative_to(ANALYTICS)}
+    assert analytics
+    assert not any(
+        "japon" in normalize(chunk.text) for chunk in corpus.chunks if chunk.file_id in analytics
+    )
 
 
 def test_the_gold_holds_in_the_parsed_corpus(corpus: Corpus) -> None:
@@ -235,15 +348,14 @@ def test_the_gold_holds_in_the_parsed_corpus(corpus: Corpus) -> None:
 
 
 def test_numeric_answers_name_a_precise_location() -> None:
-    evidence = load_evidence()
-    for case_id, answer in load_answers().items():
-        if any(claim.number is not None for claim in answer.required_claims):
-            for ev in evidence[case_id]:
+    for unit in all_gold_units():
+        if any(claim.number is not None for claim in unit.answer.required_claims):
+            for ev in unit.evidence:
                 fine = {
                     ".pdf": ev.page is not None,
                     ".xlsx": ev.table is not None and ev.row is not None,
                 }.get(Path(ev.filename or "").suffix, ev.section is not None)
-                assert fine, f"{case_id}: {ev}"
+                assert fine, f"{unit.label}: {ev}"
 
 
 def _altered(case_id: str, index: int, **update: Any) -> dict[str, list[Evidence]]:
@@ -308,16 +420,16 @@ def test_every_evidence_entry_has_an_anchor() -> None:
 def test_every_anchor_fits_whole_in_a_fixed_size_window_of_its_file(corpus: Corpus) -> None:
     # V1 items carry no section/table/row: the anchor is their only way to the location.
     windows = chunk_fixed(corpus.docs)
-    for case_id, entries in load_evidence().items():
-        for ev in entries:
+    for unit in all_gold_units():
+        for ev in unit.evidence:
             assert ev.anchor is not None
             wanted = normalize(ev.anchor)
             assert any(
                 chunk.file_id == ev.file_id and wanted in normalize(chunk.text) for chunk in windows
-            ), f"{case_id}: {ev.anchor!r}"
+            ), f"{unit.label}: {ev.anchor!r}"
             if ev.row is None:  # a row chunk spells "header: value", not the row's plain text
                 located = at_location(corpus.chunks, ev)
-                assert any(wanted in normalize(c.text) for c in located), f"{case_id}: {ev}"
+                assert any(wanted in normalize(c.text) for c in located), f"{unit.label}: {ev}"
 
 
 @pytest.mark.parametrize(
@@ -346,3 +458,126 @@ def test_the_check_fails_when_an_anchor_is_altered(
         corpus, _altered(case_id, index, anchor=anchor), load_answers(), load_cases()
     )
     assert problems == [f"{case_id}: evidence[{index}] anchor {anchor!r} {expected}"]
+
+
+# --- cases/conversations.yaml: the seed's conversation and behaviour matrix (layer B) -------
+
+
+def _conversations() -> dict[str, Case]:
+    return {case_id: case for case_id, (case, _) in load_cases([CONVERSATIONS]).items()}
+
+
+def _evidence_of(case: Case) -> list[Evidence]:
+    return [*(case.required_evidence or []), *(e for t in case.turns for e in t.required_evidence)]
+
+
+def test_conversation_cases_run_at_layer_b_only_with_the_seed_shapes() -> None:
+    cases = _conversations()
+    assert sorted(cases) == ["T01", *(f"W{n:02d}" for n in range(1, 13))]
+    assert all(case.layers == ["B"] for case in cases.values())
+    t01 = cases["T01"]
+    assert len(t01.turns) == 10
+    assert all(set(turn.prompts) == {"fr"} for turn in t01.turns)
+    assert t01.turns[1].prompts["fr"].startswith("Quel est le niveau de disponibilité garanti")
+    assert t01.turns[2].expect_tools["follow_up_of"] == 2  # T3: implicit follow-up of T2
+    assert t01.turns[9].expect_tools == {"answers_from_turn": 4}  # T10: memory
+    assert len(cases["W07"].turns) == 3
+    assert cases["W06"].all_prompts().keys() == {"fr"}
+    assert cases["W06"].mandatory_constraints["language"] == "fr"
+    assert cases["W04"].safe_refusal_expected
+    assert {ev.file_id for ev in cases["W08"].evidence} == {
+        "nimbus-x2-product-specification",
+        "nimbus-robotics-remote-work-policy",
+    }
+
+
+def test_conversation_evidence_points_into_its_corpus_with_short_anchors() -> None:
+    folders = {"T": ANALYTICS, "W": ROBOTICS}
+    for case in _conversations().values():
+        for ev in _evidence_of(case):
+            assert (folders[case.id[0]] / str(ev.filename)).is_file(), (case.id, ev)
+            assert ev.file_id == Path(str(ev.filename)).stem
+            assert ev.anchor is not None, (case.id, ev)
+            assert len(ev.anchor) <= 60, (case.id, ev.anchor)
+
+
+def test_a_memory_turn_recalls_an_earlier_turn_that_has_evidence() -> None:
+    for case in _conversations().values():
+        for number, turn in enumerate(case.turns, start=1):
+            earlier = turn.expect_tools.get("answers_from_turn")
+            if earlier is None:
+                continue
+            assert 1 <= earlier < number
+            assert turn.required_evidence == []
+            source = case.turns[earlier - 1]
+            assert source.required_evidence
+            assert source.expected_answer
+            assert turn.expected_answer
+            assert [c.text for c in turn.expected_answer.required_claims] == [
+                c.text for c in source.expected_answer.required_claims
+            ]
+
+
+def test_every_expect_tools_key_is_in_the_documented_vocabulary() -> None:
+    doc = (REPO / "docs" / "case-format.md").read_text(encoding="utf-8")
+    for case in _conversations().values():
+        for tools in [case.expect_tools, *(turn.expect_tools for turn in case.turns)]:
+            for key, value in tools.items():
+                assert f"`{key}`" in doc, (case.id, key)
+                for sub in value if isinstance(value, dict) else {}:
+                    assert f"`{sub}`" in doc, (case.id, key, sub)
+
+
+def _altered_inline(case_id: str, turn: int | None, index: int, **update: Any) -> Any:
+    """The cases with one inline evidence entry changed (``turn`` counted from 1)."""
+    cases = load_cases()
+    case, split = cases[case_id]
+    if turn is None:
+        entries = list(case.required_evidence or [])
+        entries[index] = entries[index].model_copy(update=update)
+        changed = case.model_copy(update={"required_evidence": entries})
+    else:
+        turns = list(case.turns)
+        entries = list(turns[turn - 1].required_evidence)
+        entries[index] = entries[index].model_copy(update=update)
+        turns[turn - 1] = turns[turn - 1].model_copy(update={"required_evidence": entries})
+        changed = case.model_copy(update={"turns": turns})
+    cases[case_id] = (changed, split)
+    return cases
+
+
+@pytest.mark.parametrize(
+    ("case_id", "turn", "index", "update", "expected"),
+    [
+        # T4's figures are on row 4 of the sheet; row 3 is the third quarter.
+        ("T01", 4, 0, {"row": 3}, "T01 turn 4: claim '1 689 k€' not found at its evidence"),
+        # T6's RPO/RTO are on page 2 of the policy.
+        ("T01", 6, 0, {"page": 3}, "T01 turn 6: claim 'RPO de 15 minutes' not found"),
+        ("T01", 5, 3, {"row": 5}, "T01 turn 5: evidence[3] names no location in the corpus"),
+        # The warranty is on page 2 of the X2 specification, the runtime on page 1.
+        ("W03", None, 0, {"page": 1}, "W03: evidence[0] names no location in the corpus"),
+        ("W01", None, 0, {"row": 2}, "W01: claim '11.5 hours' not found at its evidence"),
+        ("W08", None, 1, {"section": "4. Working hours"}, "W08: claim '3 days per week' not"),
+        ("W07", 3, 0, {"page": 1}, "W07 turn 3: evidence[0] names no location in the corpus"),
+    ],
+)
+def test_the_check_covers_inline_and_turn_evidence(
+    corpus: Corpus,
+    case_id: str,
+    turn: int | None,
+    index: int,
+    update: dict[str, Any],
+    expected: str,
+) -> None:
+    cases = _altered_inline(case_id, turn, index, **update)
+    problems = gold_problems(corpus, load_evidence(), load_answers(), cases)
+    assert any(problem.startswith(expected) for problem in problems), problems
+    assert all(problem.startswith(case_id) for problem in problems)
+
+
+def test_an_english_number_is_found_the_english_way() -> None:
+    assert number_in("Runtime per charge | 11.5 hours", 11.5)
+    assert number_in("CA (k€): 1 689", 1689)
+    assert number_in("a list price of €48,000 per unit", 48000)
+    assert not number_in("Runtime per charge | 11.5 hours", 1.5)
+    assert not number_in("Runtime per charge | 11.5 hours", 11)

@@ -66,8 +66,9 @@ def test_committed_documents_match_a_fresh_render(rendered: Path) -> None:
 def test_allowlist_pins_the_committed_bytes() -> None:
     allowlist = yaml.safe_load((REPO / "gold" / "allowlist.yaml").read_text(encoding="utf-8"))
     entries = {entry["filename"]: entry for entry in allowlist["files"]}
-    assert sorted(entries) == sorted(DOCUMENTS)
-    for name, entry in entries.items():
+    # Other corpus folders share the allow-list; this corpus's six documents must all be in it.
+    assert set(DOCUMENTS) <= set(entries)
+    for name, entry in ((name, entries[name]) for name in DOCUMENTS):
         assert entry["file_id"] == Path(name).stem
         digest = hashlib.sha256((CORPUS / name).read_bytes()).hexdigest()
         assert entry["sha256"] == digest, f"{name}: re-render and update gold/allowlist.yaml"
