@@ -42,17 +42,17 @@ def main() -> None:
         for size in (small, args.items):
             root = Path(directory) / str(size)
             write_project(root, url, size)
-            timed_pytest(root, "--ragv2-layer=A", "--ragv2-run-id=warm-up")
+            timed_pytest(root, "--ragv2-layer=A")  # warm-up: byte code, caches
             timed_pytest(root, "test_bare.py")
             results["bare", size] = best_time(root, args.repeat, "test_bare.py")
             results["ragv2", size] = best_time(
-                root, args.repeat, "--ragv2-layer=A", "--ragv2-run-id=bench"
+                root, args.repeat, "--ragv2-layer=A"
             )
         peak_500 = None
         if args.items != 500:
             root = Path(directory) / "500"
             write_project(root, url, 500)
-            peak_500 = best_time(root, 1, "--ragv2-layer=A", "--ragv2-run-id=mem")[1]
+            peak_500 = best_time(root, 1, "--ragv2-layer=A")[1]
     server.shutdown()
     span = args.items - small
 

@@ -6,6 +6,7 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,10 @@ class Controller:
     summary: dict[str, Any] | None = None
     gates: list[GateResult] = field(default_factory=list)
     locations: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # numpy (for the intervals at the end) loads while the runs wait on their systems
+        threading.Thread(target=_warm_imports, name="ragv2-warm-imports", daemon=True).start()
 
     def set_expected(self, count: int) -> None:
         """The number of case runs collected; the manifest is written before the first."""
@@ -154,6 +159,10 @@ def write_run_manifest(
         },
     )
     write_manifest(ctx.run_dir, manifest)
+
+
+def _warm_imports() -> None:
+    import numpy  # noqa: F401
 
 
 def _relative(path: Path, root: Path) -> Path:

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-import numpy as np
+# numpy is imported inside the functions that resample: the controller imports this module
+# at start-up, and warms numpy in the background while the runs wait on the network.
 
 # scipy.stats costs about a second to import; it is imported inside the functions that need
 # it, so a session pays for it only when it computes an interval.
@@ -76,6 +77,8 @@ def percentile_ci(
     Degenerate inputs need no resampling: fewer than two values, or all values equal, give
     ``low = high = value``; no values give NaN everywhere.
     """
+    import numpy as np
+
     _check_q(q)
     _check_confidence(confidence)
     data = np.asarray(values, dtype=float)
@@ -122,6 +125,8 @@ def clustered_mean_ci(
     Degenerate inputs (one cluster, or every cluster with the same mean, so every resample
     has the same mean) give ``low = high = value`` without resampling.
     """
+    import numpy as np
+
     _check_confidence(confidence)
     sums: list[float] = []
     counts: list[int] = []
