@@ -20,8 +20,11 @@ V1's fixed-size windows of its file, or no V1 item could ever contain it.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,7 +49,8 @@ REPO = Path(__file__).resolve().parent.parent
 CORPUS_ROOT = REPO / "corpus"
 ANALYTICS = CORPUS_ROOT / "nimbus-analytics"
 ROBOTICS = CORPUS_ROOT / "nimbus-robotics"
-# The Nimbus Analytics retrieval set (layers A-C), whose gold lives in gold/*.yaml.
+# The retrieval sets (layers A-C: Nimbus Analytics B/H cases, Tarnwald K/KH cases), whose gold
+# lives in gold/*.yaml.
 RETRIEVAL_CASE_FILES = ("development.yaml", "holdout.yaml")
 CONVERSATIONS = "conversations.yaml"
 CATEGORIES = {
@@ -58,6 +62,17 @@ CATEGORIES = {
     "safe_no_answer",
 }
 ANCHOR_LENGTH = range(10, 81)
+TARNWALD = CORPUS_ROOT / "tarnwald-verdichter"
+# The Tarnwald cases (K01.., KH01..) carry these categories, at least three cases each.
+TARNWALD_CATEGORIES = {
+    *CATEGORIES,
+    "similar_projects",
+    "project_comparison",
+    "combined_evidence",
+    "language_pair",
+}
+# Footnote markers ("350¹ | bar", "16²"): NFKC would turn them into digits of the number.
+FOOTNOTE_MARKERS = re.compile("[\u00b9\u00b2\u00b3\u2070\u2074-\u2079]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,13 +96,18 @@ def normalize(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip().casefold()
 
 
+def read_yaml(text: str) -> Any:
+    # libyaml when present: the gold files are read again for every altered-gold check.
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+
+
 def load_cases(names: Collection[str] | None = None) -> dict[str, tuple[Case, str]]:
     """Every case of cases/*.yaml (or of the files named), by id, with its split."""
     cases: dict[str, tuple[Case, str]] = {}
     for path in sorted((REPO / "cases").glob("*.yaml")):
         if names is not None and path.name not in names:
             continue
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = read_yaml(path.read_text(encoding="utf-8"))
         for raw in data["cases"]:
             case = Case.model_validate(raw)
             assert case.id not in cases, f"duplicate case id {case.id}"
@@ -96,12 +116,12 @@ def load_cases(names: Collection[str] | None = None) -> dict[str, tuple[Case, st
 
 
 def load_evidence() -> dict[str, list[Evidence]]:
-    raw = yaml.safe_load((REPO / "gold" / "evidence.yaml").read_text(encoding="utf-8"))
+    raw = read_yaml((REPO / "gold" / "evidence.yaml").read_text(encoding="utf-8"))
     return {key: [Evidence.model_validate(e) for e in entries] for key, entries in raw.items()}
 
 
 def load_answers() -> dict[str, ExpectedAnswer]:
-    raw = yaml.safe_load((REPO / "gold" / "answers.yaml").read_text(encoding="utf-8"))
+    raw = read_yaml((REPO / "gold" / "answers.yaml").read_text(encoding="utf-8"))
     return {key: ExpectedAnswer.model_validate(value) for key, value in raw.items()}
 
 
@@ -223,8 +243,9 @@ def anchor_problem(docs: Sequence[ParsedDocument], ev: Evidence) -> str | None:
 
 def number_in(text: str, number: float) -> bool:
     """Whether ``number`` is written in ``text`` as a whole token, the French way ("1 689",
-    "11,5") or the English way ("1,689", "11.5")."""
-    normalized = normalize(text)
+    "11,5") or the English way ("1,689", "11.5"). A superscript footnote marker after a
+    value ("350¹") is not part of it."""
+    normalized = normalize(FOOTNOTE_MARKERS.sub(" ", text))
     for written in {format_number(number), format_number_en(number)}:
         token = re.escape(normalize(written))
         if re.search(rf"(?<![\d,.]){token}(?!\d|[,.]\d)", normalized) is not None:
@@ -309,10 +330,24 @@ def test_every_case_has_gold_in_exactly_one_place() -> None:
         assert all(turn.expected_answer is not None for turn in case.turns), case.id
 
 
+def is_tarnwald(case_id: str) -> bool:
+    return case_id.startswith("K")
+
+
+def nimbus_retrieval_cases() -> dict[str, tuple[Case, str]]:
+    cases = load_cases(RETRIEVAL_CASE_FILES).items()
+    return {case_id: entry for case_id, entry in cases if not is_tarnwald(case_id)}
+
+
+def tarnwald_cases() -> dict[str, tuple[Case, str]]:
+    cases = load_cases(RETRIEVAL_CASE_FILES).items()
+    return {case_id: entry for case_id, entry in cases if is_tarnwald(case_id)}
+
+
 def test_the_retrieval_set_keeps_its_gold_in_gold_files() -> None:
-    cases = load_cases(RETRIEVAL_CASE_FILES)
-    assert set(load_evidence()) >= set(cases)
-    assert set(load_answers()) >= set(cases)
+    assert set(load_evidence()) >= set(load_cases(RETRIEVAL_CASE_FILES))
+    assert set(load_answers()) >= set(load_cases(RETRIEVAL_CASE_FILES))
+    cases = nimbus_retrieval_cases()
     splits = {case_id: split for case_id, (_, split) in cases.items()}
     assert sorted(k for k, v in splits.items() if v == "holdout") == ["H01", "H02"]
     assert 10 <= sum(1 for v in splits.values() if v == "development") <= 12
@@ -320,7 +355,7 @@ def test_the_retrieval_set_keeps_its_gold_in_gold_files() -> None:
 
 def test_development_covers_every_category_in_french_and_english() -> None:
     development = [
-        case for case, split in load_cases(RETRIEVAL_CASE_FILES).values() if split == "development"
+        case for case, split in nimbus_retrieval_cases().values() if split == "development"
     ]
     assert {case.category for case in development} == CATEGORIES
     for case in development:
@@ -332,7 +367,7 @@ def test_safe_no_answer_cases_need_no_evidence_and_the_corpus_is_silent(
     corpus: Corpus,
 ) -> None:
     evidence = load_evidence()
-    cases = load_cases(RETRIEVAL_CASE_FILES).values()
+    cases = nimbus_retrieval_cases().values()
     refusals = [c for c, _ in cases if c.category == "safe_no_answer"]
     assert refusals
     assert all(c.safe_refusal_expected and evidence[c.id] == [] for c in refusals)
@@ -354,6 +389,7 @@ def test_numeric_answers_name_a_precise_location() -> None:
                 fine = {
                     ".pdf": ev.page is not None,
                     ".xlsx": ev.table is not None and ev.row is not None,
+                    ".json": ev.table is not None and ev.row is not None,  # one record
                 }.get(Path(ev.filename or "").suffix, ev.section is not None)
                 assert fine, f"{unit.label}: {ev}"
 
@@ -581,3 +617,173 @@ def test_an_english_number_is_found_the_english_way() -> None:
     assert number_in("a list price of €48,000 per unit", 48000)
     assert not number_in("Runtime per charge | 11.5 hours", 1.5)
     assert not number_in("Runtime per charge | 11.5 hours", 11)
+
+
+def test_a_footnote_marker_is_not_part_of_the_number() -> None:
+    assert number_in("Max. discharge pressure | 350¹ | bar", 350)
+    assert number_in("max. Betriebsdruck (bar): 16² | Liefermenge", 16)
+    assert not number_in("Max. discharge pressure | 350¹ | bar", 3501)
+    assert not number_in("Förderstrom | 310² | Nm³/h", 3)
+
+
+# --- corpus/tarnwald-verdichter: cases K01..K30 (development) and KH01..KH10 (holdout) -------
+
+
+def test_tarnwald_cases_cover_every_category_at_least_three_times() -> None:
+    cases = tarnwald_cases()
+    assert len(cases) >= 40
+    counts = Counter(case.category for case, _ in cases.values())
+    assert set(counts) == TARNWALD_CATEGORIES
+    assert min(counts.values()) >= 3, counts
+
+
+def test_every_tarnwald_case_is_bilingual_and_provisional() -> None:
+    for case, _ in tarnwald_cases().values():
+        assert case.prompt_en, case.id
+        assert case.prompt_de, case.id
+        assert set(case.all_prompts()) == {"en", "de"}, case.id
+        assert case.gold_status == "provisional", case.id
+
+
+def _draft_number(case: Case) -> int:
+    [tag] = [tag for tag in case.tags if re.fullmatch(r"draft-n\d\d", tag)]
+    return int(tag.removeprefix("draft-n"))
+
+
+def test_the_tarnwald_holdout_is_every_fourth_drafted_case() -> None:
+    cases = tarnwald_cases()
+    numbers = {case_id: _draft_number(case) for case_id, (case, _) in cases.items()}
+    assert sorted(numbers.values()) == list(range(1, len(cases) + 1))
+    holdout = sorted((n, k) for k, n in numbers.items() if cases[k][1] == "holdout")
+    development = sorted((n, k) for k, n in numbers.items() if cases[k][1] == "development")
+    assert all(n % 4 == 0 for n, _ in holdout)
+    assert all(n % 4 != 0 for n, _ in development)
+    assert [k for _, k in holdout] == [f"KH{i:02d}" for i in range(1, len(holdout) + 1)]
+    assert [k for _, k in development] == [f"K{i:02d}" for i in range(1, len(development) + 1)]
+    assert 0.2 <= len(holdout) / len(cases) <= 0.3
+
+
+def test_tarnwald_evidence_points_into_its_corpus_and_the_allow_list() -> None:
+    allowlist = read_yaml((REPO / "gold" / "allowlist.yaml").read_text(encoding="utf-8"))
+    listed = {entry["filename"]: entry for entry in allowlist["files"]}
+    on_disk = {
+        path.name for path in TARNWALD.iterdir() if path.is_file() and path.name != "facts.yaml"
+    }
+    assert "internal-preisliste-2026.xlsx" in on_disk
+    assert on_disk - set(listed) == {"internal-preisliste-2026.xlsx"}
+    for name in on_disk & set(listed):
+        digest = hashlib.sha256((TARNWALD / name).read_bytes()).hexdigest()
+        assert listed[name] == {"file_id": Path(name).stem, "filename": name, "sha256": digest}
+    evidence = load_evidence()
+    for case_id in tarnwald_cases():
+        for ev in evidence[case_id]:
+            assert ev.filename in on_disk, (case_id, ev)
+            assert ev.filename in listed, (case_id, ev)
+            assert ev.file_id == Path(str(ev.filename)).stem, (case_id, ev)
+            assert ev.anchor is not None, (case_id, ev)
+            assert len(ev.anchor) <= 60, (case_id, ev.anchor)
+
+
+def test_tarnwald_refusals_name_the_tempting_answers(corpus: Corpus) -> None:
+    evidence, answers = load_evidence(), load_answers()
+    refusals = [c for c, _ in tarnwald_cases().values() if c.category == "safe_no_answer"]
+    assert len(refusals) >= 4
+    tags = {tag for case in refusals for tag in case.tags}
+    assert {"missing-fact", "incompatible-medium", "unsupported-conclusion"} <= tags
+    assert "not-allow-listed" in tags
+    for case in refusals:
+        assert case.safe_refusal_expected, case.id
+        assert answers[case.id].forbidden_claims, case.id
+    # The list price exists only in the file outside the allow-list.
+    [price_case] = [c for c in refusals if "not-allow-listed" in c.tags]
+    assert evidence[price_case.id] == []
+    [price] = [c for c in answers[price_case.id].forbidden_claims if c.number is not None]
+    holders = {chunk.file_id for chunk in corpus.chunks if number_in(chunk.text, price.number or 0)}
+    assert holders == {"internal-preisliste-2026"}
+    patterns = [c.pattern for c in answers[price_case.id].forbidden_claims if c.pattern]
+    assert any(re.search(p, "Quelle: internal-preisliste-2026.xlsx") for p in patterns)
+
+
+def test_the_unresolved_launch_year_is_kept_as_a_contradiction() -> None:
+    evidence, answers = load_evidence(), load_answers()
+    [case] = [c for c, _ in tarnwald_cases().values() if "unresolved" in c.tags]
+    assert case.category == "cross_document"
+    assert "UNRESOLVED" in (case.notes or "")
+    assert {ev.filename for ev in evidence[case.id]} == {
+        "produktuebersicht-verdichter.md",
+        "firmenchronik.md",
+    }
+    required = " ".join(" ".join([c.text, *c.any_of]) for c in answers[case.id].required_claims)
+    assert "2018" in required
+    assert "2019" in required
+    assert len(answers[case.id].forbidden_claims) >= 2
+
+
+def _records() -> dict[str, dict[str, Any]]:
+    records: dict[str, dict[str, Any]] = {}
+    for path in sorted(TARNWALD.glob("digital-twin-projekte-*.json")):
+        for record in json.loads(path.read_text(encoding="utf-8"))["records"]:
+            records[record["project_id"]] = record
+    return records
+
+
+def test_similar_project_gold_is_exactly_the_records_meeting_the_constraints() -> None:
+    evidence, answers = load_evidence(), load_answers()
+    records = _records()
+    cases = [c for c, _ in tarnwald_cases().values() if c.category == "similar_projects"]
+    assert len(cases) >= 3
+    for case in cases:
+        constraints = case.mandatory_constraints
+        assert {"medium", "pressure_bar", "compressor_family"} <= set(constraints), case.id
+        matching = {
+            project_id
+            for project_id, record in records.items()
+            if all(record[key] == value for key, value in constraints.items())
+        }
+        assert matching, case.id
+        assert {str(ev.row) for ev in evidence[case.id]} == matching, case.id
+        named = {
+            project_id
+            for claim in answers[case.id].forbidden_claims
+            for project_id in re.findall(r"TW-P-\d\d-\d\d\d", claim.text)
+        }
+        assert named, case.id
+        assert not named & matching, case.id  # each excluded record fails a constraint
+    assert any("topology" in case.mandatory_constraints for case in cases)
+
+
+def test_combined_evidence_joins_a_synthetic_record_and_a_public_document() -> None:
+    evidence, answers = load_evidence(), load_answers()
+    cases = [c for c, _ in tarnwald_cases().values() if c.category == "combined_evidence"]
+    assert len(cases) >= 3
+    for case in cases:
+        assert case.source_type == "combined", case.id
+        files = [str(ev.filename) for ev in evidence[case.id]]
+        assert any(name.startswith("digital-twin-projekte-") for name in files), case.id
+        assert any(not name.startswith("digital-twin-projekte-") for name in files), case.id
+        assert any(
+            "synthetic" in claim.any_of and claim.severity == "high"
+            for claim in answers[case.id].required_claims
+        ), case.id
+
+
+@pytest.mark.parametrize(
+    ("case_id", "index", "update", "expected"),
+    [
+        # 16 bar and its footnote are on page 1; page 2 holds the dimensions table.
+        ("K03", 0, {"page": 2}, "K03: evidence[0] names no location in the corpus"),
+        # The 16-bar footnote is printed under the table, so only the delivery tells rows apart.
+        ("K03", 0, {"row": "TVK 110-13"}, "K03: claim 'Liefermenge 0,92 m³/min' not found"),
+        ("K10", 0, {"row": "Flow rate"}, "K10: claim '350 bar' not found at its evidence"),
+        ("K12", 1, {"section": "Wachstum"}, "K12: claim '2018 (Firmenchronik)' not found"),
+        ("K05", 1, {"row": "TW-P-25-016"}, "K05: claim 'TW-P-25-011' not found at its evidence"),
+    ],
+)
+def test_the_check_fails_when_a_tarnwald_location_is_altered(
+    corpus: Corpus, case_id: str, index: int, update: dict[str, Any], expected: str
+) -> None:
+    altered = _altered(case_id, index, **update)
+    only = {case_id: load_cases(RETRIEVAL_CASE_FILES)[case_id]}  # the other gold is checked above
+    problems = gold_problems(corpus, {case_id: altered[case_id]}, load_answers(), only)
+    assert any(problem.startswith(expected) for problem in problems), problems
+    assert all(problem.startswith(case_id) for problem in problems)
