@@ -424,3 +424,24 @@ def test_cases_of_other_layers_are_not_collected(project: pytest.Pytester) -> No
     result = project.runpytest("--ragv2-layer=A", "--collect-only", "-q")
     assert "W05" not in result.stdout.str()
     assert "C01[v2-en-r1]" in result.stdout.str()
+
+
+def test_language_scoped_evidence_is_required_only_of_its_language(
+    project: pytest.Pytester,
+) -> None:
+    # the fact sits in a German and in an English datasheet: each run must find its own
+    (project.path / "cases" / "development.yaml").write_text(
+        "- id: L01\n  category: language_pair\n"
+        "  prompt_en: 'maximum pressure?'\n  prompt_de: 'maximaler Druck?'\n"
+        "  required_evidence:\n"
+        "    - {file_id: datasheet, page: 2, lang: en}\n"
+        "    - {file_id: parts, table: Parts, row: NX-450B, lang: de}\n"
+    )
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-systems=v2", *RUN_ID)
+    summary = summary_of(project)
+    # "pressure" finds the datasheet (en entry met); "Druck" finds the datasheet too, but
+    # the German run is asked for the parts row, which it does not return
+    assert summary["by_language"]["v2"]["en"]["recall@5"] == 1.0
+    assert summary["by_language"]["v2"]["de"]["recall@5"] == 0.0
+    assert "L01[v2-de-r1] did not meet its case" in result.stdout.str()
+    assert "parts table Parts row NX-450B" in result.stdout.str()

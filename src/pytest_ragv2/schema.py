@@ -48,6 +48,12 @@ class Evidence(StrictModel):
         default=None, description="1-based data row number, or the row's label"
     )
     table_cells: TableCells | None = None
+    lang: str | None = Field(
+        default=None,
+        description="the prompt language this entry is required for (a fact that exists in "
+        "a German and an English document: the German run must find the German one); "
+        "an entry without lang is required in every language",
+    )
     anchor: str | None = Field(
         default=None,
         description=(
@@ -142,6 +148,10 @@ class Case(StrictModel):
     @property
     def evidence(self) -> list[Evidence]:
         return list(self.required_evidence or [])
+
+    def evidence_for(self, lang: str) -> list[Evidence]:
+        """The entries required of a run in ``lang``: untagged ones and those tagged ``lang``."""
+        return [entry for entry in self.evidence if entry.lang in (None, lang)]
 
     @property
     def is_exact_lookup(self) -> bool:

@@ -64,9 +64,9 @@ def _levels_named(evidence: Evidence) -> list[str]:
     return levels
 
 
-def _miss_reason(case: Case, score: RetrievalScore, k: int) -> list[str]:
+def _miss_reason(required: list[Evidence], score: RetrievalScore, k: int) -> list[str]:
     reasons: list[str] = []
-    for hit, evidence in zip(score.evidence_hits, case.evidence, strict=True):
+    for hit, evidence in zip(score.evidence_hits, required, strict=True):
         full = hit.first_rank.get("full")
         if full is not None and full <= k:
             continue
@@ -94,20 +94,22 @@ def item_record(
     recall_k: int,
 ) -> dict[str, Any]:
     """Score one run and decide whether it met its case; pure."""
+    required = case.evidence_for(key.lang)
     score = score_retrieval(
         case,
         items,
         allowed_file_ids=allowed_file_ids,
         allowed_filenames=allowed_filenames,
         ks=tuple(sorted({*DEFAULT_KS, recall_k})),
+        evidence=required,
     )
     reasons: list[str] = []
     if error is not None:
         reasons.append(f"{error['kind']} error: {error['message']}")
     if score.leaked:
         reasons.append(f"returned files outside the allow-list: {', '.join(score.leaked)}")
-    if case.evidence and score.recall[recall_k] < 1.0:
-        reasons.extend(_miss_reason(case, score, recall_k))
+    if required and score.recall[recall_k] < 1.0:
+        reasons.extend(_miss_reason(required, score, recall_k))
     return {
         "key": key.to_json(),
         "category": case.category,
