@@ -10,6 +10,11 @@ claim without one by its text (or one of its ``any_of``). A case tagged ``comput
 annual total), or a turn whose case is tagged ``computed-turn-N``, instead needs its optional
 claims found and summing to the required number. A unit with no evidence (a safe refusal, a
 memory turn, a chit-chat or web case) has no location to hold its claims and is not checked.
+A unit whose entries carry ``lang`` (a fact printed in a German and an English document) is
+scored per prompt language against the untagged entries and those of that language, so each
+language's entries must hold every number claim on their own (a number reads the same in
+both languages); a worded claim is written in one language and must be found in the
+evidence as a whole.
 
 Every gold location also carries an ``anchor``: a short verbatim passage of the location's
 parsed text (the blocks a plain-text extractor joins, so a table row reads "T4 | 1 689 | ...")
@@ -259,6 +264,20 @@ def claim_in(text: str, claim: Claim) -> bool:
     return any(normalize(option) in normalize(text) for option in claim.any_of or [claim.text])
 
 
+def claim_gaps(claim: Claim, where: str, where_by_lang: dict[str, str]) -> list[str]:
+    """How ``claim`` is missing from its unit's evidence: from the text of all of it, or (a
+    number claim) from the text of the entries a run in some language is scored against."""
+    if not claim_in(where, claim):
+        return ["not found at its evidence"]
+    if claim.number is None:
+        return []  # worded in one language: the entries of that language hold it
+    return [
+        f"not found at its evidence for lang {lang}"
+        for lang, text in where_by_lang.items()
+        if not claim_in(text, claim)
+    ]
+
+
 def gold_problems(
     corpus: Corpus,
     evidence: dict[str, list[Evidence]],
@@ -269,6 +288,9 @@ def gold_problems(
     for unit in gold_units(evidence, answers, cases):
         label = unit.label
         texts: list[str] = []
+        texts_by_lang: dict[str, list[str]] = {
+            lang: [] for lang in sorted({ev.lang for ev in unit.evidence if ev.lang is not None})
+        }
         for index, ev in enumerate(unit.evidence):
             located = at_location(corpus.chunks, ev)
             if not located:
@@ -277,6 +299,9 @@ def gold_problems(
             if anchor_issue is not None:
                 problems.append(f"{label}: evidence[{index}] {anchor_issue}")
             texts.extend(chunk.text for chunk in located)
+            for lang, lang_texts in texts_by_lang.items():
+                if ev.lang in (None, lang):
+                    lang_texts.extend(chunk.text for chunk in located)
             if ev.table_cells is not None:
                 cells = ev.table_cells.named().values()
                 if not any(
@@ -286,10 +311,11 @@ def gold_problems(
         if not unit.evidence:
             continue  # nothing in the corpus holds a refusal, a memory or a web answer
         where = "\n".join(texts)
+        where_by_lang = {lang: "\n".join(lang_texts) for lang, lang_texts in texts_by_lang.items()}
         answer = unit.answer
         if unit.computed:
             parts = answer.optional_claims
-            missing = [c.text for c in parts if not claim_in(where, c)]
+            missing = [c.text for c in parts if claim_gaps(c, where, where_by_lang)]
             if missing:
                 problems.append(f"{label}: computed from values not at the location: {missing}")
             total = sum(c.number or 0 for c in parts)
@@ -298,8 +324,8 @@ def gold_problems(
                     problems.append(f"{label}: {claim.text!r} is not the sum {total}")
             continue
         for claim in answer.required_claims:
-            if not claim_in(where, claim):
-                problems.append(f"{label}: claim {claim.text!r} not found at its evidence")
+            for gap in claim_gaps(claim, where, where_by_lang):
+                problems.append(f"{label}: claim {claim.text!r} {gap}")
     return problems
 
 
@@ -684,6 +710,25 @@ def test_tarnwald_evidence_points_into_its_corpus_and_the_allow_list() -> None:
             assert len(ev.anchor) <= 60, (case_id, ev.anchor)
 
 
+def test_tarnwald_language_scoped_evidence_comes_in_pairs() -> None:
+    # A fact in a German and an English document: one entry per prompt language, each in a
+    # document of that language (the English files' names end in "-en").
+    evidence = load_evidence()
+    scoped = 0
+    for case_id, (case, _) in tarnwald_cases().items():
+        tagged = Counter(ev.lang for ev in evidence[case_id] if ev.lang is not None)
+        if not tagged:
+            continue
+        scoped += 1
+        assert set(tagged) == set(case.all_prompts()), case_id
+        assert len(set(tagged.values())) == 1, (case_id, tagged)
+        for ev in evidence[case_id]:
+            if ev.lang is not None:
+                english = Path(str(ev.filename)).stem.endswith("-en")
+                assert english == (ev.lang == "en"), (case_id, ev.filename)
+    assert scoped >= 10
+
+
 def test_tarnwald_refusals_name_the_tempting_answers(corpus: Corpus) -> None:
     evidence, answers = load_evidence(), load_answers()
     refusals = [c for c, _ in tarnwald_cases().values() if c.category == "safe_no_answer"]
@@ -709,10 +754,10 @@ def test_the_unresolved_launch_year_is_kept_as_a_contradiction() -> None:
     [case] = [c for c, _ in tarnwald_cases().values() if "unresolved" in c.tags]
     assert case.category == "cross_document"
     assert "UNRESOLVED" in (case.notes or "")
-    assert {ev.filename for ev in evidence[case.id]} == {
-        "produktuebersicht-verdichter.md",
-        "firmenchronik.md",
-    }
+    overview = {"de": "produktuebersicht-verdichter.md", "en": "product-family-overview-en.md"}
+    for lang, name in overview.items():
+        files = {ev.filename for ev in evidence[case.id] if ev.lang in (None, lang)}
+        assert files == {name, "firmenchronik.md"}, lang
     required = " ".join(" ".join([c.text, *c.any_of]) for c in answers[case.id].required_claims)
     assert "2018" in required
     assert "2019" in required
@@ -775,6 +820,13 @@ def test_combined_evidence_joins_a_synthetic_record_and_a_public_document() -> N
         # The 16-bar footnote is printed under the table, so only the delivery tells rows apart.
         ("K03", 0, {"row": "TVK 110-13"}, "K03: claim 'Liefermenge 0,92 m³/min' not found"),
         ("K10", 0, {"row": "Flow rate"}, "K10: claim '350 bar' not found at its evidence"),
+        # The German entry still holds 0.92; the English run is scored against its own row.
+        (
+            "K03",
+            1,
+            {"row": "TVK 110-13"},
+            "K03: claim 'Liefermenge 0,92 m³/min' not found at its evidence for lang en",
+        ),
         ("K12", 1, {"section": "Wachstum"}, "K12: claim '2018 (Firmenchronik)' not found"),
         ("K05", 1, {"row": "TW-P-25-016"}, "K05: claim 'TW-P-25-011' not found at its evidence"),
     ],
