@@ -244,7 +244,7 @@ def category_regression_gate(
         threshold=threshold,
         decision=_decide(worst >= -margin - 1e-12),
         reason=f"worst category: {worst_category} ({worst:+.3f})",
-        details=[f"{category}: {delta:+.3f}" for delta, category in deltas],
+        details=[f"{category}: {delta + 0.0:+.3f}" for delta, category in deltas],
     )
 
 

@@ -84,7 +84,7 @@ def breakdown_table(
         row = [name, str(cases), *(fmt_rate(values[system]) for system in systems)]
         if candidate and baseline:
             cand, base = values[candidate], values[baseline]
-            row.append("—" if cand is None or base is None else f"{cand - base:+.3f}")
+            row.append("—" if cand is None or base is None else f"{cand - base + 0.0:+.3f}")
         rows.append(row)
     return header, rows
 
