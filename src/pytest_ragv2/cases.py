@@ -20,7 +20,7 @@ from __future__ import annotations
 import difflib
 import gc
 import re
-from collections.abc import Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Generic, TypeVar, get_args
@@ -612,40 +612,25 @@ def load_gold(gold_dir: Path | None, allowlist: Allowlist | None = None) -> Gold
     answers_path = gold_dir / GOLD_ANSWERS_FILE
     if answers_path.is_file():
         gold.files.append(answers_path)
-        for case_id, value, node, location in _gold_entries(answers_path, gold.errors):
-            try:
-                answer = ExpectedAnswer.model_validate(value)
-            except ValidationError as exc:
-                gold.errors.extend(
-                    _validation_errors(
-                        exc,
-                        node,
-                        path=answers_path,
-                        case_id=case_id,
-                        prefix=("expected_answer",),
-                        model=ExpectedAnswer,
-                    )
-                )
-                gold.answers[case_id] = GoldEntry(case_id, None, location)
-                continue
+        for case_id, answer, _, location in _validated_gold_entries(
+            answers_path,
+            gold.errors,
+            ExpectedAnswer.model_validate,
+            "expected_answer",
+            ExpectedAnswer,
+        ):
             gold.answers[case_id] = GoldEntry(case_id, answer, location)
     evidence_path = gold_dir / GOLD_EVIDENCE_FILE
     if evidence_path.is_file():
         gold.files.append(evidence_path)
-        for case_id, value, node, location in _gold_entries(evidence_path, gold.errors):
-            try:
-                evidence = _EVIDENCE_LIST.validate_python(value)
-            except ValidationError as exc:
-                gold.errors.extend(
-                    _validation_errors(
-                        exc,
-                        node,
-                        path=evidence_path,
-                        case_id=case_id,
-                        prefix=("required_evidence",),
-                        model=Evidence,
-                    )
-                )
+        for case_id, evidence, node, location in _validated_gold_entries(
+            evidence_path,
+            gold.errors,
+            _EVIDENCE_LIST.validate_python,
+            "required_evidence",
+            Evidence,
+        ):
+            if evidence is None:
                 gold.evidence[case_id] = GoldEntry(case_id, None, location)
                 continue
             assert isinstance(node, yaml.SequenceNode)
@@ -669,6 +654,27 @@ def load_gold(gold_dir: Path | None, allowlist: Allowlist | None = None) -> Gold
                 case_id, None if problems else evidence, location, item_locations
             )
     return gold
+
+
+def _validated_gold_entries(
+    path: Path,
+    errors: list[CaseError],
+    validate: Callable[[Any], _T],
+    prefix: str,
+    model: type[BaseModel],
+) -> Iterator[tuple[str, _T | None, yaml.Node, SourceLocation]]:
+    """Each entry of a gold file, validated; None (and located errors) when it is invalid."""
+    for case_id, value, node, location in _gold_entries(path, errors):
+        validated: _T | None = None
+        try:
+            validated = validate(value)
+        except ValidationError as exc:
+            errors.extend(
+                _validation_errors(
+                    exc, node, path=path, case_id=case_id, prefix=(prefix,), model=model
+                )
+            )
+        yield case_id, validated, node, location
 
 
 def _gold_entries(
