@@ -32,7 +32,7 @@ MISSING = _Missing()
 
 class HttpJsonRetriever(HttpRetrieverBase):
     def __init__(self, name: str, config: HttpJsonRetrieval, *, file_ids: Sequence[str]) -> None:
-        super().__init__(config.timeout_s)
+        super().__init__(config.timeout_s, config.url)
         self.name = name
         self.config = config
         self.file_ids = list(file_ids)

@@ -39,7 +39,7 @@ class RagApiRetriever(HttpRetrieverBase):
     higher_score_is_better = False  # rag_api's score is a cosine distance
 
     def __init__(self, name: str, config: RagApiRetrieval, *, file_ids: Sequence[str]) -> None:
-        super().__init__(config.timeout_s)
+        super().__init__(config.timeout_s, config.url)
         self.name = name
         self.config = config
         self.file_ids: list[str] = list(
