@@ -39,6 +39,11 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
 
 
+def fmt_delta(value: float) -> str:
+    """A signed difference to three places, never "-0.000" for a rounding residue."""
+    return f"{round(value, 9) + 0.0:+.3f}"
+
+
 def _decide(ok: bool) -> Decision:
     return "pass" if ok else "fail"
 
@@ -243,8 +248,8 @@ def category_regression_gate(
         value=worst,
         threshold=threshold,
         decision=_decide(worst >= -margin - 1e-12),
-        reason=f"worst category: {worst_category} ({worst:+.3f})",
-        details=[f"{category}: {delta + 0.0:+.3f}" for delta, category in deltas],
+        reason=f"worst category: {worst_category} ({fmt_delta(worst)})",
+        details=[f"{category}: {fmt_delta(delta)}" for delta, category in deltas],
     )
 
 

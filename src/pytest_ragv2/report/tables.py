@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pytest_ragv2.gates import GateResult
+from pytest_ragv2.gates import GateResult, fmt_delta
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -84,7 +84,7 @@ def breakdown_table(
         row = [name, str(cases), *(fmt_rate(values[system]) for system in systems)]
         if candidate and baseline:
             cand, base = values[candidate], values[baseline]
-            row.append("—" if cand is None or base is None else f"{cand - base + 0.0:+.3f}")
+            row.append("—" if cand is None or base is None else fmt_delta(cand - base))
         rows.append(row)
     return header, rows
 
