@@ -1,0 +1,169 @@
+"""The project's own types for a conversation with a chat system (layers B and C).
+
+A chat adapter returns a ``Transcript``: one ``ChatTurn`` per prompt sent in one fresh
+conversation, with the answer, the tool calls, the citations resolved to sources, token
+usage, latency and the raw exchanges. Like ``records``, these are slotted dataclasses with
+hand-written ``to_json`` (``dataclasses.asdict`` deep-copies and is too slow per item) and
+a ``from_json`` so a raw run can be rescored without any live system.
+
+A turn that failed keeps what arrived before the failure (a partial streamed answer) and
+carries the ``RunError``; the turns after it are not sent and are recorded with
+``ran=False`` and an empty answer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragv2.records import Exchange, RunError
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call the model made; ``result`` is known only when the system executed it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    result: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "name": self.name,
+            "arguments": self.arguments,
+            "result": self.result,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ToolCall:
+        return cls(
+            id=data["id"], name=data["name"], arguments=data["arguments"], result=data["result"]
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Citation:
+    """A citation marker in the answer text, resolved to the source it points at.
+
+    ``page`` is 1-based. ``marker`` is the marker as it appeared in the answer (e.g.
+    ``"\\ue202turn0file3"``), so a scorer can find the claim next to it.
+    """
+
+    marker: str
+    file_id: str | None = None
+    filename: str | None = None
+    page: int | None = None
+    content: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "marker": self.marker,
+            "file_id": self.file_id,
+            "filename": self.filename,
+            "page": self.page,
+            "content": self.content,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Citation:
+        return cls(
+            marker=data["marker"],
+            file_id=data["file_id"],
+            filename=data["filename"],
+            page=data["page"],
+            content=data["content"],
+        )
+
+
+@dataclass(slots=True)
+class ChatTurn:
+    """One prompt and what the system answered to it.
+
+    ``usage`` holds the integer token counts the system reported, under its own names
+    (OpenAI-compatible: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``; nested
+    details flattened as ``"prompt_tokens_details.cached_tokens"``).
+    """
+
+    prompt: str
+    answer: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    citations: list[Citation] = field(default_factory=list)
+    latency_s: float = 0.0
+    usage: dict[str, int] = field(default_factory=dict)
+    error: RunError | None = None
+    exchanges: list[Exchange] = field(default_factory=list)
+    finish_reason: str | None = None
+    ran: bool = True  # False: not sent, because an earlier turn of the conversation failed
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "prompt": self.prompt,
+            "answer": self.answer,
+            "tool_calls": [call.to_json() for call in self.tool_calls],
+            "citations": [citation.to_json() for citation in self.citations],
+            "latency_s": self.latency_s,
+            "usage": self.usage,
+            "error": None if self.error is None else self.error.to_json(),
+            "exchanges": [exchange.to_json() for exchange in self.exchanges],
+            "finish_reason": self.finish_reason,
+            "ran": self.ran,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ChatTurn:
+        error = data["error"]
+        return cls(
+            prompt=data["prompt"],
+            answer=data["answer"],
+            tool_calls=[ToolCall.from_json(call) for call in data["tool_calls"]],
+            citations=[Citation.from_json(citation) for citation in data["citations"]],
+            latency_s=data["latency_s"],
+            usage=dict(data["usage"]),
+            error=None if error is None else RunError(**error),
+            exchanges=[Exchange(**exchange) for exchange in data["exchanges"]],
+            finish_reason=data.get("finish_reason"),
+            ran=data.get("ran", True),
+        )
+
+
+@dataclass(slots=True)
+class Transcript:
+    """One conversation: its turns in order and the wall time of the whole of it."""
+
+    turns: list[ChatTurn]
+    latency_s: float
+
+    @property
+    def final_answer(self) -> str:
+        """The last turn's answer ("" when the conversation stopped before it)."""
+        return self.turns[-1].answer if self.turns else ""
+
+    @property
+    def error(self) -> RunError | None:
+        """The error that ended the conversation, if one did."""
+        for turn in self.turns:
+            if turn.error is not None:
+                return turn.error
+        return None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def tool_calls(self) -> list[ToolCall]:
+        """Every tool call of every turn, in order."""
+        return [call for turn in self.turns for call in turn.tool_calls]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turns": [turn.to_json() for turn in self.turns], "latency_s": self.latency_s}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Transcript:
+        return cls(
+            turns=[ChatTurn.from_json(turn) for turn in data["turns"]],
+            latency_s=data["latency_s"],
+        )
