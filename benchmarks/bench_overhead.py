@@ -45,9 +45,7 @@ def main() -> None:
             timed_pytest(root, "--ragv2-layer=A")  # warm-up: byte code, caches
             timed_pytest(root, "test_bare.py")
             results["bare", size] = best_time(root, args.repeat, "test_bare.py")
-            results["ragv2", size] = best_time(
-                root, args.repeat, "--ragv2-layer=A"
-            )
+            results["ragv2", size] = best_time(root, args.repeat, "--ragv2-layer=A")
         peak_500 = None
         if args.items != 500:
             root = Path(directory) / "500"

@@ -1,0 +1,86 @@
+"""Property tests of number reading: a number written the way French, German or English
+writes it reads back as that number (needs hypothesis; skipped without it)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Any
+
+import pytest
+
+pytest.importorskip("hypothesis")
+
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from pytest_ragv2.schema import Claim
+from pytest_ragv2.scoring.claims import claim_found, parse_numbers
+
+NBSP, NNBSP, THIN = "\u00a0", "\u202f", "\u2009"
+
+
+def claim(**fields: Any) -> Claim:
+    return Claim.model_validate(fields)
+
+
+# --------------------------------------------------------------------------- properties
+
+SPACES = st.sampled_from([" ", NBSP, NNBSP, THIN])
+UNITS = st.sampled_from(["", " %", " k€", " bar", " h", "€", " m³/min"])
+
+
+def group_thousands(integer: int, separator: str) -> str:
+    digits = str(integer)
+    head = len(digits) % 3 or 3
+    parts = [digits[:head]] + [digits[i : i + 3] for i in range(head, len(digits), 3)]
+    return separator.join(parts)
+
+
+def write(integer: int, fraction: str, lang: str, grouped: bool, space: str) -> str:
+    thousands, decimal = {"fr": (space, ","), "de": (".", ","), "en": (",", ".")}[lang]
+    text = group_thousands(integer, thousands) if grouped else str(integer)
+    return f"{text}{decimal}{fraction}" if fraction else text
+
+
+numbers = st.tuples(
+    st.integers(min_value=0, max_value=10**10),
+    st.text(alphabet="0123456789", max_size=4),
+    st.sampled_from(["fr", "de", "en"]),
+    st.booleans(),
+    SPACES,
+    UNITS,
+)
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(numbers)
+def test_property_written_in_a_language_reads_back(case: tuple[Any, ...]) -> None:
+    integer, fraction, lang, grouped, space, unit = case
+    written = write(integer, fraction, lang, grouped, space)
+    answer = f"Valeur : {written}{unit}, fin."
+    found = parse_numbers(answer, lang)
+    assert len(found) == 1, (answer, found)
+    assert found[0].value == float(Decimal(f"{integer}.{fraction or '0'}"))
+    assert found[0].span[0] == answer.index(written[0])
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(numbers)
+def test_property_unambiguous_writings_read_back_without_language(case: tuple[Any, ...]) -> None:
+    integer, fraction, lang, grouped, space, unit = case
+    # "1,689" / "1.689" (1-3 digits, one mark, 3 digits) is ambiguous without a language
+    assume(not (len(fraction) == 3 and 1 <= integer < 1000))
+    written = write(integer, fraction, lang, grouped, space)
+    found = parse_numbers(f"{written}{unit}", None)
+    assert [f.value for f in found] == [float(Decimal(f"{integer}.{fraction or '0'}"))]
+
+
+@settings(max_examples=200, deadline=None, database=None)
+@given(numbers)
+def test_property_number_claim_matches_its_own_writing(case: tuple[Any, ...]) -> None:
+    integer, fraction, lang, grouped, space, _ = case
+    value = float(Decimal(f"{integer}.{fraction or '0'}"))
+    target = claim(text="Betriebsdruck", number=value, unit="bar")
+    written = write(integer, fraction, lang, grouped, space)
+    assert claim_found(target, f"max. {written} bar", lang).matched
+    assert not claim_found(target, f"max. 9{written} bar", lang).matched
