@@ -1,0 +1,356 @@
+"""A chat system run as a command that prints JSON lines (``codex exec --json`` and alike).
+
+One ``converse`` call is one fresh conversation. Every turn starts a fresh process with the
+turn's prompt substituted into ``argv``: the process does not see the earlier turns, so a
+multi-turn case only holds together if the command keeps its own state. (Codex can resume a
+thread with ``codex exec resume <thread_id>``; that is not used yet.) As for the other chat
+adapters, a failed turn stops the conversation and the later turns are recorded as not run.
+Nothing raises out of ``converse``.
+
+The process gets a closed standard input, a stripped environment (``PATH``, ``HOME``,
+``LANG`` and the variables named in ``env_pass``) and a session of its own, so that on
+timeout the whole process group (the command and everything it started) is killed. The
+group is also killed when a turn ends normally: nothing started by a turn outlives it.
+
+Codex mapping (``events: codex``), over ``item.completed`` events only:
+- ``agent_message`` -> the answer. Codex may send several in one turn (progress notes, then
+  the answer); the last one wins, as with ``codex exec --output-last-message``.
+- ``command_execution`` -> ``ToolCall("shell", {"command": ...}, aggregated_output)``.
+- ``mcp_tool_call`` -> ``ToolCall("<server>.<tool>", arguments, result)``; the result's text
+  content is joined, and a failed call's result is ``"error: <message>"``.
+- ``web_search`` -> ``ToolCall("web_search", {"query": ...})``.
+- ``reasoning`` and unknown item types are ignored.
+``turn.completed.usage`` gives the usage, integer counts under Codex's own names.
+
+``turn.failed`` makes the turn an error. A top-level ``error`` event does only when no
+``turn.completed`` follows: Codex also prints its transient stream errors ("Reconnecting...
+1/5", retried by Codex itself) as ``error`` events, and such a turn may still complete.
+The error events stay in the exchange either way.
+
+The turn's single ``Exchange`` holds the request (``argv`` with the prompt, ``cwd``), the
+exit status as ``status_code`` (negative: killed by that signal) and, as ``response_body``,
+every stdout line in order: the parsed event, or ``{"non_json_line": <text>}``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_ragv2.records import ErrorKind, Exchange, RunError
+from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
+
+PROMPT_PLACEHOLDER = "{prompt}"
+ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
+NON_JSON_KEY = "non_json_line"
+KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the process group
+_STDERR_TAIL_CHARS = 2000
+_EXCERPT_CHARS = 300
+_POLL_S = 0.01
+
+
+class CommandConfig(BaseModel):
+    """A command printing JSON lines on stdout, one process per turn."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    adapter: Literal["command"]
+    argv: list[str] = Field(
+        min_length=1, description='the command; "{prompt}" in an argument is replaced by the prompt'
+    )
+    cwd: str | None = Field(default=None, description="working directory (default: inherited)")
+    env_pass: list[str] = Field(
+        default_factory=list,
+        description="environment variables passed through besides PATH, HOME and LANG",
+    )
+    timeout_s: float = Field(default=300.0, gt=0.0, description="per turn, whole process group")
+    events: Literal["codex"] = "codex"
+
+
+@dataclass(slots=True)
+class _Output:
+    """What the reader threads collected; ``lines`` grows while the process runs."""
+
+    lines: list[str] = field(default_factory=list)
+    stderr: list[str] = field(default_factory=list)
+
+
+class CommandRunner:
+    def __init__(self, name: str, config: CommandConfig) -> None:
+        self.name = name
+        self.config = config
+
+    def close(self) -> None:
+        """Nothing to release: every process ends with its turn."""
+
+    def converse(self, prompts: Sequence[str]) -> Transcript:
+        started = time.perf_counter()
+        turns: list[ChatTurn] = []
+        stopped = False
+        for prompt in prompts:
+            if stopped:
+                turns.append(ChatTurn(prompt=prompt, ran=False))
+                continue
+            turn = self._turn(prompt)
+            turns.append(turn)
+            stopped = turn.error is not None
+        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+
+    def argv_for(self, prompt: str) -> list[str]:
+        return [part.replace(PROMPT_PLACEHOLDER, prompt) for part in self.config.argv]
+
+    def environment(self) -> dict[str, str]:
+        names = [*ALWAYS_PASSED_ENV, *self.config.env_pass]
+        return {name: os.environ[name] for name in names if name in os.environ}
+
+    def _turn(self, prompt: str) -> ChatTurn:
+        argv = self.argv_for(prompt)
+        request: dict[str, Any] = {"argv": argv, "cwd": self.config.cwd}
+        started = time.perf_counter()
+        try:
+            run = _run(argv, self.config.cwd, self.environment(), self.config.timeout_s)
+        except OSError as exc:  # the command could not be started
+            latency_s = time.perf_counter() - started
+            error = RunError(kind="adapter", message=f"cannot start {argv[0]!r}: {exc}")
+            exchange = Exchange(request=request, status_code=None, response_body=[], latency_s=0)
+            return ChatTurn(prompt=prompt, latency_s=latency_s, error=error, exchanges=[exchange])
+        latency_s = time.perf_counter() - started
+        events = [_parse_line(line) for line in run.lines]
+        turn = ChatTurn(
+            prompt=prompt,
+            latency_s=latency_s,
+            exchanges=[
+                Exchange(
+                    request=request,
+                    status_code=run.exit_code,
+                    response_body=events,
+                    latency_s=latency_s,
+                )
+            ],
+        )
+        try:
+            outcome = read_codex_events(events, turn)
+        except Exception as exc:  # an adapter bug must cost one run, not the session
+            turn.error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
+            return turn
+        turn.error = _turn_error(run, outcome, self.config.timeout_s)
+        return turn
+
+
+@dataclass(slots=True)
+class _Run:
+    lines: list[str]
+    stderr_tail: str
+    exit_code: int | None
+    timed_out: bool
+
+
+def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float) -> _Run:
+    """Run one process to its end or its deadline, collecting stdout lines as they arrive."""
+    deadline = time.monotonic() + timeout_s
+    process = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    assert process.stderr is not None
+    output = _Output()
+    readers = [
+        threading.Thread(target=_collect, args=(process.stdout, output.lines), daemon=True),
+        threading.Thread(target=_collect, args=(process.stderr, output.stderr), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
+    # stdout reaches EOF when every process holding it is gone or has closed it
+    readers[0].join(timeout=max(0.0, deadline - time.monotonic()))
+    exited = not readers[0].is_alive() and _wait_exited(process.pid, deadline)
+    timed_out = not exited
+    if timed_out:
+        _signal_group(process.pid, signal.SIGTERM)
+        _wait_exited(process.pid, time.monotonic() + KILL_GRACE_S)
+    # the unreaped leader keeps the group id reserved, so this cannot hit another group
+    _signal_group(process.pid, signal.SIGKILL)
+    exit_code = process.wait()
+    for reader in readers:
+        reader.join(timeout=KILL_GRACE_S)
+    stderr = "".join(output.stderr)[-_STDERR_TAIL_CHARS:]
+    return _Run(
+        lines=list(output.lines), stderr_tail=stderr, exit_code=exit_code, timed_out=timed_out
+    )
+
+
+def _collect(stream: IO[bytes], sink: list[str]) -> None:
+    with stream:
+        for raw in stream:
+            sink.append(raw.decode("utf-8", errors="replace"))
+
+
+def _wait_exited(pid: int, deadline: float) -> bool:
+    """Whether ``pid`` exited before ``deadline``, without reaping it."""
+    while True:
+        try:
+            status = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+        except ChildProcessError:
+            return True
+        if status is not None:
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(_POLL_S)
+
+
+def _signal_group(pgid: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pgid, signum)
+
+
+def _parse_line(line: str) -> Any:
+    text = line.rstrip("\r\n")
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return {NON_JSON_KEY: text}
+
+
+@dataclass(slots=True)
+class CodexOutcome:
+    """What the events said about how the turn ended."""
+
+    completed: bool = False
+    failure: str | None = None  # from turn.failed
+    errors: list[str] = field(default_factory=list)  # from error events
+    non_json_lines: int = 0
+
+
+def read_codex_events(events: Sequence[Any], turn: ChatTurn) -> CodexOutcome:
+    """Fill ``turn`` (answer, tool calls, usage) from Codex events, in order."""
+    outcome = CodexOutcome()
+    for event in events:
+        if not isinstance(event, dict):
+            outcome.non_json_lines += 1
+            continue
+        if NON_JSON_KEY in event and len(event) == 1:
+            if event[NON_JSON_KEY].strip():
+                outcome.non_json_lines += 1
+            continue
+        kind = event.get("type")
+        if kind == "item.completed":
+            _read_item(event.get("item"), turn)
+        elif kind == "turn.completed":
+            outcome.completed = True
+            turn.usage = _integer_counts(event.get("usage"))
+        elif kind == "turn.failed":
+            outcome.failure = "turn.failed: " + _error_message(event.get("error"))
+        elif kind == "error":
+            outcome.errors.append(_error_message(event.get("message", event)))
+    return outcome
+
+
+def _read_item(item: Any, turn: ChatTurn) -> None:
+    if not isinstance(item, dict):
+        return
+    kind = item.get("type", item.get("item_type"))
+    item_id = str(item.get("id", f"item_{len(turn.tool_calls)}"))
+    if kind == "agent_message":
+        turn.answer = str(item.get("text", ""))
+    elif kind == "command_execution":
+        output = item.get("aggregated_output")
+        turn.tool_calls.append(
+            ToolCall(
+                id=item_id,
+                name="shell",
+                arguments={"command": item.get("command")},
+                result=None if output is None else str(output),
+            )
+        )
+    elif kind == "mcp_tool_call":
+        arguments = item.get("arguments")
+        turn.tool_calls.append(
+            ToolCall(
+                id=item_id,
+                name=f"{item.get('server')}.{item.get('tool')}",
+                arguments=arguments if isinstance(arguments, dict) else {"_raw": arguments},
+                result=_mcp_result(item),
+            )
+        )
+    elif kind == "web_search":
+        turn.tool_calls.append(
+            ToolCall(id=item_id, name="web_search", arguments={"query": item.get("query")})
+        )
+
+
+def _mcp_result(item: dict[str, Any]) -> str | None:
+    error = item.get("error")
+    if error:
+        return "error: " + _error_message(error)
+    result = item.get("result")
+    if result is None or isinstance(result, str):
+        return result
+    if isinstance(result, dict) and isinstance(result.get("content"), list):
+        texts = [
+            block["text"]
+            for block in result["content"]
+            if isinstance(block, dict) and isinstance(block.get("text"), str)
+        ]
+        if texts:
+            return "\n".join(texts)
+    return json.dumps(result, ensure_ascii=False)
+
+
+def _error_message(error: Any) -> str:
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    if isinstance(error, str):
+        return error
+    return _excerpt(json.dumps(error, ensure_ascii=False))
+
+
+def _integer_counts(usage: Any) -> dict[str, int]:
+    if not isinstance(usage, dict):
+        return {}
+    return {
+        str(key): value
+        for key, value in usage.items()
+        if isinstance(value, int) and not isinstance(value, bool)
+    }
+
+
+def _turn_error(run: _Run, outcome: CodexOutcome, timeout_s: float) -> RunError | None:
+    """The turn's error, the most telling first: timeout, reported failure, exit, format."""
+    kind: ErrorKind
+    if run.timed_out:
+        kind, message = "timeout", f"no end within {timeout_s:g} s; process group killed"
+    elif outcome.failure is not None:
+        kind, message = "adapter", outcome.failure
+    elif outcome.errors and not outcome.completed:
+        kind, message = "adapter", "error: " + "; ".join(outcome.errors)
+    elif run.exit_code != 0:
+        kind, message = "adapter", f"exit status {run.exit_code}: {_excerpt(run.stderr_tail)}"
+    elif not outcome.completed and outcome.non_json_lines:
+        kind = "malformed"
+        message = f"{outcome.non_json_lines} non-JSON stdout line(s) and no turn.completed"
+    elif not outcome.completed:
+        kind, message = "malformed", "the command ended without a turn.completed event"
+    else:
+        return None
+    return RunError(kind=kind, message=message, status_code=None)
+
+
+def _excerpt(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _EXCERPT_CHARS else "…" + text[-_EXCERPT_CHARS:]

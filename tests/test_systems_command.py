@@ -1,0 +1,377 @@
+"""The command adapter against real subprocesses printing Codex-shaped JSON lines."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from pytest_ragv2.systems.command import NON_JSON_KEY, CommandConfig, CommandRunner
+
+USAGE = {
+    "input_tokens": 1200,
+    "cached_input_tokens": 800,
+    "output_tokens": 95,
+    "reasoning_output_tokens": 40,
+}
+
+
+def _script(tmp_path: Path, body: str, name: str = "system.py") -> Path:
+    """A Python script with an ``emit(event)`` helper writing one UTF-8 JSON line."""
+    prelude = textwrap.dedent(
+        """\
+        import json, os, subprocess, sys, time
+
+        def emit(event):
+            line = json.dumps(event, ensure_ascii=False) + "\\n"
+            sys.stdout.buffer.write(line.encode("utf-8"))
+            sys.stdout.buffer.flush()
+
+        """
+    )
+    path = tmp_path / name
+    path.write_text(prelude + textwrap.dedent(body), encoding="utf-8")
+    return path
+
+
+def _runner(script: Path, timeout_s: float = 10.0, env_pass: list[str] | None = None) -> Any:
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "{prompt}"],
+        cwd=str(script.parent),
+        env_pass=env_pass or [],
+        timeout_s=timeout_s,
+    )
+    return CommandRunner("codex-like", config)
+
+
+def _answer_script(tmp_path: Path, answer_expr: str) -> Path:
+    return _script(
+        tmp_path,
+        f"""\
+        emit({{"type": "thread.started", "thread_id": "t-1"}})
+        emit({{"type": "turn.started"}})
+        emit({{"type": "item.completed",
+              "item": {{"id": "item_0", "type": "agent_message", "text": {answer_expr}}}}})
+        emit({{"type": "turn.completed", "usage": {{"input_tokens": 1, "output_tokens": 2}}}})
+        """,
+    )
+
+
+def test_answer_with_command_execution_mcp_call_and_usage(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        f"""\
+        prompt = sys.argv[1]
+        emit({{"type": "thread.started", "thread_id": "0199-thread"}})
+        emit({{"type": "turn.started"}})
+        emit({{"type": "item.completed",
+              "item": {{"id": "item_0", "type": "reasoning", "text": "**Looking up**"}}}})
+        emit({{"type": "item.started", "item": {{"id": "item_1", "type": "command_execution",
+              "command": "bash -lc 'rg -n PN-4471 docs'", "aggregated_output": "",
+              "exit_code": None, "status": "in_progress"}}}})
+        emit({{"type": "item.completed", "item": {{"id": "item_1", "type": "command_execution",
+              "command": "bash -lc 'rg -n PN-4471 docs'",
+              "aggregated_output": "docs/spec.md:12:PN-4471 max 16 bar\\n",
+              "exit_code": 0, "status": "completed"}}}})
+        emit({{"type": "item.completed", "item": {{"id": "item_2", "type": "agent_message",
+              "text": "Searching the catalogue."}}}})
+        emit({{"type": "item.completed", "item": {{"id": "item_3", "type": "mcp_tool_call",
+              "server": "ragv2", "tool": "search", "arguments": {{"query": prompt, "k": 5}},
+              "result": {{"content": [{{"type": "text", "text": "spec.md p.3"}},
+                                      {{"type": "text", "text": "datasheet.pdf p.1"}}]}},
+              "error": None, "status": "completed"}}}})
+        emit({{"type": "item.completed", "item": {{"id": "item_4", "type": "agent_message",
+              "text": "PN-4471 is rated 16 bar [spec.md p.3]."}}}})
+        emit({{"type": "turn.completed", "usage": {json.dumps(USAGE)}}})
+        """,
+    )
+    transcript = _runner(script).converse(["max pressure of PN-4471?"])
+
+    assert transcript.ok
+    (turn,) = transcript.turns
+    assert turn.answer == "PN-4471 is rated 16 bar [spec.md p.3]."  # the last message wins
+    assert [call.to_json() for call in turn.tool_calls] == [
+        {
+            "id": "item_1",
+            "name": "shell",
+            "arguments": {"command": "bash -lc 'rg -n PN-4471 docs'"},
+            "result": "docs/spec.md:12:PN-4471 max 16 bar\n",
+        },
+        {
+            "id": "item_3",
+            "name": "ragv2.search",
+            "arguments": {"query": "max pressure of PN-4471?", "k": 5},
+            "result": "spec.md p.3\ndatasheet.pdf p.1",
+        },
+    ]
+    assert turn.usage == USAGE
+    (exchange,) = turn.exchanges
+    assert exchange.request == {
+        "argv": [sys.executable, str(script), "max pressure of PN-4471?"],
+        "cwd": str(tmp_path),
+    }
+    assert exchange.status_code == 0
+    assert [event["type"] for event in exchange.response_body] == [
+        "thread.started",
+        "turn.started",
+        "item.completed",
+        "item.started",
+        "item.completed",
+        "item.completed",
+        "item.completed",
+        "item.completed",
+        "turn.completed",
+    ]
+    assert 0 < turn.latency_s <= transcript.latency_s
+    assert transcript.final_answer == turn.answer
+
+
+def test_web_search_item_and_failed_mcp_call(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "web_search",
+              "query": "PN-4471 datasheet"}})
+        emit({"type": "item.completed", "item": {"id": "item_1", "type": "mcp_tool_call",
+              "server": "ragv2", "tool": "fetch", "arguments": {"id": "x"}, "result": None,
+              "error": {"message": "unknown document x"}, "status": "failed"}})
+        emit({"type": "item.completed", "item": {"id": "item_2", "type": "agent_message",
+              "text": "No datasheet found."}})
+        emit({"type": "turn.completed", "usage": {"input_tokens": 10, "output_tokens": 3}})
+        """,
+    )
+    transcript = _runner(script).converse(["find it"])
+
+    assert transcript.ok
+    assert [call.to_json() for call in transcript.tool_calls] == [
+        {
+            "id": "item_0",
+            "name": "web_search",
+            "arguments": {"query": "PN-4471 datasheet"},
+            "result": None,
+        },
+        {
+            "id": "item_1",
+            "name": "ragv2.fetch",
+            "arguments": {"id": "x"},
+            "result": "error: unknown document x",
+        },
+    ]
+    assert transcript.turns[0].usage == {"input_tokens": 10, "output_tokens": 3}
+
+
+def test_turn_failed_is_an_error_and_stops_the_conversation(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "turn.started"})
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
+              "text": "Partial"}})
+        emit({"type": "error", "message": "stream disconnected"})
+        emit({"type": "turn.failed", "error": {"message": "model overloaded"}})
+        """,
+    )
+    transcript = _runner(script).converse(["first", "second"])
+
+    first, second = transcript.turns
+    assert first.error is not None
+    assert first.error.kind == "adapter"
+    assert first.error.message == "turn.failed: model overloaded"
+    assert first.answer == "Partial"
+    assert second.ran is False
+    assert second.answer == ""
+    assert len(first.exchanges) == 1
+    assert second.exchanges == []
+
+
+def test_error_event_followed_by_turn_completed_is_a_retried_stream_error(
+    tmp_path: Path,
+) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "turn.started"})
+        emit({"type": "error", "message": "Reconnecting... 1/5"})
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
+              "text": "Done"}})
+        emit({"type": "turn.completed", "usage": {"input_tokens": 5, "output_tokens": 1}})
+        """,
+    )
+    without_end = _script(
+        tmp_path,
+        """\
+        emit({"type": "turn.started"})
+        emit({"type": "error", "message": "stream disconnected"})
+        """,
+        name="without_end.py",
+    )
+    retried = _runner(script).converse(["q"])
+    failed = _runner(without_end).converse(["q"]).turns[0].error
+
+    assert retried.ok
+    assert retried.final_answer == "Done"
+    assert failed is not None
+    assert failed.kind == "adapter"
+    assert failed.message == "error: stream disconnected"
+
+
+def test_non_zero_exit_is_an_error_with_stderr(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "turn.started"})
+        sys.stderr.write("fatal: not logged in\\n")
+        sys.exit(3)
+        """,
+    )
+    transcript = _runner(script).converse(["q"])
+
+    error = transcript.turns[0].error
+    assert error is not None
+    assert error.kind == "adapter"
+    assert error.message == "exit status 3: fatal: not logged in"
+    assert transcript.turns[0].exchanges[0].status_code == 3
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        emit({"type": "child", "pid": child.pid})
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "agent_message",
+              "text": "Half an answer"}})
+        time.sleep(60)
+        """,
+    )
+    started = time.monotonic()
+    transcript = _runner(script, timeout_s=1.0).converse(["q", "never sent"])
+    elapsed = time.monotonic() - started
+
+    turn = transcript.turns[0]
+    assert turn.error is not None
+    assert turn.error.kind == "timeout"
+    assert turn.answer == "Half an answer"
+    assert transcript.turns[1].ran is False
+    assert 1.0 <= elapsed < 5.0
+    child_pid = turn.exchanges[0].response_body[0]["pid"]
+    gone_by = time.monotonic() + 5.0  # killed at once, but reaped by init (here ~1 s later)
+    while _pid_alive(child_pid) and time.monotonic() < gone_by:
+        time.sleep(0.02)
+    with pytest.raises(ProcessLookupError):
+        os.kill(child_pid, 0)
+    assert turn.exchanges[0].status_code is not None
+    assert turn.exchanges[0].status_code < 0
+
+
+def test_stdin_is_closed(tmp_path: Path) -> None:
+    script = _answer_script(tmp_path, '"stdin=" + repr(sys.stdin.read())')
+    started = time.monotonic()
+    transcript = _runner(script, timeout_s=5.0).converse(["q"])
+
+    assert transcript.ok
+    assert transcript.final_answer == "stdin=''"
+    assert time.monotonic() - started < 4.0
+
+
+def test_environment_is_stripped_except_passed_names(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAGV2_TEST_SECRET", "hunter2-secret")
+    monkeypatch.setenv("RAGV2_TEST_PASSED", "visible")
+    script = _answer_script(
+        tmp_path,
+        'json.dumps([os.environ.get("RAGV2_TEST_SECRET"), os.environ.get("RAGV2_TEST_PASSED")])',
+    )
+    transcript = _runner(script, env_pass=["RAGV2_TEST_PASSED"]).converse(["q"])
+
+    assert transcript.ok
+    assert json.loads(transcript.final_answer) == [None, "visible"]
+
+
+def test_unicode_answer_and_prompt_are_intact(tmp_path: Path) -> None:
+    script = _answer_script(tmp_path, '"Réponse : " + sys.argv[1] + " → 1 689 k€, 99,7 % ✓"')
+    transcript = _runner(script).converse(["débit du 日本 modèle ?"])
+
+    assert transcript.ok
+    assert transcript.final_answer == "Réponse : débit du 日本 modèle ? → 1 689 k€, 99,7 % ✓"
+
+
+def test_each_turn_is_a_fresh_process_with_its_prompt(tmp_path: Path) -> None:
+    script = _answer_script(tmp_path, '"pid " + str(os.getpid()) + ": " + sys.argv[1]')
+    transcript = _runner(script).converse(["one", "two"])
+
+    assert transcript.ok
+    answers = [turn.answer for turn in transcript.turns]
+    assert [answer.split(": ")[1] for answer in answers] == ["one", "two"]
+    assert answers[0].split(":")[0] != answers[1].split(":")[0]
+
+
+def test_non_json_line_is_recorded_and_only_malformed_without_turn_completed(
+    tmp_path: Path,
+) -> None:
+    tolerated = _script(
+        tmp_path,
+        """\
+        print("Reading prompt from stdin...", flush=True)
+        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+              "text": "ok"}})
+        emit({"type": "turn.completed", "usage": {}})
+        """,
+        name="tolerated.py",
+    )
+    broken = _script(
+        tmp_path,
+        """\
+        print("panic: something broke", flush=True)
+        emit({"type": "turn.started"})
+        """,
+        name="broken.py",
+    )
+    ok_turn = _runner(tolerated).converse(["q"]).turns[0]
+    bad_turn = _runner(broken).converse(["q"]).turns[0]
+
+    assert ok_turn.error is None
+    assert ok_turn.answer == "ok"
+    assert ok_turn.exchanges[0].response_body[0] == {NON_JSON_KEY: "Reading prompt from stdin..."}
+    assert bad_turn.error is not None
+    assert bad_turn.error.kind == "malformed"
+    assert bad_turn.error.message == "1 non-JSON stdout line(s) and no turn.completed"
+
+
+def test_missing_command_is_an_adapter_error(tmp_path: Path) -> None:
+    config = CommandConfig(adapter="command", argv=[str(tmp_path / "no-such-codex"), "{prompt}"])
+    transcript = CommandRunner("missing", config).converse(["q"])
+
+    error = transcript.turns[0].error
+    assert error is not None
+    assert error.kind == "adapter"
+    assert error.message.startswith("cannot start ")
+
+
+def test_config_rejects_unknown_keys_and_defaults() -> None:
+    config = CommandConfig.model_validate({"adapter": "command", "argv": ["codex", "{prompt}"]})
+    assert (config.cwd, config.env_pass, config.timeout_s, config.events) == (
+        None,
+        [],
+        300.0,
+        "codex",
+    )
+    with pytest.raises(ValidationError):
+        CommandConfig.model_validate({"adapter": "command", "argv": ["x"], "stdin": "pipe"})
