@@ -152,7 +152,7 @@ def excerpt(body: Any) -> str:
     return text
 
 
-def _retry_reason(status_code: int) -> RetryReason | None:
+def retry_reason(status_code: int) -> RetryReason | None:
     if status_code == 429:
         return "429"
     if status_code >= 500:
@@ -160,7 +160,7 @@ def _retry_reason(status_code: int) -> RetryReason | None:
     return None
 
 
-def _decode(response: httpx.Response) -> tuple[Any, bool]:
+def decode_body(response: httpx.Response) -> tuple[Any, bool]:
     if not response.content:
         return "", False
     try:
@@ -208,18 +208,18 @@ def send_with_retry(
             exchanges.append(
                 Exchange(request_record, None, None, time.perf_counter() - started, attempt)
             )
-            failure = _classify_exception(exc, f"{method} {url}", attempt, secrets)
+            failure = classify_exception(exc, f"{method} {url}", attempt, secrets)
             reason = failure.retry_reason
             if reason is None or reason not in retry.retry_on or last_try:
                 raise failure.as_failure() from None
         else:
-            body, is_json = _decode(response)
+            body, is_json = decode_body(response)
             latency_s = time.perf_counter() - started
             body = scrub(body, secrets)
             exchanges.append(
                 Exchange(request_record, response.status_code, body, latency_s, attempt)
             )
-            reason = _retry_reason(response.status_code)
+            reason = retry_reason(response.status_code)
             if reason is None or reason not in retry.retry_on or last_try:
                 return HttpReply(method, url, response.status_code, body, is_json)
         time.sleep(retry.delay_after(attempt))
@@ -236,7 +236,7 @@ class _ExceptionClass:
         return RetrievalFailure(self.kind, self.message)
 
 
-def _classify_exception(
+def classify_exception(
     exc: httpx.HTTPError | httpx.InvalidURL, call: str, attempt: int, secrets: Sequence[str]
 ) -> _ExceptionClass:
     detail = scrub(f"{call} failed on try {attempt}: {type(exc).__name__}: {exc}", secrets)

@@ -26,12 +26,12 @@ from pytest_ragv2.systems.base import (
     HttpReply,
     HttpRetrieverBase,
     RetrievalFailure,
-    _classify_exception,
-    _decode,
-    _retry_reason,
+    classify_exception,
+    decode_body,
     env_secret,
     excerpt,
     headers_from_env,
+    retry_reason,
     scrub,
     secret_values,
     send_with_retry,
@@ -176,7 +176,7 @@ class OpenAIChat(HttpRetrieverBase):
                 exchanges.append(
                     Exchange(request_record, None, None, time.perf_counter() - started, attempt)
                 )
-                failure = _classify_exception(exc, call, attempt, secrets)
+                failure = classify_exception(exc, call, attempt, secrets)
                 reason = failure.retry_reason
                 if reason is None or reason not in retry.retry_on or last_try:
                     raise failure.as_failure() from None
@@ -187,10 +187,8 @@ class OpenAIChat(HttpRetrieverBase):
                     try:
                         response.read()
                     except httpx.HTTPError as exc:
-                        raise _classify_exception(
-                            exc, call, attempt, secrets
-                        ).as_failure() from None
-                    answer, is_json = _decode(response)
+                        raise classify_exception(exc, call, attempt, secrets).as_failure() from None
+                    answer, is_json = decode_body(response)
                     answer = scrub(answer, secrets)
                     exchanges.append(
                         Exchange(
@@ -201,7 +199,7 @@ class OpenAIChat(HttpRetrieverBase):
                             attempt,
                         )
                     )
-                    reason = _retry_reason(response.status_code)
+                    reason = retry_reason(response.status_code)
                     if reason is None or reason not in retry.retry_on or last_try:
                         raise HttpReply(
                             "POST", url, response.status_code, answer, is_json
