@@ -541,8 +541,11 @@ def test_conversation_cases_run_at_layer_b_only_with_the_seed_shapes() -> None:
     assert len(t01.turns) == 10
     assert all(set(turn.prompts) == {"fr"} for turn in t01.turns)
     assert t01.turns[1].prompts["fr"].startswith("Quel est le niveau de disponibilité garanti")
-    assert t01.turns[2].expect_tools["follow_up_of"] == 2  # T3: implicit follow-up of T2
-    assert t01.turns[9].expect_tools == {"answers_from_turn": 4}  # T10: memory
+    assert t01.turns[2].expect_tools.follow_up_of == 2  # T3: implicit follow-up of T2
+    assert t01.turns[9].expect_tools.answers_from_turn == 4  # T10: memory
+    assert t01.turns[9].expect_tools.tools == {}
+    assert t01.turns[7].safe_refusal_expected  # T8: out of corpus
+    assert t01.turns[8].mandatory_constraints == {"format": "table"}  # T9
     assert len(cases["W07"].turns) == 3
     assert cases["W06"].all_prompts().keys() == {"fr"}
     assert cases["W06"].mandatory_constraints["language"] == "fr"
@@ -566,7 +569,7 @@ def test_conversation_evidence_points_into_its_corpus_with_short_anchors() -> No
 def test_a_memory_turn_recalls_an_earlier_turn_that_has_evidence() -> None:
     for case in _conversations().values():
         for number, turn in enumerate(case.turns, start=1):
-            earlier = turn.expect_tools.get("answers_from_turn")
+            earlier = turn.expect_tools.answers_from_turn
             if earlier is None:
                 continue
             assert 1 <= earlier < number
@@ -584,7 +587,8 @@ def test_every_expect_tools_key_is_in_the_documented_vocabulary() -> None:
     doc = (REPO / "docs" / "case-format.md").read_text(encoding="utf-8")
     for case in _conversations().values():
         for tools in [case.expect_tools, *(turn.expect_tools for turn in case.turns)]:
-            for key, value in tools.items():
+            written = tools.model_dump(exclude_defaults=True)
+            for key, value in [*written.pop("tools", {}).items(), *written.items()]:
                 assert f"`{key}`" in doc, (case.id, key)
                 for sub in value if isinstance(value, dict) else {}:
                     assert f"`{sub}`" in doc, (case.id, key, sub)

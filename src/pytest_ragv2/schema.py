@@ -20,6 +20,30 @@ EXACT_LOOKUP_CATEGORIES = frozenset(
 )
 
 
+# The hard safety vetoes (issue: "no weighted score can buy back a fabricated identifier").
+# A forbidden claim may name the veto it trips; the answer scorers also detect several kinds
+# on their own (fabricated identifiers, unsupported numbers, files outside the allow-list,
+# failed safe refusals, synthetic data presented as confirmed).
+VetoKind = Literal[
+    "fabricated_identifier",
+    "incompatible_presented_compatible",
+    "synthetic_as_confirmed",
+    "unsupported_high_severity_number",
+    "outside_allowlist",
+    "failed_safe_refusal",
+    "constraint_weakened",
+]
+VETO_KINDS: tuple[VetoKind, ...] = (
+    "fabricated_identifier",
+    "incompatible_presented_compatible",
+    "synthetic_as_confirmed",
+    "unsupported_high_severity_number",
+    "outside_allowlist",
+    "failed_safe_refusal",
+    "constraint_weakened",
+)
+
+
 class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -82,6 +106,11 @@ class Claim(StrictModel):
     unit: str | None = None
     tolerance: float | None = None
     severity: Literal["low", "medium", "high"] = "medium"
+    veto: VetoKind | None = Field(
+        default=None,
+        description="forbidden claims only: the hard safety veto an answer making this claim "
+        "trips (e.g. an incompatible medium presented as compatible)",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -97,13 +126,71 @@ class ExpectedAnswer(StrictModel):
     forbidden_claims: list[Claim] = Field(default_factory=list)
 
 
+class ToolExpectation(StrictModel):
+    """What one tool's calls in a turn must look like (docs/case-format.md)."""
+
+    calls: int | None = Field(default=None, ge=0, description="exactly this many calls")
+    min_calls: int | None = Field(default=None, ge=0)
+    max_calls: int | None = Field(default=None, ge=0)
+    queries_cover: list[str | list[str]] = Field(default_factory=list)
+    cites_result_url: bool = False
+    grounded_in_results: bool = False
+    result_contains: str | None = None
+
+
+class Requires(StrictModel):
+    """The assistant setup a case needs; a system without it skips the case with the reason."""
+
+    kb: bool = True
+    kb_path: Literal["agentic", "systematic", "any"] = "any"
+    web: bool = False
+    network: bool = True
+    tools_wire: bool = False
+
+
+EXPECT_TOOLS_KEYS = frozenset({"requires", "follow_up_of", "answers_from_turn", "turn_completes"})
+
+
+class ExpectTools(StrictModel):
+    """``expect_tools``: the setup, the turn keys, and one ``ToolExpectation`` per tool name.
+
+    In YAML the tool names are keys beside ``requires`` (``search_knowledge_base: {calls:
+    1}``); they are gathered into ``tools`` here. ``any_tool`` counts every tool together.
+    """
+
+    requires: Requires = Field(default_factory=Requires)
+    follow_up_of: int | None = Field(default=None, ge=1)
+    answers_from_turn: int | None = Field(default=None, ge=1)
+    turn_completes: bool = False
+    tools: dict[str, ToolExpectation] = Field(default_factory=dict)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _gather_tools(cls, value: Any) -> Any:
+        if not isinstance(value, dict) or "tools" in value:
+            return value
+        gathered = {key: item for key, item in value.items() if key in EXPECT_TOOLS_KEYS}
+        gathered["tools"] = {k: v for k, v in value.items() if k not in EXPECT_TOOLS_KEYS}
+        return gathered
+
+    @property
+    def is_empty(self) -> bool:
+        return self == ExpectTools()
+
+
 class Turn(StrictModel):
-    """One turn of a multi-turn case (the chat layers run them in one conversation)."""
+    """One turn of a multi-turn case (the chat layers run them in one conversation).
+
+    The case's ``mandatory_constraints`` apply to every turn; a turn's own are merged over
+    them. ``safe_refusal_expected`` is the turn's own (a case's applies to a single-turn case).
+    """
 
     prompts: dict[str, str]
     expected_answer: ExpectedAnswer | None = None
     required_evidence: list[Evidence] = Field(default_factory=list)
-    expect_tools: dict[str, Any] = Field(default_factory=dict)
+    expect_tools: ExpectTools = Field(default_factory=ExpectTools)
+    mandatory_constraints: dict[str, Any] = Field(default_factory=dict)
+    safe_refusal_expected: bool = False
 
 
 class Case(StrictModel):
@@ -121,7 +208,7 @@ class Case(StrictModel):
     source_type: str = "public_document"
     gold_status: GoldStatus = "provisional"
     turns: list[Turn] = Field(default_factory=list)
-    expect_tools: dict[str, Any] = Field(default_factory=dict)
+    expect_tools: ExpectTools = Field(default_factory=ExpectTools)
     layers: list[Literal["A", "B", "C"]] = Field(
         default_factory=lambda: list[Literal["A", "B", "C"]](["A", "B", "C"]),
         description="the layers that run this case (a tool-use or chit-chat case has no "

@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ragv2.records import Exchange, RunError
+from pytest_ragv2.records import Exchange, RetrievedItem, RunError
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +97,9 @@ class ChatTurn:
     exchanges: list[Exchange] = field(default_factory=list)
     finish_reason: str | None = None
     ran: bool = True  # False: not sent, because an earlier turn of the conversation failed
+    # The evidence the system put in front of the model for this turn (tool results parsed
+    # into items, LibreChat attachment sources, injected excerpts), in the order it came.
+    evidence: list[RetrievedItem] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -110,6 +113,7 @@ class ChatTurn:
             "exchanges": [exchange.to_json() for exchange in self.exchanges],
             "finish_reason": self.finish_reason,
             "ran": self.ran,
+            "evidence": [item.to_json() for item in self.evidence],
         }
 
     @classmethod
@@ -126,6 +130,7 @@ class ChatTurn:
             exchanges=[Exchange(**exchange) for exchange in data["exchanges"]],
             finish_reason=data.get("finish_reason"),
             ran=data.get("ran", True),
+            evidence=[RetrievedItem(**item) for item in data.get("evidence", [])],
         )
 
 
