@@ -6,7 +6,7 @@ variables that hold them (``api_key_env``, ``headers_env``).
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,7 +28,20 @@ class OpenAIChatConfig(BaseModel):
         description='streaming only: send stream_options {"include_usage": true}',
     )
     tools: list[dict[str, Any]] = Field(
-        default_factory=list, description="OpenAI tool definitions, sent as given"
+        default_factory=list,
+        description="extra OpenAI tool definitions, sent as given; the harness cannot run "
+        "them, so a call to one is recorded without result and ends the turn",
+    )
+    knowledge_base: Literal["tool", "none"] = Field(
+        default="tool",
+        description='"tool": when the system has a retrieval adapter, offer the model the '
+        "search_knowledge_base tool and run its calls with that adapter",
+    )
+    max_tool_rounds: int = Field(
+        default=4, ge=1, description="model answers with tool calls the harness runs, per turn"
+    )
+    search_k: int | None = Field(
+        default=None, ge=1, description="sources per search; None: the retrieval adapter's k"
     )
     system_prompt: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
@@ -46,3 +59,14 @@ class OpenAIChatConfig(BaseModel):
     @property
     def completions_url(self) -> str:
         return self.url.rstrip("/") + "/chat/completions"
+
+
+# Defined after the adapters' own models so that each adapter module owns its configuration.
+from pytest_ragv2.systems.command import CommandConfig  # noqa: E402
+from pytest_ragv2.systems.http_json_chat import HttpJsonChatConfig  # noqa: E402
+from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig  # noqa: E402
+
+ChatConfig = Annotated[
+    OpenAIChatConfig | LibreChatAgentsConfig | CommandConfig | HttpJsonChatConfig,
+    Field(discriminator="adapter"),
+]

@@ -1,13 +1,47 @@
 """An OpenAI-compatible chat endpoint: ``POST {url}/chat/completions``, streamed or not.
 
 One ``converse`` call is one fresh conversation: the prompts are sent in order, each
-request carrying the previous turns' user and assistant messages. A turn that fails is
+request carrying the whole history of the conversation so far. A turn that fails is
 recorded with its error (and, when streaming, the partial answer that had arrived); the
 conversation stops there and the later turns are recorded as not run. Nothing raises out
 of ``converse``.
 
-Tool calls are recorded, not executed: the endpoint is a model server, so a call's
-``result`` stays ``None`` and the next turn carries only the assistant's text.
+Knowledge-base search run by the harness. A local model has no knowledge base of its own:
+when the adapter is given the system's retrieval adapter (and ``knowledge_base`` is
+``"tool"``), the model is offered ``kb_tool.SEARCH_TOOL`` and the adapter runs its calls:
+
+- A model answer with tool calls, all of them ``search_knowledge_base``, is one tool round:
+  the assistant message (with its ``tool_calls``) is appended, each call is run with the
+  retriever (``search_k`` items, or the retrieval adapter's own ``k``) and answered by a
+  ``{"role": "tool", "tool_call_id", "content"}`` message holding the numbered sources as
+  JSON (``kb_tool.render_sources``), and the model is asked again. After
+  ``max_tool_rounds`` rounds, an answer that still calls tools ends the turn with an
+  ``adapter`` error (what had arrived is kept).
+- Sources are numbered across the whole conversation, not per turn: the later turns resend
+  the earlier assistant tool calls and tool messages (as a real chat application keeps
+  them), so the model still sees turn 1's ``[3]`` in turn 4 and ``[n]`` must stay
+  unambiguous. A turn's ``evidence`` holds the sources its own searches returned (rank =
+  their number); its citations are resolved against every source of the conversation.
+- A search that fails does not fail the turn: a real RAG application tells the model the
+  search failed and lets it answer. The model gets ``{"error": "<kind>: <message>"}``, the
+  ``ToolCall.result`` is that text, and the search's exchange records the ``RunError``.
+  A call whose arguments hold no ``query`` string is answered the same way (no search).
+- Each search is recorded among the turn's exchanges, in call order, as an ``Exchange``
+  whose request is ``{"tool": "search_knowledge_base", "tool_call_id", "query", "k",
+  "retriever"}`` and whose response body is ``{"items", "error", "exchanges"}`` (the
+  retriever's own wire exchanges, nested).
+- A call to any other tool (the ``tools`` of the configuration, or any name at all when no
+  retriever is given) cannot be run by the harness: the answer's calls are all recorded as
+  ``ToolCall`` without ``result`` (none of them is run, as the model never sees their
+  results) and the turn ends there, normally ``finish_reason == "tool_calls"``.
+
+Citations are read (``kb_tool.cite_markers``) only when the tool was offered: the tool
+description is what asks for ``[n]`` markers. A marker naming no source is kept as a
+dangling ``Citation`` with None fields.
+
+A turn's ``answer`` is the text of all its model answers (those before tool calls too),
+the non-empty ones joined by a blank line; its ``usage`` sums the counts of those answers.
+The retriever is borrowed: ``close`` does not close it.
 """
 
 from __future__ import annotations
@@ -15,17 +49,18 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import httpx
 
-from pytest_ragv2.records import Exchange, RunError
+from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
     REDACTED,
     HttpReply,
     HttpRetrieverBase,
     RetrievalFailure,
+    Retriever,
     classify_exception,
     decode_body,
     env_secret,
@@ -37,68 +72,191 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
 )
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+from pytest_ragv2.systems.kb_tool import (
+    SEARCH_TOOL,
+    SEARCH_TOOL_NAME,
+    numbered,
+    render_error,
+    render_sources,
+    resolve_citations,
+)
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
 
 DONE = "[DONE]"
 UNPARSED_ARGUMENTS = "_unparsed"  # key holding tool-call arguments that are not a JSON object
+DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
+
+
+@dataclass(slots=True)
+class _Conversation:
+    """What one ``converse`` carries from turn to turn."""
+
+    messages: list[dict[str, Any]]
+    sources: list[RetrievedItem] = field(default_factory=list)  # rank = source number
+
+
+@dataclass(slots=True)
+class _TurnState:
+    """What one turn has gathered so far (kept when it fails half way)."""
+
+    drafts: list[_Draft] = field(default_factory=list)  # one per model answer
+    tool_calls: list[ToolCall] = field(default_factory=list)  # of the finished rounds
+    evidence: list[RetrievedItem] = field(default_factory=list)
+    exchanges: list[Exchange] = field(default_factory=list)
+
+    def answer(self) -> str:
+        return "\n\n".join(text for draft in self.drafts if (text := draft.answer()))
+
+    def usage(self) -> dict[str, int]:
+        total: dict[str, int] = {}
+        for draft in self.drafts:
+            for name, count in draft.usage.items():
+                total[name] = total.get(name, 0) + count
+        return total
 
 
 class OpenAIChat(HttpRetrieverBase):
-    def __init__(self, name: str, config: OpenAIChatConfig) -> None:
+    def __init__(
+        self, name: str, config: OpenAIChatConfig, retriever: Retriever | None = None
+    ) -> None:
         super().__init__(config.timeout_s, config.url)
         self.name = name
         self.config = config
+        self.retriever = retriever if config.knowledge_base == "tool" else None
+        self.search_k = config.search_k or _retriever_k(retriever)
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
         started = time.perf_counter()
-        messages: list[dict[str, Any]] = []
+        conversation = _Conversation(messages=[])
         if self.config.system_prompt is not None:
-            messages.append({"role": "system", "content": self.config.system_prompt})
+            conversation.messages.append({"role": "system", "content": self.config.system_prompt})
         turns: list[ChatTurn] = []
         stopped = False
         for prompt in prompts:
             if stopped:
                 turns.append(ChatTurn(prompt=prompt, ran=False))
                 continue
-            messages.append({"role": "user", "content": prompt})
-            turn = self._turn(prompt, list(messages))  # a copy: the exchange keeps it as sent
+            conversation.messages.append({"role": "user", "content": prompt})
+            turn = self._turn(prompt, conversation)
             turns.append(turn)
-            if turn.error is not None:
-                stopped = True
-            else:
-                messages.append({"role": "assistant", "content": turn.answer})
+            stopped = turn.error is not None
         return Transcript(turns=turns, latency_s=time.perf_counter() - started)
 
-    def _turn(self, prompt: str, messages: list[dict[str, Any]]) -> ChatTurn:
-        draft = _Draft()
-        exchanges: list[Exchange] = []
+    def _turn(self, prompt: str, conversation: _Conversation) -> ChatTurn:
+        state = _TurnState()
         error: RunError | None = None
         secrets: list[str] = []
         started = time.perf_counter()
         try:
             headers = self._headers()
             secrets = secret_values(headers.values())
-            body = self._request_body(messages)
-            if self.config.stream:
-                self._stream(body, headers, secrets, exchanges, draft)
-            else:
-                self._complete(body, headers, exchanges, draft)
+            error = self._rounds(conversation, state, headers, secrets)
         except RetrievalFailure as failure:
             error = failure.error
         except Exception as exc:  # an adapter bug must cost one run, not the session
             message = scrub(f"{type(exc).__name__}: {exc}", secrets)
             error = RunError(kind="internal", message=message)
         latency_s = time.perf_counter() - started
+        answer = scrub(state.answer(), secrets)
+        tool_calls = list(state.tool_calls)
+        if state.drafts and not state.drafts[-1].tools_run:
+            tool_calls += state.drafts[-1].tool_calls()  # the last answer's calls, not run
         return ChatTurn(
             prompt=prompt,
-            answer=scrub(draft.answer(), secrets),
-            tool_calls=draft.tool_calls(),
+            answer=answer,
+            tool_calls=tool_calls,
+            citations=(resolve_citations(answer, conversation.sources) if self.retriever else []),
             latency_s=latency_s,
-            usage=draft.usage,
+            usage=state.usage(),
             error=error,
-            exchanges=exchanges,
-            finish_reason=draft.finish_reason,
+            exchanges=state.exchanges,
+            finish_reason=state.drafts[-1].finish_reason if state.drafts else None,
+            evidence=state.evidence,
         )
+
+    def _rounds(
+        self,
+        conversation: _Conversation,
+        state: _TurnState,
+        headers: dict[str, str],
+        secrets: list[str],
+    ) -> RunError | None:
+        """Ask the model, run its searches, ask again... until it answers; the turn's error."""
+        messages = conversation.messages
+        rounds = 0
+        while True:
+            draft = _Draft()
+            state.drafts.append(draft)
+            body = self._request_body(list(messages))  # a copy: the exchange keeps it as sent
+            if self.config.stream:
+                self._stream(body, headers, secrets, state.exchanges, draft)
+            else:
+                self._complete(body, headers, state.exchanges, draft)
+            calls = draft.tool_calls()
+            if not calls or self.retriever is None:
+                break
+            if any(call.name != SEARCH_TOOL_NAME for call in calls):
+                break  # the harness cannot run them: recorded without result
+            if rounds == self.config.max_tool_rounds:
+                return RunError(
+                    kind="adapter",
+                    message=f"the model still called tools after max_tool_rounds = "
+                    f"{self.config.max_tool_rounds} rounds of knowledge-base searches",
+                )
+            rounds += 1
+            draft.tools_run = True
+            messages.append(_assistant_tool_message(draft))
+            for call in calls:
+                result = self._search(call, conversation, state, secrets)
+                state.tool_calls.append(replace(call, result=result))
+                messages.append({"role": "tool", "tool_call_id": call.id, "content": result})
+        messages.append({"role": "assistant", "content": scrub(draft.answer(), secrets)})
+        return None
+
+    def _search(
+        self,
+        call: ToolCall,
+        conversation: _Conversation,
+        state: _TurnState,
+        secrets: list[str],
+    ) -> str:
+        """Run one ``search_knowledge_base`` call; the tool message content (JSON text)."""
+        assert self.retriever is not None
+        query = call.arguments.get("query")
+        if not isinstance(query, str) or not query.strip():
+            return render_error('the arguments must be an object with a non-empty "query" string')
+        request = {
+            "tool": SEARCH_TOOL_NAME,
+            "tool_call_id": call.id,
+            "query": query,
+            "k": self.search_k,
+            "retriever": self.retriever.name,
+        }
+        started = time.perf_counter()
+        try:
+            result = self.retriever.retrieve(query, self.search_k)
+        except Exception as exc:  # the Retriever contract says never; a bug costs one search
+            error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
+            result = RetrievalResult([], time.perf_counter() - started, error)
+        sources = numbered(result.items, start=len(conversation.sources) + 1)
+        response = {
+            "items": [item.to_json() for item in sources],
+            "error": None if result.error is None else result.error.to_json(),
+            "exchanges": [exchange.to_json() for exchange in result.exchanges],
+        }
+        state.exchanges.append(
+            Exchange(
+                request=scrub(request, secrets),
+                status_code=None,
+                response_body=scrub(response, secrets),
+                latency_s=result.latency_s,
+            )
+        )
+        if result.error is not None:
+            return render_error(f"{result.error.kind}: {result.error.message}")
+        conversation.sources.extend(sources)
+        state.evidence.extend(sources)
+        return render_sources(result.items, start=sources[0].rank if sources else 1)
 
     def _headers(self) -> dict[str, str]:
         headers = headers_from_env(self.config.headers_env)
@@ -115,8 +273,12 @@ class OpenAIChat(HttpRetrieverBase):
             "temperature": config.temperature,
             "stream": config.stream,
         }
-        if config.tools:
-            body["tools"] = config.tools
+        tools = list(config.tools)
+        if self.retriever is not None:
+            others = [tool for tool in tools if _tool_name(tool) != SEARCH_TOOL_NAME]
+            tools = [SEARCH_TOOL, *others]
+        if tools:
+            body["tools"] = tools
         if config.max_tokens is not None:
             body["max_tokens"] = config.max_tokens
         if config.stream and config.stream_include_usage:
@@ -239,6 +401,12 @@ class _ToolCallDraft:
     argument_parts: list[str] = field(default_factory=list)
     arguments: dict[str, Any] | None = None  # already an object (some servers send one)
 
+    def raw_arguments(self) -> str:
+        """The arguments as the model wrote them, to send them back in the history."""
+        if self.arguments is not None:
+            return json.dumps(self.arguments, ensure_ascii=False)
+        return "".join(self.argument_parts)
+
 
 @dataclass(slots=True)
 class _Draft:
@@ -248,6 +416,7 @@ class _Draft:
     tools: dict[int, _ToolCallDraft] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
+    tools_run: bool = False  # its tool calls were run by the harness (and recorded so)
 
     def answer(self) -> str:
         return "".join(self.content_parts)
@@ -263,6 +432,30 @@ class _Draft:
                 ToolCall(id=tool.id or f"call_{index}", name=tool.name, arguments=arguments)
             )
         return calls
+
+
+def _retriever_k(retriever: Retriever | None) -> int:
+    """The retrieval adapter's configured ``k`` (every built-in adapter's config has one)."""
+    k = getattr(getattr(retriever, "config", None), "k", None)
+    return k if isinstance(k, int) and k >= 1 else DEFAULT_SEARCH_K
+
+
+def _tool_name(tool: dict[str, Any]) -> Any:
+    function = tool.get("function")
+    return function.get("name") if isinstance(function, dict) else None
+
+
+def _assistant_tool_message(draft: _Draft) -> dict[str, Any]:
+    """The model's answer with tool calls, as the history must carry it."""
+    calls = [
+        {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": draft.tools[index].raw_arguments()},
+        }
+        for index, call in zip(sorted(draft.tools), draft.tool_calls(), strict=True)
+    ]
+    return {"role": "assistant", "content": draft.answer() or None, "tool_calls": calls}
 
 
 def parse_arguments(raw: Any) -> dict[str, Any]:
@@ -334,10 +527,13 @@ def read_completion(answer: Any, draft: _Draft, url: str) -> None:
             raise RetrievalFailure(
                 "malformed", f"tool call {index} has no function: {excerpt(raw)}"
             )
+        arguments = function.get("arguments")
         draft.tools[index] = _ToolCallDraft(
             id=str(raw.get("id") or ""),
             name=str(function.get("name") or ""),
-            arguments=parse_arguments(function.get("arguments")),
+            # a string is kept as written (sent back so in the history), parsed when read
+            argument_parts=[arguments] if isinstance(arguments, str) else [],
+            arguments=None if isinstance(arguments, str) else parse_arguments(arguments),
         )
     reason = choice.get("finish_reason")
     draft.finish_reason = reason if isinstance(reason, str) else None

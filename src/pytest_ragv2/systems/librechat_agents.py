@@ -1,0 +1,852 @@
+"""LibreChat's Agents API (OpenAI-compatible, beta): ``POST {url}/api/agents/v1/chat/completions``.
+
+The request is ``{"model": <agent_id>, "messages": [...], "stream": ...}``. No
+``conversation_id`` is sent, so LibreChat starts a fresh conversation every time; a
+multi-turn case is carried, as with ``openai_chat``, by sending the growing user/assistant
+history. A failed turn stops the conversation, later turns are recorded ``ran=False``, and
+nothing raises out of ``converse``.
+
+Wire shapes, as read from LibreChat's own sources (danny-avila/LibreChat, 2025-2026):
+- ``api/server/controllers/agents/openai.js`` and ``packages/api/src/agents/openai/handlers.ts``:
+  a stream opens with a ``{"delta": {"role": "assistant"}}`` chunk, sends text as
+  ``{"delta": {"content": ...}}`` chunks and tool calls as OpenAI ``delta.tool_calls``
+  fragments (id and name first, then argument slices); it ends with a chunk whose delta is
+  empty, ``finish_reason`` ``"stop"`` (``"tool_calls"`` if no text came) and ``usage``
+  (``prompt_tokens``, ``completion_tokens``, ``total_tokens``), then ``data: [DONE]``. An
+  error after the stream started arrives as a content chunk ``"\\n\\nError: <message>"``
+  *with* ``finish_reason`` ``"stop"`` (ordinary content chunks never carry one), then
+  ``[DONE]``: this adapter records it as the turn's error, not as answer text.
+  Tool results are not streamed.
+- ``api/server/controllers/agents/callbacks.js`` (``writeAttachment``): when a
+  ``file_search`` call ends, ``event: attachment`` / ``data: {"type": "file_search",
+  "file_search": {"sources": [...]}, "toolCallId", "messageId", "conversationId", "name"}``
+  is written between the chunks.
+- ``api/server/services/Files/Citations/index.js`` (``processFileCitations``): the
+  attachment's sources are the tool's results filtered (``relevance >= minRelevanceScore``,
+  default 0.45), capped per file and re-sorted by relevance.
+- ``api/app/clients/tools/util/fileSearch.js``: the tool shows the model its top 10
+  results, each with the anchor ``\\ue202turn0file<i>`` where ``i`` is the position in
+  *that* list; each source is ``{"type": "file", "fileId", "fileName", "content",
+  "relevance": 1 - distance, "pages": [page] or [], "pageRelevance": {page: relevance}}``
+  with ``page = metadata.page || null`` taken straight from rag_api, whose PDF pages are
+  **0-based**. So ``pages`` is 0-based here (``pages_base: 0``), and the first page of a
+  PDF (page 0, falsy) arrives as ``pages: []``, i.e. page unknown. LibreChat's own client
+  shows these numbers unconverted.
+- ``client/src/utils/citations.ts``: markers are ``\\ue202turn{T}{type}{i}`` (single),
+  ``\\ue200 ... \\ue201`` (a composite group of singles), ``\\ue203 text \\ue204`` (a
+  highlighted span, the anchor follows it); every marker character also occurs in its
+  escaped text form, a literal backslash followed by ``ue202`` etc.
+- ``client/src/hooks/Messages/useSearchResultsByTurn.ts``: the client maps ``turn{T}`` to
+  the T-th ``file_search`` attachment of the message.
+
+Mapping onto a ``ChatTurn`` (streaming):
+- ``evidence``: every source of every ``file_search`` attachment, in the order delivered,
+  ranked 1..n; ``text`` = ``content``, ``page`` = first of ``pages`` made 1-based,
+  ``score`` = ``relevance``; the other source keys and the ``toolCallId`` go to
+  ``metadata``.
+- ``tool_calls``: the streamed calls; a call's ``result`` is the JSON text
+  ``{"sources": [...]}`` of the attachment(s) carrying its id (what LibreChat reported of
+  the result, after its citation filter), else ``None``.
+- ``citations``: one per ``file`` anchor in the answer (other anchor types, e.g. web
+  ``search``, cite no knowledge-base file and are ignored). ``answer`` keeps the markers;
+  ``strip_citation_markers`` gives the clean text. See ``resolve_citations`` for how an
+  anchor is matched to a source (its index can disagree with the attachment order).
+Non-streaming: a plain ``chat.completion``; its ``tool_calls`` were executed server side
+(results unknown) and it carries no attachments, so no evidence and no citations.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field
+
+from pytest_ragv2.records import Exchange, RetrievedItem, RunError
+from pytest_ragv2.systems.base import (
+    REDACTED,
+    HttpReply,
+    HttpRetrieverBase,
+    RetrievalFailure,
+    classify_exception,
+    decode_body,
+    env_secret,
+    excerpt,
+    headers_from_env,
+    retry_reason,
+    scrub,
+    secret_values,
+    send_with_retry,
+)
+from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.openai_chat import DONE, flatten_usage, parse_arguments
+from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
+
+COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
+FILE_SEARCH = "file_search"
+ATTACHMENT_EVENT = "attachment"
+# How LibreChat reports an error after the stream has started (openai.js, catch block).
+STREAM_ERROR_PREFIX = "\n\nError: "
+
+# Citation resolution (see ``resolve_citations``).
+MIN_MATCH = 0.5  # share of the cited sentence's words a source must contain to be chosen
+MATCH_MARGIN = 0.2  # by how much it must beat the source the anchor's index names
+PAGE_BONUS = 0.25  # added when the cited sentence names the source's page
+CONTEXT_CHARS = 400  # at most this much text before a marker is read as its sentence
+
+
+class LibreChatAgentsConfig(BaseModel):
+    """LibreChat's OpenAI-compatible Agents API; the agent id is sent as ``model``."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    adapter: Literal["librechat-agents"]
+    url: str = Field(description='base URL of LibreChat, e.g. "http://host:3080"')
+    agent_id: str = Field(description='the agent\'s id ("agent_..."), sent as "model"')
+    stream: bool = Field(
+        default=True, description="only a streamed answer carries file-search sources"
+    )
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the API key (Bearer token)"
+    )
+    headers_env: dict[str, str] = Field(
+        default_factory=dict, description="header name -> environment variable name"
+    )
+    pages_base: Literal[0, 1] = Field(
+        default=0, description="numbering of the sources' pages (LibreChat passes rag_api's 0)"
+    )
+    timeout_s: float = Field(
+        default=120.0, gt=0.0, description="per try; bounds a whole streamed answer too"
+    )
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+
+    @property
+    def completions_url(self) -> str:
+        return self.url.rstrip("/") + COMPLETIONS_PATH
+
+
+class LibreChatAgents(HttpRetrieverBase):
+    def __init__(self, name: str, config: LibreChatAgentsConfig) -> None:
+        super().__init__(config.timeout_s, config.url)
+        self.name = name
+        self.config = config
+
+    def converse(self, prompts: Sequence[str]) -> Transcript:
+        started = time.perf_counter()
+        messages: list[dict[str, Any]] = []
+        turns: list[ChatTurn] = []
+        stopped = False
+        for prompt in prompts:
+            if stopped:
+                turns.append(ChatTurn(prompt=prompt, ran=False))
+                continue
+            messages.append({"role": "user", "content": prompt})
+            turn_started = time.perf_counter()
+            try:
+                turn = self._turn(prompt, list(messages))  # a copy: the exchange keeps it
+            except Exception as exc:  # an adapter bug must cost one run, not the session
+                turn = ChatTurn(
+                    prompt=prompt,
+                    latency_s=time.perf_counter() - turn_started,
+                    error=RunError(kind="internal", message=f"{type(exc).__name__}: {exc}"),
+                )
+            turns.append(turn)
+            if turn.error is not None:
+                stopped = True
+            else:
+                messages.append({"role": "assistant", "content": turn.answer})
+        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+
+    def _turn(self, prompt: str, messages: list[dict[str, Any]]) -> ChatTurn:
+        draft = _Draft()
+        exchanges: list[Exchange] = []
+        error: RunError | None = None
+        secrets: list[str] = []
+        started = time.perf_counter()
+        try:
+            headers = self._headers()
+            secrets = secret_values(headers.values())
+            body: dict[str, Any] = {
+                "model": self.config.agent_id,
+                "messages": messages,
+                "stream": self.config.stream,
+            }
+            if self.config.stream:
+                self._stream(body, headers, secrets, exchanges, draft)
+            else:
+                reply = send_with_retry(
+                    self.client,
+                    method="POST",
+                    url=self.config.completions_url,
+                    json_body=body,
+                    headers=headers,
+                    exchanges=exchanges,
+                    retry=self.config.retry,
+                )
+                read_completion(reply.json_or_fail(), draft, reply.url)
+        except RetrievalFailure as failure:
+            error = failure.error
+        except Exception as exc:  # an adapter bug must cost one run, not the session
+            error = RunError(
+                kind="internal", message=scrub(f"{type(exc).__name__}: {exc}", secrets)
+            )
+        latency_s = time.perf_counter() - started
+        answer = scrub(draft.answer(), secrets)
+        try:
+            evidence, groups = self._evidence(draft)
+            return ChatTurn(
+                prompt=prompt,
+                answer=answer,
+                tool_calls=draft.tool_calls(),
+                citations=resolve_citations(answer, groups) if self.config.stream else [],
+                latency_s=latency_s,
+                usage=draft.usage,
+                error=error,
+                exchanges=exchanges,
+                finish_reason=draft.finish_reason,
+                evidence=evidence,
+            )
+        except Exception as exc:  # a mapping bug: keep the answer and the wire record
+            if error is None:
+                message = scrub(f"{type(exc).__name__}: {exc}", secrets)
+                error = RunError(kind="internal", message=message)
+            return ChatTurn(
+                prompt=prompt,
+                answer=answer,
+                latency_s=latency_s,
+                error=error,
+                exchanges=exchanges,
+                finish_reason=draft.finish_reason,
+            )
+
+    def _evidence(self, draft: _Draft) -> tuple[list[RetrievedItem], list[list[RetrievedItem]]]:
+        """Every attachment source ranked in delivery order, and the same items per attachment."""
+        groups: list[list[RetrievedItem]] = []
+        rank = 0
+        for attachment in draft.attachments:
+            group = []
+            for source in attachment.sources:
+                rank += 1
+                group.append(
+                    source_item(rank, source, self.config.pages_base, attachment.tool_call_id)
+                )
+            groups.append(group)
+        return [item for group in groups for item in group], groups
+
+    def _headers(self) -> dict[str, str]:
+        headers = headers_from_env(self.config.headers_env)
+        if self.config.api_key_env is not None:
+            key = env_secret(self.config.api_key_env, "LibreChat API key")
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
+    def _stream(
+        self,
+        body: dict[str, Any],
+        headers: dict[str, str],
+        secrets: list[str],
+        exchanges: list[Exchange],
+        draft: _Draft,
+    ) -> None:
+        """Send with retries until an answer starts streaming, then read it frame by frame.
+
+        The same loop as ``OpenAIChat._stream`` (not reusable from there: it is a method
+        bound to that adapter's configuration). Once frames have been read, a failure is the
+        turn's error and what arrived is kept.
+        """
+        url = self.config.completions_url
+        retry = self.config.retry
+        call = f"POST {url}"
+        request_record = scrub(
+            {
+                "method": "POST",
+                "url": url,
+                "json": body,
+                "headers": dict.fromkeys(headers, REDACTED),
+            },
+            secrets,
+        )
+        for attempt in range(1, retry.attempts + 1):
+            last_try = attempt == retry.attempts
+            started = time.perf_counter()
+            try:
+                request = self.client.build_request("POST", url, json=body, headers=headers)
+                response = self.client.send(request, stream=True)
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                exchanges.append(
+                    Exchange(request_record, None, None, time.perf_counter() - started, attempt)
+                )
+                failure = classify_exception(exc, call, attempt, secrets)
+                reason = failure.retry_reason
+                if reason is None or reason not in retry.retry_on or last_try:
+                    raise failure.as_failure() from None
+                time.sleep(retry.delay_after(attempt))
+                continue
+            try:
+                if not response.is_success:
+                    try:
+                        response.read()
+                    except httpx.HTTPError as exc:
+                        raise classify_exception(exc, call, attempt, secrets).as_failure() from None
+                    answer, is_json = decode_body(response)
+                    answer = scrub(answer, secrets)
+                    exchanges.append(
+                        Exchange(
+                            request_record,
+                            response.status_code,
+                            answer,
+                            time.perf_counter() - started,
+                            attempt,
+                        )
+                    )
+                    reason = retry_reason(response.status_code)
+                    if reason is None or reason not in retry.retry_on or last_try:
+                        raise HttpReply(
+                            "POST", url, response.status_code, answer, is_json
+                        ).failure()
+                    time.sleep(retry.delay_after(attempt))
+                    continue
+                frames: list[Any] = []
+                try:
+                    read_stream(
+                        response,
+                        draft,
+                        frames,
+                        secrets,
+                        deadline=started + self.config.timeout_s,
+                        call=call,
+                    )
+                finally:
+                    exchanges.append(
+                        Exchange(
+                            request_record,
+                            response.status_code,
+                            frames,
+                            time.perf_counter() - started,
+                            attempt,
+                        )
+                    )
+                return
+            finally:
+                response.close()
+        raise AssertionError("unreachable: the last try returns or raises")
+
+
+# ---------------------------------------------------------------------------------------
+# What arrived of one answer
+
+
+@dataclass(slots=True)
+class _ToolDraft:
+    id: str = ""
+    name: str = ""
+    argument_parts: list[str] = field(default_factory=list)
+    arguments: dict[str, Any] | None = None  # already an object (some servers send one)
+
+
+@dataclass(frozen=True, slots=True)
+class _Attachment:
+    tool_call_id: str | None
+    sources: list[dict[str, Any]]
+
+
+@dataclass(slots=True)
+class _Draft:
+    """What has arrived of one answer so far (kept when the turn fails half way)."""
+
+    content_parts: list[str] = field(default_factory=list)
+    tools: list[_ToolDraft] = field(default_factory=list)
+    tool_slots: dict[int, int] = field(default_factory=dict)  # stream index -> tools position
+    attachments: list[_Attachment] = field(default_factory=list)  # file_search ones only
+    usage: dict[str, int] = field(default_factory=dict)
+    finish_reason: str | None = None
+    server_error: str | None = None
+
+    def answer(self) -> str:
+        return "".join(self.content_parts)
+
+    def tool_calls(self) -> list[ToolCall]:
+        results: dict[str, list[dict[str, Any]]] = {}
+        for attachment in self.attachments:
+            if attachment.tool_call_id is not None:
+                results.setdefault(attachment.tool_call_id, []).extend(attachment.sources)
+        calls = []
+        for position, tool in enumerate(self.tools):
+            arguments = tool.arguments
+            if arguments is None:
+                arguments = parse_arguments("".join(tool.argument_parts))
+            sources = results.get(tool.id) if tool.id else None
+            result = (
+                None if sources is None else json.dumps({"sources": sources}, ensure_ascii=False)
+            )
+            calls.append(
+                ToolCall(
+                    id=tool.id or f"call_{position}",
+                    name=tool.name,
+                    arguments=arguments,
+                    result=result,
+                )
+            )
+        return calls
+
+    def fold_tool_fragment(self, fragment: Any, position: int) -> None:
+        """One ``delta.tool_calls`` fragment.
+
+        Robust to older LibreChat releases, whose run-step index and argument-delta index
+        could disagree: a fragment declaring a new id opens a new call even at a used
+        index, and an id-less fragment at an unknown index belongs to the last call opened.
+        """
+        if not isinstance(fragment, dict):
+            return
+        raw_index = fragment.get("index", position)
+        index = raw_index if isinstance(raw_index, int) else position
+        fragment_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
+        slot = self.tool_slots.get(index)
+        if fragment_id and (slot is None or self.tools[slot].id not in ("", fragment_id)):
+            slot = None
+        if slot is None:
+            if not fragment_id and self.tools:
+                slot = len(self.tools) - 1
+            else:
+                self.tools.append(_ToolDraft())
+                slot = len(self.tools) - 1
+            self.tool_slots[index] = slot
+        tool = self.tools[slot]
+        if fragment_id and not tool.id:
+            tool.id = fragment_id
+        function = fragment.get("function")
+        if not isinstance(function, dict):
+            return
+        name = function.get("name")
+        if isinstance(name, str) and name and name != tool.name:
+            tool.name += name
+        arguments = function.get("arguments")
+        if isinstance(arguments, str):
+            tool.argument_parts.append(arguments)
+        elif isinstance(arguments, dict):
+            tool.arguments = arguments
+
+    def add_attachment(self, attachment: Any) -> None:
+        if not isinstance(attachment, dict) or attachment.get("type") != FILE_SEARCH:
+            return  # web_search, ui_resources, generated files: no knowledge-base evidence
+        payload = attachment.get(FILE_SEARCH)
+        sources = payload.get("sources") if isinstance(payload, dict) else None
+        if not isinstance(sources, list):
+            return
+        tool_call_id = attachment.get("toolCallId")
+        self.attachments.append(
+            _Attachment(
+                tool_call_id=tool_call_id if isinstance(tool_call_id, str) else None,
+                sources=[source for source in sources if isinstance(source, dict)],
+            )
+        )
+
+
+# ---------------------------------------------------------------------------------------
+# Reading the wire
+
+
+def read_completion(answer: Any, draft: _Draft, url: str) -> None:
+    """Fill ``draft`` from a non-streamed ``chat.completion``."""
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise RetrievalFailure("malformed", f"answer of {url} has no choices: {excerpt(answer)}")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, dict):
+        raise RetrievalFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
+    draft.content_parts.append(_text_of(message.get("content")))
+    raw_calls = message.get("tool_calls") or []
+    if not isinstance(raw_calls, list):
+        raise RetrievalFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
+    for position, raw in enumerate(raw_calls):
+        if isinstance(raw, dict):
+            draft.fold_tool_fragment({**raw, "index": position}, position)
+    reason = choice.get("finish_reason")
+    draft.finish_reason = reason if isinstance(reason, str) else None
+    draft.usage = flatten_usage(answer.get("usage"))
+
+
+def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator[tuple[str, str]]:
+    """``(event name, data)`` of each server-sent event, as the bytes arrive.
+
+    Like ``openai_chat.sse_events``, which drops the ``event:`` field this adapter needs
+    (LibreChat's attachments are ``event: attachment`` frames). The name is "message" when
+    the frame has none.
+    """
+    event = ""
+    data: list[str] = []
+    pending = b""
+    for chunk in response.iter_bytes():
+        if time.perf_counter() > deadline:
+            raise RetrievalFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
+        pending += chunk
+        *lines, pending = pending.split(b"\n")
+        for raw_line in lines:
+            line = raw_line.rstrip(b"\r").decode("utf-8")
+            if not line:
+                if data:
+                    yield event or "message", "\n".join(data)
+                event, data = "", []
+                continue
+            name, _, value = line.partition(":")
+            value = value[1:] if value.startswith(" ") else value
+            if name == "data":
+                data.append(value)
+            elif name == "event":
+                event = value
+    if pending.strip():
+        name, _, value = pending.rstrip(b"\r").decode("utf-8").partition(":")
+        if name == "data":
+            data.append(value[1:] if value.startswith(" ") else value)
+    if data:  # an event cut off before its blank line
+        yield event or "message", "\n".join(data)
+
+
+def read_stream(
+    response: httpx.Response,
+    draft: _Draft,
+    frames: list[Any],
+    secrets: Sequence[str],
+    *,
+    deadline: float,
+    call: str,
+) -> None:
+    """Fill ``draft`` from chunks and attachments until ``data: [DONE]``.
+
+    ``frames`` gets every frame (decoded, secrets scrubbed): a chunk as it came, an
+    attachment as ``{"event": "attachment", "data": ...}``, and the final ``"[DONE]"``.
+    """
+    try:
+        for event, data in sse_frames(response, deadline, call):
+            if data.strip() == DONE:
+                frames.append(DONE)
+                if draft.server_error is not None:
+                    raise RetrievalFailure(
+                        "http_status",
+                        f"{call}: LibreChat reported an error mid-answer: "
+                        f"{excerpt(draft.server_error)}",
+                    )
+                return
+            try:
+                decoded = json.loads(data)
+            except ValueError:
+                frames.append(scrub(data, secrets))
+                raise RetrievalFailure(
+                    "malformed", f"{call}: frame {len(frames)} is not JSON: {excerpt(data)}"
+                ) from None
+            decoded = scrub(decoded, secrets)
+            if event == ATTACHMENT_EVENT or _looks_like_attachment(decoded):
+                frames.append({"event": ATTACHMENT_EVENT, "data": decoded})
+                draft.add_attachment(decoded)
+            else:
+                frames.append(decoded)
+                read_chunk(decoded, draft, call, len(frames))
+    except httpx.TimeoutException as exc:
+        raise RetrievalFailure(
+            "timeout", scrub(f"{call}: stream stalled: {type(exc).__name__}: {exc}", secrets)
+        ) from None
+    except httpx.HTTPError as exc:
+        raise RetrievalFailure(
+            "transport", scrub(f"{call}: stream broken: {type(exc).__name__}: {exc}", secrets)
+        ) from None
+    except UnicodeDecodeError as exc:
+        raise RetrievalFailure("malformed", f"{call}: stream is not UTF-8: {exc}") from None
+    raise RetrievalFailure(
+        "transport", f"{call}: stream closed before data: {DONE} ({len(frames)} frames read)"
+    )
+
+
+def _looks_like_attachment(decoded: Any) -> bool:
+    """An attachment whose ``event:`` line was lost (e.g. by a proxy): typed, no choices."""
+    return (
+        isinstance(decoded, dict)
+        and "choices" not in decoded
+        and isinstance(decoded.get("type"), str)
+        and decoded["type"] in decoded
+    )
+
+
+def read_chunk(chunk: Any, draft: _Draft, call: str, number: int) -> None:
+    """Fold one ``chat.completion.chunk`` into ``draft``."""
+    if not isinstance(chunk, dict):
+        raise RetrievalFailure("malformed", f"{call}: frame {number} is not an object")
+    if "error" in chunk:
+        raise RetrievalFailure(
+            "http_status", f"{call}: the server reported an error: {excerpt(chunk['error'])}"
+        )
+    if isinstance(chunk.get("usage"), dict):
+        draft.usage = flatten_usage(chunk["usage"])
+    choices = chunk.get("choices") or []
+    if not isinstance(choices, list):
+        raise RetrievalFailure("malformed", f"{call}: frame {number} choices is not a list")
+    for choice in choices:
+        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
+            continue
+        reason = choice.get("finish_reason")
+        delta = choice.get("delta")
+        delta = delta if isinstance(delta, dict) else {}
+        content = delta.get("content")
+        if (
+            isinstance(content, str)
+            and isinstance(reason, str)
+            and content.startswith(STREAM_ERROR_PREFIX)
+        ):
+            draft.server_error = content[len(STREAM_ERROR_PREFIX) :]
+            continue
+        if isinstance(reason, str):
+            draft.finish_reason = reason
+        if isinstance(content, str):
+            draft.content_parts.append(content)
+        for position, fragment in enumerate(delta.get("tool_calls") or []):
+            draft.fold_tool_fragment(fragment, position)
+
+
+def _text_of(content: Any) -> str:
+    """Message content as text: a string, null, or a list of ``{"type": "text"}`` parts."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def source_item(
+    rank: int, source: dict[str, Any], pages_base: int, tool_call_id: str | None
+) -> RetrievedItem:
+    """One attachment source as a ``RetrievedItem`` (page made 1-based)."""
+    content = source.get("content")
+    pages = source.get("pages")
+    first_page = _as_int(pages[0]) if isinstance(pages, list) and pages else None
+    relevance = source.get("relevance")
+    metadata = {key: value for key, value in source.items() if key != "content"}
+    if tool_call_id is not None:
+        metadata["toolCallId"] = tool_call_id
+    return RetrievedItem(
+        rank=rank,
+        text=content if isinstance(content, str) else "",
+        file_id=_text(source.get("fileId")),
+        filename=_text(source.get("fileName")),
+        page=None if first_page is None else first_page + 1 - pages_base,
+        score=(
+            float(relevance)
+            if isinstance(relevance, int | float) and not isinstance(relevance, bool)
+            else None
+        ),
+        metadata=metadata,
+    )
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None or value == "" else str(value)
+
+
+def _as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Citation markers
+
+_ANCHOR = r"(?:\\[uU][eE]202|\ue202)turn(\d+)(search|image|news|video|ref|file)(\d+)"
+_ESCAPED_CHAR = r"\\[uU][eE]20([0-46])"
+# One token of marker syntax: an anchor, or one marker character (real or escaped).
+_TOKEN_RE = re.compile(rf"{_ANCHOR}|{_ESCAPED_CHAR}|([\ue200-\ue204\ue206])")
+_ANCHOR_RE = re.compile(_ANCHOR)
+_CHARS_RE = re.compile(rf"{_ESCAPED_CHAR}|[\ue200-\ue204\ue206]")
+_WORD_RE = re.compile(r"\w+")
+_PAGE_RE = re.compile(r"\b(?:pages?|pp?\.|pg\.?|seiten?|s\.)\s*(\d+)", re.IGNORECASE)
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
+
+_OPEN, _CLOSE, _SPAN_OPEN, _SPAN_CLOSE = "0", "1", "3", "4"  # the marker's last hex digit
+
+
+@dataclass(frozen=True, slots=True)
+class _Token:
+    start: int
+    end: int
+    kind: str  # "anchor" or the marker character's last hex digit ("0", "1", "3", "4", "6")
+    turn: int = 0
+    ref_type: str = ""
+    index: int = 0
+
+
+def strip_citation_markers(text: str) -> str:
+    """``text`` without LibreChat citation markers (anchors, group and span characters),
+    real or escaped; an anchor takes the whitespace before it along (as LibreChat's client
+    does), so "fact. \\ue202turn0file0" becomes "fact."."""
+    return _CHARS_RE.sub("", re.sub(r"\s*" + _ANCHOR, "", text))
+
+
+def _tokens(text: str) -> list[_Token]:
+    found = []
+    for match in _TOKEN_RE.finditer(text):
+        if match.group(1) is not None:
+            found.append(
+                _Token(
+                    match.start(),
+                    match.end(),
+                    "anchor",
+                    int(match.group(1)),
+                    match.group(2),
+                    int(match.group(3)),
+                )
+            )
+        else:
+            char = match.group(4) or match.group(5)[-1]
+            found.append(_Token(match.start(), match.end(), char))
+    return found
+
+
+def resolve_citations(answer: str, groups: Sequence[Sequence[RetrievedItem]]) -> list[Citation]:
+    """One ``Citation`` per ``file`` anchor of ``answer``, in order.
+
+    ``groups`` holds the sources of each ``file_search`` attachment of the turn, in the
+    order delivered. ``\\ue202turn{T}file{i}`` names, like LibreChat's client reads it, the
+    i-th source of the T-th attachment. That index is the position in the tool's own top-10
+    list, and LibreChat filters and re-sorts that list before the attachment (and every
+    call's anchors say ``turn0``), so the index can point at the wrong source. Hence the
+    anchor's sentence is compared with every source of the turn, deterministically:
+
+    - the sentence is the highlighted span the anchor follows, or else the last sentence of
+      the text between the previous citation and the anchor's group of markers (markers
+      removed);
+    - a source's match is the share of the sentence's words (lower-cased ``\\w+`` with a
+      digit or of four letters or more, so "the", "and", "de" do not count) found in its
+      content, plus ``PAGE_BONUS`` when the sentence names its page ("page 4",
+      "p. 4", "S. 4", "Seite 4");
+    - the indexed source is kept unless another one matches at least ``MIN_MATCH`` and beats
+      it by ``MATCH_MARGIN`` (ties: the earlier source); with no indexed source the best
+      one is taken if it matches at least ``MIN_MATCH``;
+    - the anchors of one group (``\ue200 ... \ue201`` or adjacent anchors) cite different
+      sources: an anchor is never moved onto a source another anchor of its group names or
+      was already given;
+    - otherwise the citation is dangling: ``Citation(marker)`` with every field ``None``.
+    """
+    tokens = _tokens(answer)
+    sources = [item for group in groups for item in group]
+    anchors = []
+    for position, token in enumerate(tokens):
+        if token.kind != "anchor" or token.ref_type != "file":
+            continue
+        indexed: RetrievedItem | None = None
+        if token.turn < len(groups) and token.index < len(groups[token.turn]):
+            indexed = groups[token.turn][token.index]
+        group, cited = _cited_text(answer, tokens, position)
+        anchors.append((token, group, cited, indexed))
+    citations = []
+    chosen_in_group: dict[int, list[RetrievedItem]] = {}
+    for token, group, cited, indexed in anchors:
+        # The anchors of one group cite different sources: none is moved onto a source
+        # another anchor of its group names or was already given.
+        excluded = chosen_in_group.setdefault(group, []) + [
+            other_indexed
+            for other_token, other_group, _, other_indexed in anchors
+            if other_group == group and other_token is not token and other_indexed is not None
+        ]
+        candidates = [item for item in sources if not any(item is taken for taken in excluded)]
+        chosen = _choose(cited, indexed, candidates)
+        marker = answer[token.start : token.end]
+        if chosen is None:
+            citations.append(Citation(marker=marker))
+            continue
+        chosen_in_group[group].append(chosen)
+        citations.append(
+            Citation(
+                marker=marker,
+                file_id=chosen.file_id,
+                filename=chosen.filename,
+                page=chosen.page,
+                content=chosen.text,
+            )
+        )
+    return citations
+
+
+def _cited_text(answer: str, tokens: Sequence[_Token], position: int) -> tuple[int, str]:
+    """The marker group of the anchor at ``tokens[position]`` (the position of the group's
+    first token) and the text the group stands behind (see ``resolve_citations``)."""
+    # The group: anchors and group characters separated by whitespace only.
+    first = position
+    while first > 0:
+        previous = tokens[first - 1]
+        between = answer[previous.end : tokens[first].start]
+        if between.strip() or previous.kind not in ("anchor", _OPEN, _CLOSE, _SPAN_CLOSE):
+            break
+        first -= 1
+        if previous.kind == _SPAN_CLOSE:
+            opening = next(
+                (token for token in reversed(tokens[:first]) if token.kind == _SPAN_OPEN),
+                None,
+            )
+            start = 0 if opening is None else opening.end
+            return first, strip_citation_markers(answer[start : previous.start])
+    # The text since the previous citation, cut to its last sentence; when nothing but
+    # punctuation lies in between, the last sentence before the group.
+    previous_end = next(
+        (token.end for token in reversed(tokens[:first]) if token.kind in ("anchor", _CLOSE)),
+        0,
+    )
+    group_start = tokens[first].start
+    cited = _last_sentence(strip_citation_markers(answer[previous_end:group_start]))
+    if not _WORD_RE.search(cited):
+        cited = _last_sentence(strip_citation_markers(answer[:group_start]))
+    return first, cited
+
+
+def _last_sentence(text: str) -> str:
+    body = text[-CONTEXT_CHARS:].rstrip().rstrip(".!?;:,").rstrip()
+    ends = [match.end() for match in _SENTENCE_END_RE.finditer(body)]
+    return (body[ends[-1] :] if ends else body).strip()
+
+
+def _words(text: str) -> set[str]:
+    """The words that say something: with a digit, or of four letters or more."""
+    return {
+        word
+        for word in _WORD_RE.findall(text.lower())
+        if len(word) >= 4 or any(char.isdigit() for char in word)
+    }
+
+
+def _choose(
+    cited: str, indexed: RetrievedItem | None, sources: Sequence[RetrievedItem]
+) -> RetrievedItem | None:
+    if not sources:
+        return indexed
+    cited_words = _words(cited)
+    named_pages = {int(page) for page in _PAGE_RE.findall(cited)}
+
+    def match(item: RetrievedItem) -> float:
+        score = 0.0
+        if cited_words:
+            score = len(cited_words & _words(item.text)) / len(cited_words)
+        if item.page is not None and item.page in named_pages:
+            score += PAGE_BONUS
+        return score
+
+    scores = [match(item) for item in sources]
+    best_position = max(range(len(sources)), key=lambda at: (scores[at], -at))
+    best, best_score = sources[best_position], scores[best_position]
+    if indexed is None:
+        return best if best_score >= MIN_MATCH else None
+    if best is indexed or best_score < MIN_MATCH:
+        return indexed
+    return best if best_score - match(indexed) >= MATCH_MARGIN else indexed
