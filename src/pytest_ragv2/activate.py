@@ -42,9 +42,10 @@ def activate(config: pytest.Config) -> None:
         return
     if settings.layer != "A":
         check_chat_layer_dist(config, settings.layer)
+    if settings.layer == "C":
         raise pytest.UsageError(
-            f"--ragv2-layer={settings.layer}: only layer A (retrieval only) is available in "
-            "this version"
+            "--ragv2-layer=C: layer C (frozen evidence) is not available in this version; "
+            "layers A (retrieval) and B (end to end) are"
         )
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None:
@@ -56,6 +57,14 @@ def activate(config: pytest.Config) -> None:
         run_id = _unused_run_id(settings, config.getoption("ragv2_run_id"), seed)
         worker = "main"
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
+    if settings.layer == "B":
+        missing = sorted(name for name, system in systems.items() if system.chat is None)
+        if missing:
+            raise pytest.UsageError(
+                f"--ragv2-layer=B runs each system's chat path, and {', '.join(missing)} "
+                "configure(s) none: add [tool.ragv2.systems.<name>.chat], or leave the "
+                "system out with --ragv2-systems"
+            )
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,
@@ -135,7 +144,7 @@ def _systems(
             demo = DemoService(settings.corpus).start()
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
-        systems = demo_systems("http://demo.invalid")
+        systems = demo_systems("http://demo.invalid", settings.layer)
     configured_roles: dict[str, str] = {name: system.role for name, system in systems.items()}
     selected = split_list(config.getoption("ragv2_systems"))
     if selected:

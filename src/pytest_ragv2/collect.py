@@ -96,13 +96,13 @@ class CaseFile(pytest.File):
             yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)
 
     def _items(self, ctx: RunContext, loaded: LoadedCase) -> Iterator[pytest.Item]:
-        prompts = loaded.case.all_prompts()
-        languages = ctx.settings.languages or sorted(prompts)
+        available = loaded.case.languages()
+        languages = ctx.settings.languages or available
         for lang in languages:
-            if lang not in prompts:
+            if lang not in available:
                 continue
             for system, system_settings in ctx.systems.items():
-                for rep in range(1, ctx.settings.repetitions + 1):
+                for rep in range(1, ctx.settings.repetitions_per_run + 1):
                     key = RunKey(loaded.case.id, system, rep, lang, ctx.layer)
                     item = CaseItem.from_parent(
                         self,
@@ -112,7 +112,7 @@ class CaseFile(pytest.File):
                         nodeid=f"{self.nodeid}::{key.item_name}",
                         key=key,
                         loaded=loaded,
-                        query=prompts[lang],
+                        query=loaded.case.prompts_for(lang)[0],
                     )
                     register_markers(
                         self.config,
@@ -136,8 +136,13 @@ class CaseItem(pytest.Item):
 
     def runtest(self) -> None:
         ctx = context_of(self.config)
-        record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
+        if self.key.layer == "A":
+            record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
+        else:
+            record = ctx.run_chat(self.key, self.loaded.case, self.loaded.split)
         self.ragv2_record = record
+        if record.get("skipped"):
+            pytest.skip(record["skipped"])
         if not record["met"]:
             raise RunNotMet("\n".join(record["reasons"]))
 

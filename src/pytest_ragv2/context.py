@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.cases import (
     Allowlist,
@@ -28,7 +28,11 @@ from pytest_ragv2.records import RetrievalResult, RunError
 from pytest_ragv2.schema import Case
 from pytest_ragv2.settings import Settings, SystemSettings
 from pytest_ragv2.systems.base import Retriever
-from pytest_ragv2.systems.registry import build_retriever
+from pytest_ragv2.systems.registry import ChatSystem, build_chat, build_retriever
+from pytest_ragv2.transcripts import ChatTurn, Transcript
+
+if TYPE_CHECKING:  # the chat layer's scorers load only when a chat layer runs
+    from pytest_ragv2.scoring.answers import AnswerScoringOptions
 
 
 @dataclass(slots=True)
@@ -47,6 +51,8 @@ class RunContext:
     _allowlist: Allowlist | None = None
     _allowlist_loaded: bool = False
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
+    _chats: dict[str, ChatSystem] = field(default_factory=dict)
+    _scoring_options: dict[str, AnswerScoringOptions] = field(default_factory=dict)
     _writer: RawRunWriter | None = None
     _files_by_path: dict[Path, CaseFile] | None = None
     registered_marks: set[str] = field(default_factory=set)
@@ -85,14 +91,20 @@ class RunContext:
                     self.allowlist_errors = [str(error) for error in exc.errors] or [str(exc)]
         return self._allowlist
 
+    def system_settings(self, system: str) -> SystemSettings:
+        """A system's settings, with the demo's real URL once the demo has started."""
+        settings = self.systems[system]
+        if self.demo_url is not None:
+            from pytest_ragv2.demo_systems import demo_systems
+
+            allowed = sorted(self.allowlist.file_ids) if self.allowlist else []
+            settings = demo_systems(self.demo_url(), self.layer, allowed)[system]
+        return settings
+
     def retriever(self, system: str) -> Retriever:
         retriever = self._retrievers.get(system)
         if retriever is None:
-            settings = self.systems[system]
-            if self.demo_url is not None:
-                from pytest_ragv2.demo_systems import demo_systems
-
-                settings = demo_systems(self.demo_url())[system]
+            settings = self.system_settings(system)
             config = settings.retrieval
             if config is None:
                 raise LookupError(f"system {system!r} has no retrieval configuration")
@@ -137,7 +149,73 @@ class RunContext:
             recall_k=self.settings.item_pass.recall_k,
         )
 
+    def chat(self, system: str) -> ChatSystem:
+        chat = self._chats.get(system)
+        if chat is None:
+            settings = self.system_settings(system)
+            if settings.chat is None:
+                raise LookupError(f"system {system!r} has no chat configuration")
+
+            def retriever() -> Retriever | None:
+                return self.retriever(system) if settings.retrieval is not None else None
+
+            chat = build_chat(system, settings.chat, retriever=retriever)
+            self._chats[system] = chat
+        return chat
+
+    def run_chat(self, key: RunKey, case: Case, split: str) -> dict[str, Any]:
+        """Layer B for one item: one fresh conversation, its raw run on disk, then scored."""
+        from pytest_ragv2.layers.chat import (
+            chat_record,
+            raw_chat_run,
+            skipped_record,
+            unserved_setup,
+        )
+
+        system = self.systems[key.system]
+        unserved = unserved_setup(case, system.capabilities)
+        if unserved is not None:
+            self.writer.append({"key": key.to_json(), "role": system.role, "skipped": unserved})
+            return skipped_record(key, case=case, split=split, role=system.role, reason=unserved)
+        prompts = case.prompts_for(key.lang)
+        started = time.perf_counter()
+        try:
+            transcript = self.chat(key.system).converse(prompts)
+        except Exception as exc:  # an adapter bug must cost a record, never the session
+            error = RunError("internal", f"{type(exc).__name__}: {exc}")
+            turns = [ChatTurn(prompt=prompts[0], error=error)]
+            turns += [ChatTurn(prompt=prompt, ran=False) for prompt in prompts[1:]]
+            transcript = Transcript(turns=turns, latency_s=time.perf_counter() - started)
+        adapter = system.chat.adapter if system.chat else "none"
+        raw = raw_chat_run(
+            key, prompts=prompts, role=system.role, adapter=adapter, transcript=transcript
+        )
+        self.writer.append(raw)
+        allow = self.allowlist
+        return chat_record(
+            key,
+            case=case,
+            split=split,
+            role=system.role,
+            transcript=transcript,
+            allowed_files=(allow.file_ids | allow.filenames) if allow else None,
+            options=self.scoring_options(key.system),
+        )
+
+    def scoring_options(self, system: str) -> AnswerScoringOptions:
+        options = self._scoring_options.get(system)
+        if options is None:
+            from pytest_ragv2.layers.chat import scoring_options
+
+            kb_path = self.systems[system].capabilities.kb_path
+            options = scoring_options(self.settings.answer_scoring, kb_path)
+            self._scoring_options[system] = options
+        return options
+
     def close(self) -> None:
+        for chat in self._chats.values():
+            chat.close()
+        self._chats.clear()
         for retriever in self._retrievers.values():
             retriever.close()
         self._retrievers.clear()

@@ -75,14 +75,26 @@ class Controller:
             self.records,
             roles={name: system.role for name, system in self.ctx.systems.items()},
             expected_runs=self.expected_runs,
+            layer=self.ctx.layer,
         )
-        self.gates = evaluate_layer_a(
-            results,
-            self.ctx.settings.gates,
-            self.case_errors(),
-            configured_roles=self.ctx.configured_roles,
-            allowlist_present=self.ctx.allowlist is not None,
-        )
+        if self.ctx.layer == "A":
+            self.gates = evaluate_layer_a(
+                results,
+                self.ctx.settings.gates,
+                self.case_errors(),
+                configured_roles=self.ctx.configured_roles,
+                allowlist_present=self.ctx.allowlist is not None,
+            )
+        else:
+            from pytest_ragv2.gates_chat import evaluate_layer_b
+
+            self.gates = evaluate_layer_b(
+                results,
+                self.ctx.settings.answer_gates,
+                self.case_errors(),
+                configured_roles=self.ctx.configured_roles,
+                allowlist_present=self.ctx.allowlist is not None,
+            )
         passed = verdict(self.gates)
         if status not in KEEP_STATUSES:
             ok = passed and not self.other_failures
@@ -137,6 +149,8 @@ def write_run_manifest(
             "slot": system.slot,
             "descriptors": system.descriptors,
             "retrieval": system.retrieval.model_dump(mode="json") if system.retrieval else None,
+            "chat": system.chat.model_dump(mode="json") if system.chat else None,
+            "capabilities": system.capabilities.model_dump(mode="json"),
         }
         for name, system in ctx.systems.items()
     }
@@ -153,7 +167,7 @@ def write_run_manifest(
         options={
             **options,
             "layer": ctx.layer,
-            "repetitions": settings.repetitions,
+            "repetitions": settings.repetitions_per_run,
             "splits": settings.splits,
             "languages": settings.languages,
         },

@@ -6,11 +6,15 @@ overlaps pytest's collection; whoever first needs its URL waits for it.
 
 from __future__ import annotations
 
+import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ragv2.settings import SystemSettings
+from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, CommandConfig
 from pytest_ragv2.systems.config import RagApiRetrieval
 
 if TYPE_CHECKING:
@@ -34,23 +38,68 @@ def check_demo_importable() -> None:
         raise DemoUnavailable(f"{DEMO_EXTRA_HINT} ({exc})") from exc
 
 
-def demo_systems(url: str) -> dict[str, SystemSettings]:
+def demo_systems(
+    url: str, layer: str | None = "A", file_ids: Sequence[str] = ()
+) -> dict[str, SystemSettings]:
+    """The demo systems at ``url``. Layer A compares the two retrieval paths; layer B adds
+    each one's chat path (the demo answer model, searching through the harness-executed
+    knowledge-base tool) and a Codex-shaped reference runner, a real command, which searches
+    the allow-listed ``file_ids`` (every indexed file when empty)."""
+    chat = layer == "B"
     descriptors = {"deployment_id": "embedded-demo", "index_version": "corpus-at-start"}
-    return {
+    if chat:
+        descriptors["answer_model"] = "demo extractive answer model (deterministic)"
+    systems = {
         "demo-v1": SystemSettings(
             role="baseline",
             retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v1"),
+            chat=_demo_chat(url, "v1") if chat else None,
+            slot="demo-model",
             descriptors={**descriptors, "retrieval": "vector only, fixed-size chunks"},
         ),
         "demo-v2": SystemSettings(
             role="candidate",
             retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v2"),
+            chat=_demo_chat(url, "v2") if chat else None,
+            slot="demo-model",
             descriptors={
                 **descriptors,
                 "retrieval": "exact + BM25 + vector, RRF fusion, rerank; structure-aware chunks",
             },
         ),
     }
+    if chat:
+        systems["demo-ref"] = SystemSettings(
+            role="reference",
+            chat=CommandConfig(
+                adapter="command",
+                argv=[
+                    sys.executable,
+                    "-m",
+                    "pytest_ragv2.demo.reference",
+                    "--url",
+                    url,
+                    "--variant",
+                    "v2",
+                    *(["--file-id", ",".join(file_ids)] if file_ids else []),
+                    PROMPT_PLACEHOLDER,
+                ],
+                timeout_s=60.0,
+            ),
+            slot="demo-reference",
+            descriptors={**descriptors, "runner": "Codex-shaped JSON lines, V2 retrieval"},
+        )
+    return systems
+
+
+def _demo_chat(url: str, variant: str) -> OpenAIChatConfig:
+    return OpenAIChatConfig(
+        adapter="openai-chat",
+        url=f"{url}/chat/{variant}",
+        model=f"demo-{variant}",
+        stream=True,
+        timeout_s=30.0,
+    )
 
 
 class DemoService:

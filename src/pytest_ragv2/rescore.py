@@ -9,14 +9,18 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pytest_ragv2.cases import Catalog, load_allowlist, load_catalog
+from pytest_ragv2.cases import Allowlist, Catalog, load_allowlist, load_catalog
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
+from pytest_ragv2.gates_chat import evaluate_layer_b
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options, skipped_record
 from pytest_ragv2.layers.retrieval import score_raw_run
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.schema import Case
 from pytest_ragv2.session import aggregate
 from pytest_ragv2.settings import Settings
 
@@ -55,33 +59,34 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         if loaded is None:
             unknown.append(raw["key"]["case"])
             continue
-        records.append(
-            score_raw_run(
-                raw,
-                case=loaded.case,
-                split=loaded.split,
-                allowed_file_ids=allow.file_ids if allow else None,
-                allowed_filenames=allow.filenames if allow else None,
-                recall_k=settings.item_pass.recall_k,
-            )
-        )
+        records.append(_rescore_one(raw, loaded.case, loaded.split, settings, allow))
     roles = {name: system["role"] for name, system in manifest.get("systems", {}).items()}
     expected = manifest.get("expected_runs")
-    results = aggregate(records, roles=roles, expected_runs=expected)
+    layer = str(manifest.get("options", {}).get("layer", "A"))
+    results = aggregate(records, roles=roles, expected_runs=expected, layer=layer)
     case_errors = [str(error) for error in catalog.errors]
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
-    gates = evaluate_layer_a(
-        results,
-        settings.gates,
-        case_errors,
-        configured_roles=roles,
-        allowlist_present=allow is not None,
-    )
+    if layer == "A":
+        gates = evaluate_layer_a(
+            results,
+            settings.gates,
+            case_errors,
+            configured_roles=roles,
+            allowlist_present=allow is not None,
+        )
+    else:
+        gates = evaluate_layer_b(
+            results,
+            settings.answer_gates,
+            case_errors,
+            configured_roles=roles,
+            allowlist_present=allow is not None,
+        )
     passed = verdict(gates)
     summary = build_summary(
         run_id=str(manifest["run_id"]),
         seed=int(manifest["seed"]),
-        layer=str(manifest.get("options", {}).get("layer", "A")),
+        layer=layer,
         results=results,
         gates=gates,
         passed=passed,
@@ -94,6 +99,35 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         raw_runs_dir=run_dir,
     )
     return Rescored(summary, gates, passed, unknown)
+
+
+def _rescore_one(
+    raw: dict[str, Any], case: Case, split: str, settings: Settings, allow: Allowlist | None
+) -> dict[str, Any]:
+    key = RunKey.from_json(raw["key"])
+    if raw.get("skipped"):
+        return skipped_record(key, case=case, split=split, role=raw["role"], reason=raw["skipped"])
+    if key.layer != "A":
+        return score_raw_chat_run(
+            raw,
+            case=case,
+            split=split,
+            allowed_files=(allow.file_ids | allow.filenames) if allow else None,
+            options=scoring_options(settings.answer_scoring, _kb_path(settings, key.system)),
+        )
+    return score_raw_run(
+        raw,
+        case=case,
+        split=split,
+        allowed_file_ids=allow.file_ids if allow else None,
+        allowed_filenames=allow.filenames if allow else None,
+        recall_k=settings.item_pass.recall_k,
+    )
+
+
+def _kb_path(settings: Settings, system: str) -> Literal["agentic", "systematic", "any"]:
+    configured = settings.systems.get(system)
+    return configured.capabilities.kb_path if configured else "any"
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:

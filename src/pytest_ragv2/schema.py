@@ -148,6 +148,14 @@ class Requires(StrictModel):
     tools_wire: bool = False
 
 
+def _tools_as_keys(schema: dict[str, Any]) -> None:
+    """In YAML the tool names are keys of ``expect_tools`` itself, not of ``tools``."""
+    properties = schema.get("properties", {})
+    tools = properties.pop("tools", None)
+    if tools is not None:
+        schema["additionalProperties"] = tools.get("additionalProperties", True)
+
+
 EXPECT_TOOLS_KEYS = frozenset({"requires", "follow_up_of", "answers_from_turn", "turn_completes"})
 
 
@@ -157,6 +165,8 @@ class ExpectTools(StrictModel):
     In YAML the tool names are keys beside ``requires`` (``search_knowledge_base: {calls:
     1}``); they are gathered into ``tools`` here. ``any_tool`` counts every tool together.
     """
+
+    model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_tools_as_keys)
 
     requires: Requires = Field(default_factory=Requires)
     follow_up_of: int | None = Field(default=None, ge=1)
@@ -231,6 +241,21 @@ class Case(StrictModel):
         if self.prompt_de is not None:
             merged["de"] = self.prompt_de
         return merged
+
+    def languages(self) -> list[str]:
+        """The languages the case can run in: its prompts', or those every turn has."""
+        if not self.turns:
+            return sorted(self.all_prompts())
+        common = set(self.turns[0].prompts)
+        for turn in self.turns[1:]:
+            common &= set(turn.prompts)
+        return sorted(common)
+
+    def prompts_for(self, lang: str) -> list[str]:
+        """The prompts one conversation in ``lang`` sends, in order (one per turn)."""
+        if self.turns:
+            return [turn.prompts[lang] for turn in self.turns]
+        return [self.all_prompts()[lang]]
 
     @property
     def evidence(self) -> list[Evidence]:

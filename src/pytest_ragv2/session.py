@@ -30,6 +30,33 @@ RANK_METRICS = (
 )
 RATE_METRICS = ("exact_metadata", "table_integrity", "duplicate_rate", "irrelevant_rate")
 CASE_MEAN_METRICS = (*RANK_METRICS, *RATE_METRICS, "met")
+# layer B: answer metrics (pytest_ragv2.layers.chat.flat_answer_metrics names them)
+ANSWER_METRICS = (
+    "exact_answer",
+    "claim_correctness",
+    "completeness",
+    "grounded_rate",
+    "fabrications",
+    "citation_correctness",
+    "citation_completeness",
+    "source_type_ok",
+    "constraint_ok",
+    "safe_refusal",
+    "over_refusal",
+    "language_ok",
+    "format_ok",
+    "tools_ok",
+    "rubric_pass",
+    "tool_calls",
+    "output_tokens",
+)
+ANSWER_CASE_MEAN_METRICS = (*ANSWER_METRICS, "met")
+HEADLINE_METRIC = {"A": "recall@5", "B": "exact_answer"}
+
+
+def metrics_of_layer(layer: str) -> tuple[str, ...]:
+    return CASE_MEAN_METRICS if layer == "A" else ANSWER_CASE_MEAN_METRICS
+
 
 Row = dict[str, Any]
 
@@ -55,14 +82,19 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def case_metric_means(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, float]]:
+def case_metric_means(
+    records: Iterable[Mapping[str, Any]], metrics_named: Sequence[str] = CASE_MEAN_METRICS
+) -> dict[str, dict[str, float]]:
     """Per case, the mean of every case-mean metric over that case's runs, in one pass
-    (undefined values left out; a metric undefined in every run of a case is absent)."""
+    (undefined values left out; a metric undefined in every run of a case is absent;
+    skipped runs count for nothing)."""
     sums: dict[str, dict[str, list[float]]] = {}
     for record in records:
+        if record.get("skipped"):
+            continue
         per_metric = sums.setdefault(record["key"]["case"], {})
         metrics = record["metrics"]
-        for metric in CASE_MEAN_METRICS:
+        for metric in metrics_named:
             if metric == "met":
                 value: float | None = 1.0 if record["met"] else 0.0
             else:
@@ -77,29 +109,40 @@ def case_metric_means(records: Iterable[Mapping[str, Any]]) -> dict[str, dict[st
     }
 
 
-def summarize(records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False) -> Row:
+def summarize(
+    records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False, layer: str = "A"
+) -> Row:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
-    a bootstrap each)."""
+    a bootstrap each). Skipped runs are counted, and left out of every figure."""
+    skipped = sum(1 for record in records if record.get("skipped"))
+    if skipped:
+        records = [record for record in records if not record.get("skipped")]
     runs = len(records)
     errors = sum(1 for record in records if not record["ok"])
     latencies = [float(record["latency_s"]) for record in records]
-    per_case = case_metric_means(records)
+    metrics_named = metrics_of_layer(layer)
+    per_case = case_metric_means(records, metrics_named)
     row: Row = {
         "runs": runs,
         "cases": len(per_case),
         "errors": errors,
         "error_rate": errors / runs if runs else None,
-        "leaking_runs": sum(1 for record in records if record["metrics"].get("leaked")),
+        "skipped": skipped,
     }
-    for metric in CASE_MEAN_METRICS:
+    if layer == "A":
+        row["leaking_runs"] = sum(1 for record in records if record["metrics"].get("leaked"))
+    else:
+        row["vetoed_runs"] = sum(1 for record in records if record.get("vetoes"))
+    for metric in metrics_named:
         means = [case[metric] for case in per_case.values() if metric in case]
         row[metric] = sum(means) / len(means) if means else None
     if with_intervals:
         row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
         row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
-        recall = {name: [case["recall@5"]] for name, case in per_case.items() if "recall@5" in case}
-        row["recall@5_ci"] = estimate_json(clustered_mean_ci(recall))
+        headline = HEADLINE_METRIC.get(layer, "recall@5")
+        values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
+        row[f"{headline}_ci"] = estimate_json(clustered_mean_ci(values))
     else:
         row["latency_p50"] = {"value": _percentile(latencies, 50)}
         row["latency_p95"] = {"value": _percentile(latencies, 95)}
@@ -130,6 +173,7 @@ class SessionResults:
     records: list[Mapping[str, Any]]
     roles: dict[str, str]
     expected_runs: int | None
+    layer: str = "A"
     systems: dict[str, Row] = field(default_factory=dict)
     by_category: dict[str, dict[str, Row]] = field(default_factory=dict)
     by_language: dict[str, dict[str, Row]] = field(default_factory=dict)
@@ -154,30 +198,55 @@ def aggregate(
     *,
     roles: Mapping[str, str],
     expected_runs: int | None = None,
+    layer: str = "A",
 ) -> SessionResults:
     """Deduplicate by run key (the last record wins) and build every table."""
     unique: dict[RunKey, Mapping[str, Any]] = {}
     for record in records:
         unique[RunKey.from_json(record["key"])] = record
     ordered = [unique[key] for key in sorted(unique)]
-    results = SessionResults(records=ordered, roles=dict(roles), expected_runs=expected_runs)
+    results = SessionResults(
+        records=ordered, roles=dict(roles), expected_runs=expected_runs, layer=layer
+    )
     rank = {"baseline": 0, "candidate": 1, "reference": 2}
     by_system = group(ordered, _system)
     # baseline, candidate, reference, then any other: every table reads in that order
     for system in sorted(by_system, key=lambda name: (rank.get(roles.get(name, ""), 3), name)):
         system_records = by_system[system]
-        results.systems[system] = summarize(system_records, with_intervals=True)
+        results.systems[system] = summarize(system_records, with_intervals=True, layer=layer)
         results.systems[system]["role"] = roles.get(system, "unknown")
         results.by_category[system] = {
-            name: summarize(rows)
+            name: summarize(rows, layer=layer)
             for name, rows in group(system_records, lambda r: str(r["category"])).items()
         }
         results.by_language[system] = {
-            name: summarize(rows)
+            name: summarize(rows, layer=layer)
             for name, rows in group(system_records, lambda r: str(r["key"]["lang"])).items()
         }
         results.by_case[system] = {
-            name: summarize(rows)
+            name: summarize(rows, layer=layer)
             for name, rows in group(system_records, lambda r: str(r["key"]["case"])).items()
         }
     return results
+
+
+RUBRIC_DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format", "overall")
+GRADES = ("PASS", "PARTIAL", "FAIL")
+
+
+def rubric_counts(results: SessionResults) -> dict[str, dict[str, dict[str, int]]]:
+    """Per system and rubric dimension, how many runs were graded PASS, PARTIAL and FAIL
+    (skipped runs and runs without a rubric are left out)."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for system in results.systems:
+        counts = {dimension: dict.fromkeys(GRADES, 0) for dimension in RUBRIC_DIMENSIONS}
+        for record in results.records_of(system):
+            rubric = record.get("rubric")
+            if not rubric or record.get("skipped"):
+                continue
+            for dimension in RUBRIC_DIMENSIONS:
+                grade = rubric.get(dimension)
+                if grade in counts[dimension]:
+                    counts[dimension][grade] += 1
+        table[system] = counts
+    return table

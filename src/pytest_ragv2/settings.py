@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
+from pytest_ragv2.systems.chat_config import ChatConfig
 from pytest_ragv2.systems.config import RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
@@ -22,9 +23,28 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+class ChatCapabilities(_Strict):
+    """The assistant setup a system provides; a case whose ``expect_tools.requires`` asks
+    for another setup is skipped on this system with the reason (docs/case-format.md)."""
+
+    kb: bool = Field(default=True, description="a knowledge base is attached")
+    kb_path: Literal["agentic", "systematic"] = Field(
+        default="agentic",
+        description="agentic: the model searches through a tool; systematic: excerpts are "
+        "retrieved and injected before the model answers",
+    )
+    web: bool = Field(default=False, description="the web-search tool is on")
+    network: bool = Field(default=True, description="the system is online")
+    tools_wire: bool = Field(default=True, description="the model's tool calls parse")
+
+
 class SystemSettings(_Strict):
     role: Role
     retrieval: RetrievalConfig | None = None
+    chat: ChatConfig | None = Field(
+        default=None, description="the chat path the end-to-end layer (B) runs"
+    )
+    capabilities: ChatCapabilities = Field(default_factory=ChatCapabilities)
     slot: str = Field(
         default="default",
         description="inference slot; chat-layer runs of one slot never overlap",
@@ -54,6 +74,22 @@ class GateSettings(_Strict):
     error_rate_max: float = Field(default=0.01, ge=0, le=1)
 
 
+class AnswerGateSettings(_Strict):
+    """Thresholds of the layer-B gates (the protocol's recommended starting gates)."""
+
+    exact_answer_min: float = Field(default=0.90, ge=0, le=1)
+    citation_correctness_min: float = Field(default=0.95, ge=0, le=1)
+    case_wins_min: float = Field(
+        default=0.80,
+        ge=0,
+        le=1,
+        description="share of cases where the candidate wins or ties the baseline "
+        "(correct runs out of the repetitions)",
+    )
+    e2e_p95_max_s: float = Field(default=45.0, gt=0)
+    error_rate_max: float = Field(default=0.01, ge=0, le=1)
+
+
 class ItemPassSettings(_Strict):
     """When one run 'meets its case' (the item's own pass/fail)."""
 
@@ -68,12 +104,20 @@ class Settings(_Strict):
     raw_runs: Path = Path("raw-runs")
     reports: Path = Path("reports")
     layer: Literal["A", "B", "C"] | None = None
-    repetitions: int = Field(default=1, ge=1)
+    repetitions: int | None = Field(
+        default=None, ge=1, description="default: 1 at layer A, 5 at layers B and C"
+    )
     splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]))
     languages: list[str] | None = None
     seed: int | None = None
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
+    answer_gates: AnswerGateSettings = Field(default_factory=AnswerGateSettings)
+    answer_scoring: dict[str, Any] = Field(
+        default_factory=dict,
+        description="options of the answer scorers (refusal phrases, synthetic labels, "
+        "languages); see docs/answer-scoring.md",
+    )
     item_pass: ItemPassSettings = Field(default_factory=ItemPassSettings)
     source: Path | None = Field(default=None, exclude=True)
 
@@ -85,6 +129,12 @@ class Settings(_Strict):
             if len(named) > 1:
                 raise ValueError(f"more than one {role}: {', '.join(named)}")
         return value
+
+    @property
+    def repetitions_per_run(self) -> int:
+        if self.repetitions is not None:
+            return self.repetitions
+        return 1 if self.layer in (None, "A") else 5
 
     def system_names(self, role: Role) -> list[str]:
         return [name for name, system in self.systems.items() if system.role == role]

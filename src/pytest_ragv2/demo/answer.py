@@ -912,9 +912,117 @@ def _best_units(part: _Part, sources: Sequence[_Source], table: bool) -> list[_U
     return kept
 
 
+# Media a compressor question may name, with the words each language uses for them.
+_MEDIA: dict[str, tuple[str, ...]] = {
+    "hydrogen": ("hydrogen", "wasserstoff", "hydrogene", "h2"),
+    "nitrogen": ("nitrogen", "stickstoff", "azote"),
+    "oxygen": ("oxygen", "sauerstoff", "oxygene"),
+    "natural gas": ("natural gas", "erdgas", "gaz naturel"),
+    "biogas": ("biogas",),
+    "co2": ("co2", "carbon dioxide", "kohlendioxid"),
+    "air": ("air", "luft", "druckluft"),
+}
+_MEDIUM_WORD: dict[str, dict[Language, str]] = {
+    "hydrogen": {"en": "hydrogen", "de": "Wasserstoff", "fr": "l'hydrogène"},
+    "nitrogen": {"en": "nitrogen", "de": "Stickstoff", "fr": "l'azote"},
+    "oxygen": {"en": "oxygen", "de": "Sauerstoff", "fr": "l'oxygène"},
+    "natural gas": {"en": "natural gas", "de": "Erdgas", "fr": "le gaz naturel"},
+    "biogas": {"en": "biogas", "de": "Biogas", "fr": "le biogaz"},
+    "co2": {"en": "CO2", "de": "CO2", "fr": "le CO2"},
+    "air": {"en": "air", "de": "Luft", "fr": "l'air"},
+}
+_NEGATION = re.compile(r"\b(?:not|no|nein|nicht|kein\w*|pas|aucun\w*|never|nie)\b")
+_MEDIA_LABEL = re.compile(r"\b(?:media|medium|medien|fordermedi\w*|fluides?|gases?)\b")
+_NOT_APPROVED: dict[Language, str] = {
+    "en": "{name} is not approved for {medium}: {medium} is not among the media the "
+    "documents list for it.",
+    "de": "{name} ist nicht für {medium} zugelassen: die Dokumente nennen {medium} nicht "
+    "unter seinen Medien.",
+    "fr": "{name} n'est pas homologué pour {medium} : les documents ne le mentionnent pas "
+    "parmi ses fluides.",
+}
+# A unit asked for explicitly ("in dB(A)", "en k€"): the answer must show a value in it.
+_ASKED_UNIT = re.compile(
+    r"\b(?:in|en)\s+(db\s*\(a\)|dba|db|kw|kwh|bar|m3/min|m³/min|°c|k€|€)(?=\W|$)"
+)
+
+
+def _media_in(folded: str) -> set[str]:
+    return {
+        medium
+        for medium, words in _MEDIA.items()
+        if any(re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", folded) for word in words)
+    }
+
+
+def _media_listing(source: _Source) -> tuple[_Unit, str, set[str]] | None:
+    """The first unit of ``source`` that lists media ("Media: Air, nitrogen"), the listing
+    as quoted (only the media cell of a table row), and the media it names."""
+    for unit in _units(source):
+        for key, value in unit.cells or [("", unit.text)]:
+            folded_key = fold(key) if key else fold(unit.text.split(":", 1)[0])
+            if not _MEDIA_LABEL.search(folded_key):
+                continue
+            listed = _media_in(fold(value))
+            if listed:
+                quoted = f"{key}: {value}" if key else unit.text
+                return unit, quoted, listed
+    return None
+
+
+def _incompatible_medium(
+    prompt: str, part: _Part, sources: Sequence[_Source], language: Language
+) -> str | None:
+    """V2 checks a named medium against the media its evidence lists for the named product:
+    an unlisted medium is answered as not approved, quoting the listing, and no variant is
+    recommended (an incompatible medium is never presented as compatible)."""
+    asked = _media_in(fold(prompt))
+    if not asked or not part.names.identifiers:
+        return None
+    names = part.names.phrases(prompt)
+    name = names[0] if names else "It"
+    for source in sources:  # an explicit exclusion: "... nicht für Wasserstoff zugelassen"
+        if not _eligible(source, part) or source.synthetic:
+            continue
+        heading = _media_in(source.context_words)  # an FAQ's question names the medium
+        for unit in _units(source):
+            folded = fold(unit.text)
+            excluded = sorted(asked & (_media_in(folded) | heading))
+            if excluded and _NEGATION.search(folded):
+                medium = _MEDIUM_WORD[excluded[0]][language]
+                statement = _NOT_APPROVED[language].format(name=name, medium=medium)
+                return f"{statement} {_cite(unit.text, unit, language, True)}"
+    # documents before synthetic records: a project's medium is not the product's approval
+    for source in sorted(sources, key=lambda s: s.synthetic):
+        if not _eligible(source, part):
+            continue
+        listing = _media_listing(source)
+        if listing is None:
+            continue
+        unit, quoted, listed = listing
+        missing = sorted(asked - listed)
+        if not missing:
+            return None
+        medium = _MEDIUM_WORD[missing[0]][language]
+        statement = _NOT_APPROVED[language].format(name=name, medium=medium)
+        return f"{statement} {_cite(quoted, unit, language, True)}."
+    return None
+
+
+def _unit_asked_but_absent(prompt: str, units: Sequence[_Unit]) -> bool:
+    asked = {m.group(1).replace(" ", "") for m in _ASKED_UNIT.finditer(fold(prompt))}
+    if not asked:
+        return False
+    shown = fold(" ".join(unit.text for unit in units)).replace(" ", "")
+    return not all(unit in shown for unit in asked)
+
+
 def _answer_v2(prompt: str, sources: Sequence[_Source], language: Language) -> str:
     if not sources:
         return REFUSAL[language]
+    incompatible = _incompatible_medium(prompt, _part(prompt), sources, language)
+    if incompatible is not None:
+        return incompatible
     folded = fold(prompt)
     table = bool(_TABLE_REQUEST.search(folded))
     one_sentence = bool(_ONE_SENTENCE.search(folded))
@@ -922,7 +1030,11 @@ def _answer_v2(prompt: str, sources: Sequence[_Source], language: Language) -> s
     pieces: list[tuple[_Part, list[_Unit] | None]] = [
         (part, _best_units(part, sources, table)) for part in parts
     ]
-    answered = [(part, units) for part, units in pieces if units]
+    answered = [
+        (part, units)
+        for part, units in pieces
+        if units and not _unit_asked_but_absent(part.text, units)
+    ]
     if not answered:
         return REFUSAL[language]
     missing = len(answered) < len(pieces)

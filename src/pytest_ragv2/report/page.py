@@ -71,7 +71,7 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
             for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
-        table_html(case_table(summary["by_case"])),
+        table_html(case_table(summary["by_case"], summary.get("layer", "A"))),
         "</body></html>",
     ]
     return "\n".join(parts)

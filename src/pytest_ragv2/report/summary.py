@@ -64,6 +64,12 @@ def build_summary(
             "gates": [gate.to_json() for gate in gates],
         }
     )
+    if layer != "A":
+        from pytest_ragv2.gates_chat import vetoes_by_system
+        from pytest_ragv2.session import rubric_counts
+
+        summary["vetoes_by_system"] = vetoes_by_system(results)
+        summary["rubric"] = rubric_counts(results)
     return summary
 
 

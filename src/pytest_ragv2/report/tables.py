@@ -129,8 +129,11 @@ def render_markdown(table: Table) -> list[str]:
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
 
 
-def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
-    """One row per case: runs met, recall@5 and MRR of every system side by side."""
+def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]], layer: str = "A") -> Table:
+    """One row per case: runs met, recall@5 and MRR of every system side by side (layer B:
+    correct runs out of the repetitions, runs met, and tool calls per run)."""
+    if layer != "A":
+        return answer_case_table(by_case)
     systems = list(by_case)
     cases = sorted({case for rows in by_case.values() for case in rows})
     header = ["case"]
@@ -153,6 +156,8 @@ def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
 
 def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
     """The metric tables every report shows, titled, in order (gates are shown apart)."""
+    if summary.get("layer", "A") != "A":
+        return answer_sections(summary)
     roles = roles_of(summary["systems"])
     return [
         (
@@ -168,3 +173,131 @@ def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
             breakdown_table("language", summary["by_language"], "recall@5", roles),
         ),
     ]
+
+
+ANSWER_COLUMNS = (
+    ("exact_answer", "exact"),
+    ("claim_correctness", "claims"),
+    ("completeness", "complete"),
+    ("grounded_rate", "grounded"),
+    ("fabrications", "fabric./run"),
+    ("citation_correctness", "cite ok"),
+    ("citation_completeness", "cite compl"),
+    ("source_type_ok", "src type"),
+    ("constraint_ok", "constr"),
+    ("safe_refusal", "safe ref"),
+    ("over_refusal", "over-ref"),
+    ("language_ok", "lang"),
+    ("format_ok", "format"),
+    ("tools_ok", "tools"),
+    ("rubric_pass", "rubric PASS"),
+    ("met", "met"),
+)
+
+
+def fmt_s(estimate: Mapping[str, Any] | None) -> str:
+    if not estimate or estimate.get("value") is None:
+        return "—"
+    text = f"{estimate['value']:.2f}"
+    if estimate.get("low") is not None and estimate.get("high") is not None:
+        text += f" [{estimate['low']:.2f}, {estimate['high']:.2f}]"
+    return text
+
+
+def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+    header = ["system", "role", "runs", "skipped", "errors", "vetoed"]
+    header += [label for _, label in ANSWER_COLUMNS]
+    header += ["p50 s [95% CI]", "p95 s [95% CI]"]
+    rows = []
+    for name, row in systems.items():
+        rows.append(
+            [
+                name,
+                str(row.get("role", "")),
+                str(row["runs"]),
+                str(row.get("skipped", 0)),
+                str(row["errors"]),
+                str(row.get("vetoed_runs", 0)),
+                *(fmt_rate(row.get(metric)) for metric, _ in ANSWER_COLUMNS),
+                fmt_s(row.get("latency_p50")),
+                fmt_s(row.get("latency_p95")),
+            ]
+        )
+    return header, rows
+
+
+def rubric_table(rubric: Mapping[str, Mapping[str, Mapping[str, int]]]) -> Table:
+    """Per system and dimension: PASS / PARTIAL / FAIL run counts."""
+    dimensions = ("accuracy", "grounding", "completeness", "language", "format", "overall")
+    header = ["system", *dimensions]
+    rows = []
+    for system, counts in rubric.items():
+        cells = [system]
+        for dimension in dimensions:
+            grades = counts.get(dimension, {})
+            cells.append(
+                f"{grades.get('PASS', 0)}/{grades.get('PARTIAL', 0)}/{grades.get('FAIL', 0)}"
+            )
+        rows.append(cells)
+    return header, rows
+
+
+def veto_table(vetoes: Mapping[str, Mapping[str, int]]) -> Table:
+    """Per system, the runs that tripped each hard safety veto."""
+    kinds = sorted({kind for counts in vetoes.values() for kind in counts})
+    header = ["veto", *vetoes]
+    rows = [[kind, *(str(vetoes[system].get(kind, 0)) for system in vetoes)] for kind in kinds]
+    return header, rows
+
+
+def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    roles = roles_of(summary["systems"])
+    sections = [
+        (
+            "Answers by system (rates are means of per-case means; latency of the whole "
+            "conversation over runs, 95 % bootstrap CI)",
+            answer_system_table(summary["systems"]),
+        ),
+        (
+            "Rubric (runs graded PASS/PARTIAL/FAIL; overall = the worst dimension)",
+            rubric_table(summary.get("rubric", {})),
+        ),
+        (
+            "Hard safety vetoes (runs tripping each; only the candidate's block promotion)",
+            veto_table(summary.get("vetoes_by_system", {})),
+        ),
+        (
+            "Exact-answer accuracy by category",
+            breakdown_table("category", summary["by_category"], "exact_answer", roles),
+        ),
+        (
+            "Exact-answer accuracy by language",
+            breakdown_table("language", summary["by_language"], "exact_answer", roles),
+        ),
+    ]
+    return sections
+
+
+def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    systems = list(by_case)
+    cases = sorted({case for rows in by_case.values() for case in rows})
+    header = ["case"]
+    for system in systems:
+        header += [f"{system} correct", f"{system} met", f"{system} tools/run"]
+    rows = []
+    for case in cases:
+        row = [case]
+        for system in systems:
+            data = by_case[system].get(case)
+            if data is None or not data.get("runs"):
+                row += ["—", "—", "—"]
+                continue
+            runs = data["runs"]
+            exact, met = data.get("exact_answer"), data.get("met")
+            row += [
+                "—" if exact is None else f"{round(exact * runs)}/{runs}",
+                "—" if met is None else f"{round(met * runs)}/{runs}",
+                fmt_rate(data.get("tool_calls")),
+            ]
+        rows.append(row)
+    return header, rows

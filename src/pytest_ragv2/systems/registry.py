@@ -8,8 +8,6 @@ from typing import Protocol
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.chat_config import ChatConfig, OpenAIChatConfig
 from pytest_ragv2.systems.command import CommandConfig
-from pytest_ragv2.systems.http_json_chat import HttpJsonChatConfig
-from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.config import (
     HttpJsonRetrieval,
     PythonRetrieval,
@@ -17,6 +15,8 @@ from pytest_ragv2.systems.config import (
     RetrievalConfig,
 )
 from pytest_ragv2.systems.http_json import HttpJsonRetriever
+from pytest_ragv2.systems.http_json_chat import HttpJsonChatConfig
+from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.python_callable import PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetriever
 from pytest_ragv2.transcripts import Transcript

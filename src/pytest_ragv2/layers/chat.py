@@ -1,0 +1,258 @@
+"""Layer B: one conversation, its raw run, and its scored item record.
+
+The raw run (the whole transcript: every turn's exchanges, tool calls, evidence) is written
+before anything is scored, so ``ragv2 rescore`` can rebuild the record from disk alone.
+The item record is plain JSON: flat answer metrics for the session tables, the rubric, the
+vetoes with their offending text, and the reasons the run did not meet its case.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.schema import Case
+from pytest_ragv2.scoring.answers import AnswerScore, AnswerScoringOptions, score_transcript
+from pytest_ragv2.transcripts import Transcript
+
+ANSWER_EXCERPT_CHARS = 240
+
+
+def raw_chat_run(
+    key: RunKey, *, prompts: list[str], role: str, adapter: str, transcript: Transcript
+) -> dict[str, Any]:
+    """The raw run as it is written to disk before any scoring."""
+    error = transcript.error
+    return {
+        "key": key.to_json(),
+        "role": role,
+        "adapter": adapter,
+        "prompts": prompts,
+        "finished_at": datetime.now(UTC).isoformat(),
+        "latency_s": transcript.latency_s,
+        "error": error.to_json() if error else None,
+        "transcript": transcript.to_json(),
+    }
+
+
+def skipped_record(
+    key: RunKey, *, case: Case, split: str, role: str, reason: str
+) -> dict[str, Any]:
+    """The record of a run the system cannot serve (its setup lacks what the case needs)."""
+    return {
+        "key": key.to_json(),
+        "category": case.category,
+        "split": split,
+        "gold_status": case.gold_status,
+        "role": role,
+        "skipped": reason,
+        "ok": True,
+        "error": None,
+        "latency_s": 0.0,
+        "metrics": {},
+        "met": True,
+        "reasons": [],
+    }
+
+
+def _usage_totals(transcript: Transcript) -> dict[str, int]:
+    totals: dict[str, int] = {}
+    for turn in transcript.turns:
+        for name, value in turn.usage.items():
+            totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def _sizes(transcript: Transcript) -> dict[str, int]:
+    """Input, evidence and output size in characters (tokens when the system reports them
+    are in ``usage``), and the number of tool calls."""
+    return {
+        "input_chars": sum(len(turn.prompt) for turn in transcript.turns),
+        "evidence_chars": sum(
+            len(item.text) for turn in transcript.turns for item in turn.evidence
+        ),
+        "output_chars": sum(len(turn.answer) for turn in transcript.turns),
+        "tool_calls": len(transcript.tool_calls),
+    }
+
+
+def _rate(value: bool | float | int | None) -> float | None:
+    return None if value is None else float(value)
+
+
+def flat_answer_metrics(score: AnswerScore, transcript: Transcript) -> dict[str, float | None]:
+    """The run's answer metrics as numbers, under the names the session tables use
+    (``session.ANSWER_METRICS``); None where a metric does not apply to the run."""
+    usage = _usage_totals(transcript)
+    output_tokens = usage.get("completion_tokens", usage.get("output_tokens"))
+    return {
+        "exact_answer": _rate(score.exact_answer),
+        "claim_correctness": score.claim_correctness,
+        "completeness": score.completeness,
+        "grounded_rate": score.grounded_claim_rate,
+        "fabrications": float(score.fabrication_count),
+        "citation_correctness": score.citation_correctness,
+        "citation_completeness": score.citation_completeness,
+        "source_type_ok": _rate(score.source_type_discipline),
+        "constraint_ok": _rate(score.constraint_compliance),
+        "safe_refusal": _rate(score.safe_refusal_accuracy),
+        "over_refusal": float(score.over_refusals > 0),
+        "language_ok": _rate(score.language_ok),
+        "format_ok": _rate(score.format_ok),
+        "tools_ok": _rate(score.tools_ok),
+        "rubric_pass": float(score.verdict == "PASS"),
+        "tool_calls": float(len(transcript.tool_calls)),
+        "output_tokens": _rate(output_tokens),
+    }
+
+
+def _turn_reasons(score: AnswerScore, turns: int) -> list[str]:
+    """Why the run did not meet its case, turn by turn, in the words a reviewer needs."""
+    reasons: list[str] = []
+    for turn in score.turns:
+        where = f"turn {turn.turn}: " if turns > 1 else ""
+        if turn.required_missed:
+            reasons.append(f"{where}required claim(s) missing: {', '.join(turn.required_missed)}")
+        if turn.forbidden_found:
+            reasons.append(f"{where}forbidden claim(s) made: {', '.join(turn.forbidden_found)}")
+        if turn.safe_refusal_correct is False:
+            reasons.append(f"{where}a safe refusal was required")
+        for check in turn.tool_checks:
+            if check.passed is False:
+                reasons.append(f"{where}tools: {check.tool}.{check.key}: {check.detail}")
+    for veto in score.vetoes:
+        reasons.append(f"VETO {veto.kind} (turn {veto.turn}): {veto.text!r} — {veto.detail}")
+    return reasons
+
+
+def chat_record(
+    key: RunKey,
+    *,
+    case: Case,
+    split: str,
+    role: str,
+    transcript: Transcript,
+    allowed_files: Collection[str] | None,
+    options: AnswerScoringOptions,
+) -> dict[str, Any]:
+    """Score one conversation and decide whether it met its case; pure."""
+    score = score_transcript(
+        case, key.lang, transcript, allowlist_files=allowed_files, options=options
+    )
+    error = transcript.error
+    reasons: list[str] = []
+    if error is not None:
+        reasons.append(f"{error.kind} error: {error.message}")
+    reasons.extend(_turn_reasons(score, len(transcript.turns)))
+    rubric = {name.lower(): grade.verdict for name, grade in score.rubric.items()}
+    rubric["overall"] = score.verdict
+    return {
+        "key": key.to_json(),
+        "category": case.category,
+        "split": split,
+        "gold_status": case.gold_status,
+        "role": role,
+        "ok": error is None,
+        "error": error.to_json() if error else None,
+        "latency_s": transcript.latency_s,
+        "turn_latency_s": [turn.latency_s for turn in transcript.turns],
+        "metrics": flat_answer_metrics(score, transcript),
+        "rubric": rubric,
+        "rubric_reasons": {
+            name.lower(): grade.reason
+            for name, grade in score.rubric.items()
+            if grade.verdict != "PASS"
+        },
+        "vetoes": [veto.to_json() for veto in score.vetoes],
+        "met": not reasons,
+        "reasons": reasons,
+        "usage": _usage_totals(transcript),
+        "sizes": _sizes(transcript),
+        "answer": transcript.final_answer[:ANSWER_EXCERPT_CHARS],
+        "cited_files": sorted(
+            {
+                citation.filename or citation.file_id or "?"
+                for turn in transcript.turns
+                for citation in turn.citations
+                if citation.filename or citation.file_id
+            }
+        ),
+    }
+
+
+def scoring_options(
+    settings: Mapping[str, Any], kb_path: Literal["agentic", "systematic", "any"] = "any"
+) -> AnswerScoringOptions:
+    """The answer scorers' options from ``[tool.ragv2.answer_scoring]``: ``languages``,
+    ``identify_language``, ``language_min_words``, ``language_min_confidence``, and
+    ``refusal_phrases`` / ``synthetic_labels`` (per language; a language given replaces
+    that language's defaults, the others keep theirs)."""
+    defaults = AnswerScoringOptions()
+    known = {
+        "languages",
+        "identify_language",
+        "language_min_words",
+        "language_min_confidence",
+        "refusal_phrases",
+        "synthetic_labels",
+    }
+    unknown = sorted(set(settings) - known)
+    if unknown:
+        raise ValueError(f"answer_scoring: unknown option(s) {', '.join(unknown)}")
+    phrases = dict(defaults.refusal_phrases)
+    phrases.update({lang: tuple(v) for lang, v in settings.get("refusal_phrases", {}).items()})
+    labels = dict(defaults.synthetic_labels)
+    labels.update({lang: tuple(v) for lang, v in settings.get("synthetic_labels", {}).items()})
+    return AnswerScoringOptions(
+        languages=tuple(settings.get("languages", defaults.languages)),
+        identify_language=bool(settings.get("identify_language", defaults.identify_language)),
+        language_min_words=int(settings.get("language_min_words", defaults.language_min_words)),
+        language_min_confidence=float(
+            settings.get("language_min_confidence", defaults.language_min_confidence)
+        ),
+        refusal_phrases=phrases,
+        synthetic_labels=labels,
+        kb_path=kb_path,
+    )
+
+
+def score_raw_chat_run(
+    raw: Mapping[str, Any],
+    *,
+    case: Case,
+    split: str,
+    allowed_files: Collection[str] | None,
+    options: AnswerScoringOptions,
+) -> dict[str, Any]:
+    """Rebuild an item record from a raw run alone (rescoring)."""
+    return chat_record(
+        RunKey.from_json(raw["key"]),
+        case=case,
+        split=split,
+        role=raw["role"],
+        transcript=Transcript.from_json(raw["transcript"]),
+        allowed_files=allowed_files,
+        options=options,
+    )
+
+
+def unserved_setup(case: Case, capabilities: Any) -> str | None:
+    """Why a system with ``capabilities`` (a ``ChatCapabilities``) cannot serve the case's
+    ``expect_tools.requires``; None when it can."""
+    requires = case.expect_tools.requires
+    problems: list[str] = []
+    if requires.kb != capabilities.kb:
+        problems.append(f"kb {'attached' if requires.kb else 'detached'}")
+    if requires.kb and requires.kb_path not in ("any", capabilities.kb_path):
+        problems.append(f"kb_path {requires.kb_path}")
+    if requires.web != capabilities.web:
+        problems.append(f"web search {'on' if requires.web else 'off'}")
+    if requires.network != capabilities.network:
+        problems.append("online" if requires.network else "offline")
+    if requires.tools_wire and not capabilities.tools_wire:
+        problems.append("tool calls on the wire")
+    if not problems:
+        return None
+    return f"needs a setup the system does not provide: {', '.join(problems)}"

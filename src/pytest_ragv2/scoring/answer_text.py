@@ -1,0 +1,149 @@
+"""Text helpers shared by the answer scorers: phrase search, sentences, masked spans.
+
+Pure functions, no I/O. Phrases (refusals, synthetic-data labels) are looked up on a
+**folded** copy of the text: Unicode NFKD with combining marks dropped (accent-insensitive:
+"présenté" = "presente"), casefolded, typographic apostrophes/quotes/dashes folded to ASCII,
+whitespace runs collapsed. Folding keeps one character per source character except where
+NFKD expands one (ligatures, "ß"), so a found phrase is reported by its folded text.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+
+_TYPOGRAPHIC = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4\uff07", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    }
+)
+_SPACES = re.compile(r"\s+")
+
+
+@lru_cache(maxsize=4096)
+def fold(text: str) -> str:
+    """Accent-insensitive, casefolded, typographic punctuation folded, whitespace collapsed."""
+    decomposed = unicodedata.normalize("NFKD", text.translate(_TYPOGRAPHIC))
+    stripped = "".join(char for char in decomposed if not unicodedata.combining(char))
+    return _SPACES.sub(" ", stripped.casefold()).strip()
+
+
+GAP = "..."  # inside a phrase: up to MAX_GAP_WORDS words ("nicht ... zugelassen")
+MAX_GAP_WORDS = 4
+
+
+def _phrase_pattern(phrase: str) -> str:
+    parts = [re.escape(part.strip()) for part in phrase.split(GAP)]
+    return rf"(?:\s+\S+){{0,{MAX_GAP_WORDS}}}?\s+".join(parts)
+
+
+@lru_cache(maxsize=1024)
+def _phrase_regex(phrases: tuple[str, ...], whole_words: bool) -> re.Pattern[str] | None:
+    folded = sorted({fold(phrase) for phrase in phrases if phrase.strip()}, key=len, reverse=True)
+    if not folded:
+        return None
+    tail = r"(?!\w)" if whole_words else ""
+    alternatives = "|".join(_phrase_pattern(phrase) for phrase in folded)
+    return re.compile(rf"(?<!\w)(?:{alternatives}){tail}")
+
+
+def find_phrase(text: str, phrases: Iterable[str], *, whole_words: bool = True) -> str | None:
+    """The first of ``phrases`` found in ``text`` (folded), or None.
+
+    A phrase must start at a word boundary; with ``whole_words`` it must also end at one,
+    without it a phrase is a stem ("synthetisch" finds "synthetischer").
+    """
+    pattern = _phrase_regex(tuple(phrases), whole_words)
+    if pattern is None:
+        return None
+    found = pattern.search(fold(text))
+    return found.group() if found is not None else None
+
+
+# --------------------------------------------------------------------------- sentences
+
+# A sentence ends at . ! ? … followed by whitespace and a capital, a quote, a bracket or a
+# bullet (not a digit: "max. 16 bar", "Art. 7" stay whole), and at every line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]»”]*(\s+)(?=[^\s\d])|\n+")
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each sentence or line of ``text``, whitespace trimmed, empties dropped."""
+    spans: list[tuple[int, int]] = []
+    start = 0
+    for match in _SENTENCE_END.finditer(text):
+        if match.group(1) is None:  # a line break
+            _add_span(text, start, match.start(), spans)
+            start = match.end()
+        elif "\n" in match.group(1) or _starts_upper_or_mark(text, match.end()):
+            _add_span(text, start, match.start(1), spans)
+            start = match.end()
+    _add_span(text, start, len(text), spans)
+    return spans
+
+
+def _starts_upper_or_mark(text: str, position: int) -> bool:
+    if position >= len(text):
+        return True
+    char = text[position]
+    return char.isupper() or char in "\"'«„“([*-•|#"
+
+
+def _add_span(text: str, start: int, end: int, spans: list[tuple[int, int]]) -> None:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    if end > start:
+        spans.append((start, end))
+
+
+def sentence_of(spans: Sequence[tuple[int, int]], position: int) -> int | None:
+    """Index of the span holding ``position`` (the nearest one before it between spans)."""
+    found: int | None = None
+    for index, (start, end) in enumerate(spans):
+        if start <= position < end:
+            return index
+        if start <= position:
+            found = index
+    return found
+
+
+# --------------------------------------------------------------------------- masking
+
+CITATION_MARKER = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]|[\ue000-\uf8ff][\w-]*")
+URL = re.compile(r"https?://[^\s<>()\[\]\"']+", re.IGNORECASE)
+FILENAME = re.compile(
+    r"(?<![\w/.-])[\w][\w.-]*\.(?:pdf|docx?|xlsx?|pptx?|md|json|csv|txt|html?|odt|ods)(?!\w)",
+    re.IGNORECASE,
+)
+LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•+])(?=[ \t])")
+
+
+def marker_spans(text: str, markers: Iterable[str] = ()) -> list[tuple[int, int]]:
+    """Spans of citation markers: ``[1]``, ``[1, 3]``, private-use markers, and ``markers``."""
+    spans = [match.span() for match in CITATION_MARKER.finditer(text)]
+    for marker in set(markers):
+        if not marker:
+            continue
+        position = text.find(marker)
+        while position >= 0:
+            spans.append((position, position + len(marker)))
+            position = text.find(marker, position + 1)
+    return spans
+
+
+def mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    """``text`` with every span replaced by spaces (same length, so offsets stay valid)."""
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end in others)

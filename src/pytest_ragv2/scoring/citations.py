@@ -1,0 +1,198 @@
+"""Citation correctness and completeness of one answer.
+
+Pure functions, no I/O.
+
+**Adjacent claim.** A citation marker belongs to the sentence holding it (sentences and lines
+as split by :func:`pytest_ragv2.scoring.answer_text.sentence_spans`); a marker that opens a
+sentence ("... 11.5 hours. [1]") belongs to the sentence before. A marker is located by its
+literal text; a ``[n]`` marker cited inside a group ("[1, 3]") is found in the group. The
+**facts** of that sentence are the answer's numbers and identifiers inside it
+(:mod:`pytest_ragv2.scoring.grounding`) and the required or optional gold claims matched
+inside it.
+
+**Verdict per marker occurrence.**
+
+- ``dangling`` (wrong): the marker names no source (no file id, filename or content);
+- ``correct``: the cited source's text — the citation's ``content``, else the texts of the
+  turn's evidence items from the same file (and page, when the citation gives one) — backs at
+  least one fact of the sentence (a number as in the grounding rule, an identifier, or a
+  gold claim found in the source text);
+- ``wrong``: the source text backs none of them;
+- ``unverifiable``: the sentence has no fact, or no source text is known; left out of
+  citation correctness (= correct / (correct + wrong + dangling)).
+
+**Completeness.** The sentences holding a matched required claim; a sentence is cited when a
+marker belongs to it. Citation completeness = cited / such sentences.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from pytest_ragv2.records import RetrievedItem
+from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_of, sentence_spans
+from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
+from pytest_ragv2.scoring.evidence import normalise_filename
+from pytest_ragv2.scoring.grounding import (
+    Fact,
+    identifier_key,
+    number_supported,
+    text_support,
+)
+from pytest_ragv2.transcripts import Citation
+
+CitationVerdict = Literal["correct", "wrong", "dangling", "unverifiable"]
+
+_NUMBERED = re.compile(r"\[(\d+)\]")
+
+
+@dataclass(frozen=True, slots=True)
+class CitationCheck:
+    marker: str
+    verdict: CitationVerdict
+    sentence: str
+    detail: str
+
+    def to_json(self) -> dict[str, str]:
+        return {
+            "marker": self.marker,
+            "verdict": self.verdict,
+            "sentence": self.sentence,
+            "detail": self.detail,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class CitationResult:
+    checks: tuple[CitationCheck, ...]
+    claim_sentences: int
+    claim_sentences_cited: int
+
+
+def _positions(answer: str, marker: str) -> list[int]:
+    found = []
+    position = answer.find(marker)
+    while position >= 0:
+        found.append(position)
+        position = answer.find(marker, position + 1)
+    if found:
+        return found
+    numbered = _NUMBERED.fullmatch(marker)
+    if numbered is None:
+        return []
+    wanted = numbered.group(1)
+    return [
+        group.start()
+        for group in CITATION_MARKER.finditer(answer)
+        if wanted in re.findall(r"\d+", group.group())
+    ]
+
+
+def _owner(answer: str, spans: Sequence[tuple[int, int]], position: int) -> int | None:
+    index = sentence_of(spans, position)
+    if index is None or index == 0:
+        return index
+    before = answer[spans[index][0] : position]
+    if CITATION_MARKER.sub("", before).strip(" .;,") == "":
+        return index - 1
+    return index
+
+
+def _source_text(citation: Citation, evidence: Sequence[RetrievedItem]) -> str | None:
+    if citation.content:
+        return citation.content
+    texts = []
+    for item in evidence:
+        same = (citation.file_id is not None and item.file_id == citation.file_id) or (
+            citation.filename is not None
+            and item.filename is not None
+            and normalise_filename(item.filename) == normalise_filename(citation.filename)
+        )
+        if same and (citation.page is None or item.page in (None, citation.page)):
+            texts.append(item.text)
+    return "\n".join(texts) if texts else None
+
+
+def _backs(source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch]) -> bool:
+    support = text_support(source)
+    for fact in facts:
+        if fact.kind == "number" and fact.value is not None:
+            if number_supported(fact.value, fact.unit, fact.decimals, support):
+                return True
+        elif fact.kind == "identifier" and identifier_key(fact.text) in support.identifiers:
+            return True
+    return any(claim_found(match.claim, source, None).matched for match in claims)
+
+
+def check_citations(
+    answer: str,
+    citations: Sequence[Citation],
+    evidence: Sequence[RetrievedItem],
+    facts: Sequence[Fact],
+    required: Sequence[ClaimMatch],
+    optional: Sequence[ClaimMatch] = (),
+) -> CitationResult:
+    """Judge every marker occurrence of ``citations`` and count cited claim sentences."""
+    spans = sentence_spans(answer)
+    cited_sentences: set[int] = set()
+    for marker in CITATION_MARKER.finditer(answer):
+        owner = _owner(answer, spans, marker.start())
+        if owner is not None:
+            cited_sentences.add(owner)
+    checks: list[CitationCheck] = []
+    seen: set[str] = set()
+    for citation in citations:
+        if citation.marker in seen:
+            continue
+        seen.add(citation.marker)
+        positions = _positions(answer, citation.marker)
+        for position in positions:
+            owner = _owner(answer, spans, position)
+            if owner is not None:
+                cited_sentences.add(owner)
+        owners = [_owner(answer, spans, p) for p in positions] or [None]
+        for owner in owners:
+            checks.append(
+                _check(answer, spans, owner, citation, evidence, facts, required, optional)
+            )
+    claim_sentences: set[int] = set()
+    for match in required:
+        if match.span is not None:
+            index = sentence_of(spans, match.span[0])
+            if index is not None:
+                claim_sentences.add(index)
+    return CitationResult(
+        tuple(checks), len(claim_sentences), len(claim_sentences & cited_sentences)
+    )
+
+
+def _check(
+    answer: str,
+    spans: Sequence[tuple[int, int]],
+    owner: int | None,
+    citation: Citation,
+    evidence: Sequence[RetrievedItem],
+    facts: Sequence[Fact],
+    required: Sequence[ClaimMatch],
+    optional: Sequence[ClaimMatch],
+) -> CitationCheck:
+    start, end = spans[owner] if owner is not None else (0, len(answer))
+    sentence = answer[start:end][:200]
+    if citation.file_id is None and citation.filename is None and not citation.content:
+        return CitationCheck(citation.marker, "dangling", sentence, "the marker names no source")
+    inside = [f for f in facts if f.kind != "filename" and start <= f.span[0] < end]
+    claims = [m for m in (*required, *optional) if m.span is not None and start <= m.span[0] < end]
+    if not inside and not claims:
+        return CitationCheck(citation.marker, "unverifiable", sentence, "no fact in the sentence")
+    source = _source_text(citation, evidence)
+    if source is None:
+        return CitationCheck(citation.marker, "unverifiable", sentence, "no source text known")
+    if _backs(source, inside, claims):
+        return CitationCheck(citation.marker, "correct", sentence, "the source backs the sentence")
+    named = ", ".join([f.text for f in inside] + [m.found for m in claims])[:150]
+    return CitationCheck(
+        citation.marker, "wrong", sentence, f"the cited source does not hold: {named}"
+    )

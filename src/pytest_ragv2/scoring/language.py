@@ -1,0 +1,84 @@
+"""Which language is an answer written in? (``py3langid``, restricted, loaded lazily.)
+
+The identifier (py3langid, a maintained fork of langid.py: naive Bayes over byte n-grams,
+numpy only) is loaded on the first call in a process — about 0.9 s and 94 MB — and kept,
+one per candidate set. It is restricted to the candidate languages, so an answer is
+always one of them, with a probability normalised over them.
+
+Before identification the text loses what carries no language or another language's
+words: quoted passages (« ... », „...“, "..."), code spans, URLs, filenames, citation
+markers, every token holding a digit (numbers, part numbers, units glued to numbers) and
+markdown punctuation. A text with fewer than ``min_words`` words of two letters or more
+left is **undetermined** (None): "Ja.", "90 Tage." or "Le TVM 30-H2." carry too little
+evidence for a verdict. A detected language other than the expected one with a probability
+under ``min_confidence`` is undetermined as well (a mixed answer that quotes a German
+datasheet in English is not judged on a guess).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
+
+_QUOTED = re.compile(r"«[^»]*»|„[^“”\"]*[“”\"]|“[^”]*”|\"[^\"\n]*\"|`[^`]*`")
+_NOISE = re.compile(r"\S*\d\S*|[|*#_>=~+-]+")
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+@dataclass(frozen=True, slots=True)
+class LanguageGuess:
+    """The identified language (None: undetermined), its probability and why."""
+
+    language: str | None
+    confidence: float
+    reason: str
+
+
+def language_text(text: str) -> str:
+    """``text`` without what carries no language (see the module docstring)."""
+    for pattern in (_QUOTED, URL, FILENAME, CITATION_MARKER, _NOISE):
+        text = pattern.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@lru_cache(maxsize=8)
+def _identifier(languages: tuple[str, ...]) -> Any:
+    langid = importlib.import_module("py3langid.langid")
+    identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
+    identifier.set_languages(list(languages))
+    return identifier
+
+
+def identify_language(
+    text: str,
+    candidates: Sequence[str],
+    *,
+    expected: str | None = None,
+    min_words: int = 3,
+    min_confidence: float = 0.8,
+) -> LanguageGuess:
+    """The language of ``text`` among ``candidates`` (plus ``expected``), or undetermined."""
+    cleaned = language_text(text)
+    words = len(_WORD.findall(cleaned))
+    if words < min_words:
+        return LanguageGuess(None, 0.0, f"too short to judge ({words} words)")
+    languages = tuple(sorted({*candidates, *([expected] if expected else [])}))
+    if len(languages) < 2:
+        return LanguageGuess(languages[0] if languages else None, 1.0, "single candidate")
+    try:
+        identifier = _identifier(languages)
+    except ImportError:
+        return LanguageGuess(None, 0.0, "not judged: py3langid is not installed")
+    label, probability = identifier.classify(cleaned)
+    confidence = float(probability)
+    if expected is not None and label != expected and confidence < min_confidence:
+        return LanguageGuess(
+            None, confidence, f"undetermined ({label} at {confidence:.2f} < {min_confidence})"
+        )
+    return LanguageGuess(str(label), confidence, f"{label} at {confidence:.2f}")
