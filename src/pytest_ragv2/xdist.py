@@ -3,11 +3,18 @@
 The controller chooses the run id, seed and demo URL and sends them to every worker (workers
 re-parse the command line, so anything decided at random must travel this way). The
 controller never collects: the expected run count comes from the workers' collections.
+
+At the chat layers the controller also schedules: every item of one inference slot goes to
+one worker (``SlotScheduling``). xdist's own ``loadgroup`` cannot be relied on for this: it
+groups by a suffix it writes into ``item._nodeid`` on the workers, which pytest 9.2 no longer
+reads (node ids are structured there), so on pytest 9.2 ``xdist_group`` marks are silently
+ignored and the "grouped" items spread over every worker. The slot of an item is read from
+its node id instead (``CASE[system-lang-rN]``), which works on every pytest version.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.collect import INVALID_ITEM_NAME
@@ -17,6 +24,34 @@ WORKER_RUN_ID = "ragv2_run_id"
 WORKER_SEED = "ragv2_seed"
 WORKER_DEMO_URL = "ragv2_demo_url"
 WORKER_DEMO_ERROR = "ragv2_demo_error"
+
+
+def system_of_node(node_id: str) -> str | None:
+    """The system of a case item's node id ``path::CASE[system-lang-rN]`` (an ``@group``
+    suffix, as older pytest-xdist/pytest pairs write it, is ignored); None for other ids."""
+    _, _, name = node_id.split("@", 1)[0].partition("::")
+    if not name.endswith("]") or "[" not in name:
+        return None
+    parts = name[name.index("[") + 1 : -1].rsplit("-", 2)
+    if len(parts) != 3 or not parts[2].startswith("r") or not parts[2][1:].isdigit():
+        return None
+    return parts[0]
+
+
+def make_slot_scheduler(config: Any, log: Any, slots: Mapping[str, str]) -> Any:
+    """A load-scope scheduler whose scope is the item's inference slot: a slot's items run
+    on one worker, in collection order; different slots (and ordinary tests) run in
+    parallel."""
+    from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    class SlotScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            system = system_of_node(nodeid)
+            if system is None or system not in slots:
+                return nodeid
+            return f"ragv2-slot-{slots[system]}"
+
+    return SlotScheduling(config, log)
 
 
 def count_case_runs(node_ids: Sequence[str]) -> int:
@@ -38,6 +73,7 @@ class XdistHooks:
         on_expected: Callable[[int], None],
     ) -> None:
         self._ctx = ctx
+        self._slots = {name: system.slot for name, system in ctx.systems.items()}
         self._demo_url = demo_url
         self._on_expected = on_expected
         self._counted = False
@@ -51,6 +87,11 @@ class XdistHooks:
             except RuntimeError as exc:  # the demo failed to start: workers record it per run
                 node.workerinput[WORKER_DEMO_URL] = ""
                 node.workerinput[WORKER_DEMO_ERROR] = str(exc)
+
+    def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
+        if self._ctx.layer == "A":
+            return None  # retrieval runs have no inference slot: xdist's own scheduling
+        return make_slot_scheduler(config, log, self._slots)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         if not self._counted:

@@ -167,6 +167,13 @@ class _Server(ThreadingHTTPServer):
         self.request_log: list[tuple[str, float, float]] = []
         self.fault_counts: dict[str, int] = {}
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that hangs up (a timeout, a cancelled stream) is normal traffic for a
+        # service under test: only unexpected failures are printed
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
+
     def count_request(self, path: str) -> int:
         """The 1-based number of this request on ``path``."""
         with self.lock:
