@@ -145,6 +145,18 @@ def _systems(
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
         systems = demo_systems("http://demo.invalid", settings.layer)
+    if settings.demo_faults:
+        if settings.systems:
+            raise pytest.UsageError(
+                "demo_faults: fault modes apply to the embedded demo systems only, and "
+                "systems are configured"
+            )
+        unknown_faulted = sorted(set(settings.demo_faults) - set(systems))
+        if unknown_faulted:
+            raise pytest.UsageError(
+                f"demo_faults: no demo system named {', '.join(unknown_faulted)} "
+                f"(demo systems: {', '.join(systems)})"
+            )
     configured_roles: dict[str, str] = {name: system.role for name, system in systems.items()}
     selected = split_list(config.getoption("ragv2_systems"))
     if selected:

@@ -98,7 +98,10 @@ class RunContext:
             from pytest_ragv2.demo_systems import demo_systems
 
             allowed = sorted(self.allowlist.file_ids) if self.allowlist else []
-            settings = demo_systems(self.demo_url(), self.layer, allowed)[system]
+            faults = self.settings.demo_faults
+            settings = demo_systems(
+                self.demo_url(), self.layer, allowed, faults, self.settings.demo_timeout_s
+            )[system]
         return settings
 
     def retriever(self, system: str) -> Retriever:

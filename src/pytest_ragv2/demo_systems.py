@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -39,12 +39,30 @@ def check_demo_importable() -> None:
 
 
 def demo_systems(
-    url: str, layer: str | None = "A", file_ids: Sequence[str] = ()
+    url: str,
+    layer: str | None = "A",
+    file_ids: Sequence[str] = (),
+    faults: Mapping[str, str] | None = None,
+    timeout_s: float = 30.0,
 ) -> dict[str, SystemSettings]:
     """The demo systems at ``url``. Layer A compares the two retrieval paths; layer B adds
     each one's chat path (the demo answer model, searching through the harness-executed
     knowledge-base tool) and a Codex-shaped reference runner, a real command, which searches
-    the allow-listed ``file_ids`` (every indexed file when empty)."""
+    the allow-listed ``file_ids`` (every indexed file when empty).
+
+    ``faults`` maps a demo system to a fault spec of the demo server (``"5xx-once"``,
+    ``"latency-50,truncate"``, ``"hang-5"``: docs/demo.md) switched on for its retrieval and
+    chat paths, for testing how a session records a failing system."""
+    faults = faults or {}
+
+    def rag(variant: str, system: str) -> str:
+        spec = faults.get(system)
+        return f"{url}/fault/{spec}/{variant}" if spec else f"{url}/{variant}"
+
+    def chat_url(variant: str, system: str) -> str:
+        spec = faults.get(system)
+        return f"{url}/chat/{variant}/fault/{spec}" if spec else f"{url}/chat/{variant}"
+
     chat = layer == "B"
     descriptors = {"deployment_id": "embedded-demo", "index_version": "corpus-at-start"}
     if chat:
@@ -52,15 +70,15 @@ def demo_systems(
     systems = {
         "demo-v1": SystemSettings(
             role="baseline",
-            retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v1"),
-            chat=_demo_chat(url, "v1") if chat else None,
+            retrieval=RagApiRetrieval(adapter="rag-api", url=rag("v1", "demo-v1")),
+            chat=_demo_chat(chat_url("v1", "demo-v1"), "v1", timeout_s) if chat else None,
             slot="demo-model",
             descriptors={**descriptors, "retrieval": "vector only, fixed-size chunks"},
         ),
         "demo-v2": SystemSettings(
             role="candidate",
-            retrieval=RagApiRetrieval(adapter="rag-api", url=f"{url}/v2"),
-            chat=_demo_chat(url, "v2") if chat else None,
+            retrieval=RagApiRetrieval(adapter="rag-api", url=rag("v2", "demo-v2")),
+            chat=_demo_chat(chat_url("v2", "demo-v2"), "v2", timeout_s) if chat else None,
             slot="demo-model",
             descriptors={
                 **descriptors,
@@ -78,13 +96,13 @@ def demo_systems(
                     "-m",
                     "pytest_ragv2.demo.reference",
                     "--url",
-                    url,
+                    f"{url}/fault/{faults['demo-ref']}" if faults.get("demo-ref") else url,
                     "--variant",
                     "v2",
                     *(["--file-id", ",".join(file_ids)] if file_ids else []),
                     PROMPT_PLACEHOLDER,
                 ],
-                timeout_s=60.0,
+                timeout_s=timeout_s,
             ),
             slot="demo-reference",
             descriptors={**descriptors, "runner": "Codex-shaped JSON lines, V2 retrieval"},
@@ -92,13 +110,13 @@ def demo_systems(
     return systems
 
 
-def _demo_chat(url: str, variant: str) -> OpenAIChatConfig:
+def _demo_chat(url: str, variant: str, timeout_s: float) -> OpenAIChatConfig:
     return OpenAIChatConfig(
         adapter="openai-chat",
-        url=f"{url}/chat/{variant}",
+        url=url,
         model=f"demo-{variant}",
         stream=True,
-        timeout_s=30.0,
+        timeout_s=timeout_s,
     )
 
 

@@ -113,6 +113,15 @@ class Settings(_Strict):
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
     answer_gates: AnswerGateSettings = Field(default_factory=AnswerGateSettings)
+    demo_faults: dict[str, str] = Field(
+        default_factory=dict,
+        description="embedded demo only: system name -> fault spec of the demo server "
+        '("5xx", "5xx-once", "malformed", "truncate", "latency-<ms>", "hang-<s>", '
+        "comma-separated), for testing how a session records a failing system",
+    )
+    demo_timeout_s: float = Field(
+        default=30.0, gt=0, description="embedded demo only: the chat and command timeout"
+    )
     answer_scoring: dict[str, Any] = Field(
         default_factory=dict,
         description="options of the answer scorers (refusal phrases, synthetic labels, "
