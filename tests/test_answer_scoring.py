@@ -514,6 +514,27 @@ def test_a_dangling_or_misplaced_citation_is_wrong() -> None:
     assert score.rubric["Grounding"].verdict == "PARTIAL"
 
 
+@pytest.mark.parametrize("order", ["spec first", "policy first"])
+def test_a_marker_naming_several_sources_is_correct_when_any_of_them_backs_it(
+    order: str,
+) -> None:
+    w01 = case("W01")
+    spec = item("nimbus-x2-product-specification", "pdf", "Runtime per charge | 11.5 hours", page=1)
+    policy = item("nimbus-robotics-remote-work-policy", "docx", "up to 3 days per week", rank=2)
+    group = [cite("[1, 2]", spec), cite("[1, 2]", policy)]
+    transcript = one_turn(
+        w01.prompt_en or "",
+        "The X2 runs 11.5 hours per charge [1, 2].",
+        evidence=[spec, policy],
+        citations=group if order == "spec first" else group[::-1],
+        tool_calls=[kb_call("runtime")],
+    )
+    score = score_transcript(w01, "en", transcript, options=NO_LANGID)
+    assert [(c.marker, c.verdict) for c in score.turns[0].citation_checks] == [
+        ("[1, 2]", "correct")
+    ]
+
+
 def test_citation_completeness_counts_claim_sentences_with_a_marker() -> None:
     w08 = case("W08")
     spec = item("nimbus-x2-product-specification", "pdf", "Payload capacity | 340 kg", page=1)

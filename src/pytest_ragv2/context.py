@@ -100,7 +100,12 @@ class RunContext:
             allowed = sorted(self.allowlist.file_ids) if self.allowlist else []
             faults = self.settings.demo_faults
             settings = demo_systems(
-                self.demo_url(), self.layer, allowed, faults, self.settings.demo_timeout_s
+                self.demo_url(),
+                self.layer,
+                allowed,
+                faults,
+                self.settings.demo_timeout_s,
+                self.settings.corpus,
             )[system]
         return settings
 

@@ -44,16 +44,17 @@ def demo_systems(
     file_ids: Sequence[str] = (),
     faults: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
+    corpus: Path | None = None,
 ) -> dict[str, SystemSettings]:
     """The demo systems at ``url``. Layer A compares the two retrieval paths; layer B adds
     each one's chat path (the demo answer model, searching through the harness-executed
     knowledge-base tool) and a Codex-shaped reference runner, a real command, which searches
-    the allow-listed ``file_ids`` (every indexed file when empty).
+    the allow-listed ``file_ids`` (with no allow-list: every file of ``corpus``).
 
     ``faults`` maps a demo system to a fault spec of the demo server (``"5xx-once"``,
     ``"latency-50,truncate"``, ``"hang-5"``: docs/demo.md) switched on for its retrieval and
     chat paths, for testing how a session records a failing system."""
-    faults = faults or {}
+    faults = {system: spec.replace(" ", "") for system, spec in (faults or {}).items()}
 
     def rag(variant: str, system: str) -> str:
         spec = faults.get(system)
@@ -100,6 +101,7 @@ def demo_systems(
                     "--variant",
                     "v2",
                     *(["--file-id", ",".join(file_ids)] if file_ids else []),
+                    *(["--corpus", str(corpus)] if corpus is not None and not file_ids else []),
                     PROMPT_PLACEHOLDER,
                 ],
                 timeout_s=timeout_s,

@@ -5,6 +5,7 @@ Command-line options override the file; paths are relative to the file that name
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -17,6 +18,8 @@ from pytest_ragv2.systems.chat_config import ChatConfig
 from pytest_ragv2.systems.config import RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
+# the embedded demo server's fault modes (docs/demo.md)
+DEMO_FAULT = re.compile(r"latency-\d+(?:\.\d+)?|hang-\d+(?:\.\d+)?|5xx|5xx-once|malformed|truncate")
 
 
 class _Strict(BaseModel):
@@ -144,6 +147,18 @@ class Settings(_Strict):
         if self.repetitions is not None:
             return self.repetitions
         return 1 if self.layer in (None, "A") else 5
+
+    @field_validator("demo_faults")
+    @classmethod
+    def _known_faults(cls, value: dict[str, str]) -> dict[str, str]:
+        for system, spec in value.items():
+            bad = [part for part in spec.split(",") if not DEMO_FAULT.fullmatch(part.strip())]
+            if bad:
+                raise ValueError(
+                    f"{system}: unknown fault {', '.join(map(repr, bad))} (known: 5xx, "
+                    "5xx-once, malformed, truncate, latency-<ms>, hang-<s>)"
+                )
+        return value
 
     def system_names(self, role: Role) -> list[str]:
         return [name for name, system in self.systems.items() if system.role == role]

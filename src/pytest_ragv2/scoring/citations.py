@@ -127,6 +127,33 @@ def _backs(source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch]) -> 
     return any(claim_found(match.claim, source, None).matched for match in claims)
 
 
+def _grouped(citations: Sequence[Citation], evidence: Sequence[RetrievedItem]) -> list[Citation]:
+    """One citation per marker: a marker naming several sources (``[1, 3]``) holds the text
+    of all of them, so it is correct when any one backs its sentence; a marker is dangling
+    only when none of its sources is known."""
+    by_marker: dict[str, list[Citation]] = {}
+    for citation in citations:
+        by_marker.setdefault(citation.marker, []).append(citation)
+    grouped = []
+    for marker, group in by_marker.items():
+        known = [c for c in group if c.file_id is not None or c.filename is not None or c.content]
+        if len(group) == 1 or not known:
+            grouped.append(group[0])
+            continue
+        texts = [text for c in known if (text := _source_text(c, evidence))]
+        first = known[0]
+        grouped.append(
+            Citation(
+                marker=marker,
+                file_id=first.file_id,
+                filename=first.filename,
+                page=first.page,
+                content="\n".join(texts) or None,
+            )
+        )
+    return grouped
+
+
 def check_citations(
     answer: str,
     citations: Sequence[Citation],
@@ -143,11 +170,7 @@ def check_citations(
         if owner is not None:
             cited_sentences.add(owner)
     checks: list[CitationCheck] = []
-    seen: set[str] = set()
-    for citation in citations:
-        if citation.marker in seen:
-            continue
-        seen.add(citation.marker)
+    for citation in _grouped(citations, evidence):
         positions = _positions(answer, citation.marker)
         for position in positions:
             owner = _owner(answer, spans, position)

@@ -80,6 +80,7 @@ import unicodedata
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
+from functools import lru_cache
 from typing import Literal
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
@@ -98,6 +99,7 @@ _TYPOGRAPHIC = str.maketrans(
 )
 
 
+@lru_cache(maxsize=8192)
 def _fold_cluster(cluster: str) -> str:
     folded = unicodedata.normalize("NFKC", cluster.translate(_TYPOGRAPHIC))
     return folded.casefold().translate(_TYPOGRAPHIC)
@@ -131,7 +133,39 @@ class _Normalised:
         return self.ends[-1] if self.ends else 0
 
 
+_ASCII_SPACE_RUN = re.compile(r"[ \t\n\r\f\v\x1c-\x1f\x85]+")
+
+
+def _normalise_ascii(text: str) -> _Normalised:
+    """The same result for ASCII text, without per-character Unicode work (NFKC leaves
+    ASCII unchanged and casefold is lower): only whitespace runs collapse."""
+    lowered = text.lower()
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for match in _ASCII_SPACE_RUN.finditer(lowered):
+        chunk = lowered[position : match.start()]
+        parts.append(chunk)
+        starts.extend(range(position, match.start()))
+        if chunk or parts[:-1]:  # a run after text becomes one space; a leading run goes
+            parts.append(" ")
+            starts.append(match.start())
+        position = match.end()
+    parts.append(lowered[position:])
+    starts.extend(range(position, len(lowered)))
+    normalised = "".join(parts)
+    if normalised.endswith(" "):
+        normalised = normalised[:-1]
+        starts.pop()
+    ends = [start + 1 for start in starts]
+    return _Normalised(normalised, tuple(starts), tuple(ends))
+
+
+@lru_cache(maxsize=4096)
 def _normalise(text: str) -> _Normalised:
+    if text.isascii() and "\x00" not in text:
+        return _normalise_ascii(text)
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -477,13 +511,20 @@ def _split_token(text: str, start: int, end: int, sign: str) -> Iterator[_Token]
         )
 
 
+_DIGIT = re.compile(r"\d")
+
+
+def _mask_compound(match: re.Match[str]) -> str:
+    word = match.group()
+    if not word[0].isdigit() and _DIGIT.search(word):
+        return "#" * len(word)
+    return word
+
+
 def _masked_identifiers(text: str) -> str:
-    chars = list(text)
-    for match in _COMPOUND.finditer(text):
-        word = match.group()
-        if not word[0].isdigit() and any(char.isdigit() for char in word):
-            chars[match.start() : match.end()] = "#" * (match.end() - match.start())
-    return "".join(chars)
+    if not _DIGIT.search(text):
+        return text
+    return _COMPOUND.sub(_mask_compound, text)
 
 
 def _unit_at(text: str, position: int) -> tuple[str, int] | None:

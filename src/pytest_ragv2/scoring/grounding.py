@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from pytest_ragv2.scoring.answer_text import (
     FILENAME,
@@ -91,29 +91,17 @@ class Support:
 
     @classmethod
     def merge(cls, parts: Iterable[Support], extra_filenames: Iterable[str] = ()) -> Support:
-        unitless: set[Decimal] = set()
-        written: set[Decimal] = set()
-        dimensioned: set[tuple[str, Decimal]] = set()
-        foreign: set[tuple[str, Decimal]] = set()
-        values: list[tuple[str | None, Decimal]] = []
-        identifiers: set[str] = set()
-        filenames = {normalise_filename(name) for name in extra_filenames if name}
-        for part in parts:
-            unitless |= part.unitless
-            written |= part.written
-            dimensioned |= part.dimensioned
-            foreign |= part.foreign
-            values.extend(part.values)
-            identifiers |= part.identifiers
-            filenames |= part.filenames
+        parts = list(parts)
+        extra = frozenset(normalise_filename(name) for name in extra_filenames if name)
+        empty: frozenset[Any] = frozenset()
         return cls(
-            frozenset(unitless),
-            frozenset(written),
-            frozenset(dimensioned),
-            frozenset(foreign),
-            tuple(values),
-            frozenset(identifiers),
-            frozenset(filenames),
+            empty.union(*(part.unitless for part in parts)),
+            empty.union(*(part.written for part in parts)),
+            empty.union(*(part.dimensioned for part in parts)),
+            empty.union(*(part.foreign for part in parts)),
+            tuple(value for part in parts for value in part.values),
+            empty.union(*(part.identifiers for part in parts)),
+            extra.union(*(part.filenames for part in parts)),
         )
 
 
