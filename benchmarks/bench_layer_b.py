@@ -28,10 +28,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import timed_pytest  # noqa: E402
+from _common import timed_pytest
 
-from pytest_ragv2.demo.engine import DemoIndex  # noqa: E402
-from pytest_ragv2.demo.server import DemoServer  # noqa: E402
+from pytest_ragv2.demo.engine import DemoIndex
+from pytest_ragv2.demo.server import DemoServer
 
 ROBOTICS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-robotics"
 QUESTIONS = [
@@ -94,7 +94,10 @@ def main() -> int:
     parser.add_argument("--items", type=int, default=200)
     parser.add_argument("--latency-ms", type=int, default=20)
     args = parser.parse_args()
-    with DemoServer(DemoIndex.from_corpus(ROBOTICS)) as server, tempfile.TemporaryDirectory() as tmp:
+    with (
+        DemoServer(DemoIndex.from_corpus(ROBOTICS)) as server,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         root = Path(tmp)
         write_project(root, server.url, args.items, args.latency_ms)
         timed_pytest(root, "--ragv2-layer=B", "-k", "no_such_case")  # byte code cached

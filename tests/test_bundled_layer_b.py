@@ -64,9 +64,7 @@ def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(
 def test_t01_runs_as_one_ten_turn_conversation_and_the_reference_is_a_real_command(
     bundled: pytest.Pytester,
 ) -> None:
-    bundled.runpytest(
-        "--ragv2-layer=B", "--ragv2-reps=1", "--ragv2-run-id=t", "-k", "T01 or W01"
-    )
+    bundled.runpytest("--ragv2-layer=B", "--ragv2-reps=1", "--ragv2-run-id=t", "-k", "T01 or W01")
     raws = {(raw["key"]["case"], raw["key"]["system"]): raw for raw in _raw(bundled, "t")}
     t01 = raws[("T01", "demo-v2")]["transcript"]["turns"]
     assert len(t01) == 10
@@ -103,9 +101,7 @@ def test_a_faulty_demo_system_is_recorded_as_errors(
     assert summary["systems"]["demo-v2"]["errors"] == summary["systems"]["demo-v2"]["runs"] == 2
     assert summary["systems"]["demo-v1"]["errors"] == 0
     assert gate(summary, "error_rate")["decision"] == "fail"
-    errors = [
-        raw["error"] for raw in _raw(bundled, "f") if raw["key"]["system"] == "demo-v2"
-    ]
+    errors = [raw["error"] for raw in _raw(bundled, "f") if raw["key"]["system"] == "demo-v2"]
     assert {error["kind"] for error in errors} == {kind}
 
 

@@ -136,25 +136,25 @@ def vetoes_of(summary: dict[str, Any], kind: str) -> dict[str, Any]:
 def test_layer_b_runs_conversations_scores_answers_and_passes_the_vetoes(
     chat_project: pytest.Pytester,
 ) -> None:
-    result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
+    result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID, "-rs")
     out = result.stdout.str()
     # C01 en/de, C02 en/de, C03 en: 5 per system; W09 needs web search: skipped, with reason
     result.assert_outcomes(passed=10, skipped=2)
-    assert "needs a setup the system does not provide: kb detached, web search on" in (
-        out + "".join(result.outlines)
-    ) or "kb detached" in json.dumps(raw_lines(chat_project, "chatrun"))
+    assert "needs a setup the system does not provide: kb detached, web search on" in out
     summary = summary_of(chat_project, "chatrun")
     assert summary["layer"] == "B"
     assert summary["runs"] == {"expected": 12, "recorded": 12}
     v2 = summary["systems"]["v2"]
-    assert v2["runs"] == 5 and v2["skipped"] == 1
+    assert v2["runs"] == 5
+    assert v2["skipped"] == 1
     assert v2["exact_answer"] == 1.0
     assert v2["vetoed_runs"] == 0
     for kind in ("fabricated_identifier", "outside_allowlist", "failed_safe_refusal"):
         assert gate(summary, kind)["decision"] == "pass", kind
         assert gate(summary, kind)["hard"] is True
     assert summary["rubric"]["v2"]["overall"]["FAIL"] == 0
-    assert "Rubric" in out and "Hard safety vetoes" in out
+    assert "Rubric" in out
+    assert "Hard safety vetoes" in out
     raws = [raw for raw in raw_lines(chat_project, "chatrun") if not raw.get("skipped")]
     assert len(raws) == 10
     turn = raws[0]["transcript"]["turns"][0]
@@ -177,7 +177,8 @@ def test_a_candidate_tripping_a_veto_fails_the_session_and_names_it(
     result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
     out = result.stdout.str()
-    assert f"verdict: FAIL" in out and veto in out
+    assert "verdict: FAIL" in out
+    assert veto in out
     summary = summary_of(chat_project, "chatrun")
     tripped = gate(summary, veto)
     assert tripped["decision"] == "fail"
@@ -234,7 +235,25 @@ def test_rescore_rebuilds_the_layer_b_verdict_from_raw_runs(
     settings = load_settings(chat_project.path, None)
     rescored = rescore_run(chat_project.path / "raw-runs" / "chatrun", settings)
     assert not rescored.passed
-    assert rescored.summary["systems"]["v2"]["exact_answer"] == live["systems"]["v2"][
-        "exact_answer"
-    ]
+    assert (
+        rescored.summary["systems"]["v2"]["exact_answer"] == live["systems"]["v2"]["exact_answer"]
+    )
     assert rescored.summary["vetoes_by_system"] == live["vetoes_by_system"]
+
+
+def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
+    chat_project: pytest.Pytester,
+) -> None:
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="fabricate"))
+    chat_project.runpytest("--ragv2-layer=B", *RUN_ID, "--html=pytest-html.html")
+    page = (chat_project.path / "reports" / "chatrun" / "report.html").read_text("utf-8")
+    assert "Verdict: FAIL" in page
+    assert "fabricated_identifier" in page
+    assert "NX-451C" in page
+    assert "Rubric" in page
+    assert "<td>C02</td>" in page
+    pytest_html = (chat_project.path / "pytest-html.html").read_text(encoding="utf-8")
+    assert "pytest-ragv2 layer B: verdict FAIL" in pytest_html
+    assert "Exact" in pytest_html
+    assert "Rubric" in pytest_html
+    assert "fabricated_identifier" in pytest_html

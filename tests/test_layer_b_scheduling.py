@@ -8,6 +8,7 @@ order of systems alternates from one case to the next.
 
 from __future__ import annotations
 
+import itertools
 import json
 import textwrap
 from collections.abc import Iterator
@@ -47,7 +48,8 @@ def _project(pytester: pytest.Pytester, url: str, slots: tuple[str, str]) -> Non
     (pytester.path / "cases" / "development.yaml").write_text("".join(cases))
     files = sorted(path for path in ROBOTICS.iterdir() if path.suffix != ".yaml")
     (pytester.path / "gold" / "allowlist.yaml").write_text(
-        "files:\n" + "".join(f"  - {{file_id: {path.stem}, filename: {path.name}}}\n" for path in files)
+        "files:\n"
+        + "".join(f"  - {{file_id: {path.stem}, filename: {path.name}}}\n" for path in files)
     )
 
     def system(name: str, role: str, variant: str, slot: str) -> str:
@@ -71,7 +73,7 @@ def _project(pytester: pytest.Pytester, url: str, slots: tuple[str, str]) -> Non
 
 def _overlaps(log: list[tuple[str, float, float]]) -> int:
     spans = sorted((start, end) for path, start, end in log if path.startswith("/chat/"))
-    return sum(1 for (_, end), (start, _) in zip(spans, spans[1:], strict=False) if start < end)
+    return sum(1 for (_, end), (start, _) in itertools.pairwise(spans) if start < end)
 
 
 def _run(pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str]) -> int:
@@ -113,7 +115,7 @@ def test_systems_alternate_order_from_one_case_to_the_next(
             seen.add(case)
             first_system_per_case.append(system)
     assert len(first_system_per_case) == 6
-    assert all(a != b for a, b in zip(first_system_per_case, first_system_per_case[1:]))
+    assert all(a != b for a, b in itertools.pairwise(first_system_per_case))
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,10 @@ import pytest
 
 from pytest_ragv2.controller import Controller
 from pytest_ragv2.report.page import table_html
-from pytest_ragv2.report.tables import gate_table, system_table
+from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
 
 COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
+CHAT_COLUMNS = ("System", "Case", "Lang", "Rep", "Exact", "Rubric", "Vetoes", "Latency s")
 
 
 def _cell(value: Any) -> str:
@@ -30,18 +31,32 @@ def _cell(value: Any) -> str:
 class HtmlHooks:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
+        self._chat = controller.ctx.layer != "A"
+        self._columns = CHAT_COLUMNS if self._chat else COLUMNS
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
-        cells[2:2] = [f"<th>{name}</th>" for name in COLUMNS]
+        cells[2:2] = [f"<th>{name}</th>" for name in self._columns]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
         record = getattr(report, "ragv2", None)
         if record is None:
-            cells[2:2] = ["<td></td>"] * len(COLUMNS)
+            cells[2:2] = ["<td></td>"] * len(self._columns)
             return
         key, metrics = record["key"], record["metrics"]
+        if self._chat:
+            cells[2:2] = [
+                _cell(key["system"]),
+                _cell(key["case"]),
+                _cell(key["lang"]),
+                _cell(key["rep"]),
+                _cell(metrics.get("exact_answer")),
+                _cell((record.get("rubric") or {}).get("overall", record.get("skipped"))),
+                _cell(", ".join(v["kind"] for v in record.get("vetoes") or ()) or None),
+                _cell(record["latency_s"]),
+            ]
+            return
         recall = metrics.get("recall@5")
         cells[2:2] = [
             _cell(key["system"]),
@@ -67,4 +82,5 @@ class HtmlHooks:
             f"<p>run {escape(str(result['run_id']))}, seed {result['seed']}</p>"
         )
         prefix.append("<h3>Gates</h3>" + table_html(gate_table(self._controller.gates)))
-        prefix.append("<h3>Systems</h3>" + table_html(system_table(result["systems"])))
+        table = answer_system_table if self._chat else system_table
+        prefix.append("<h3>Systems</h3>" + table_html(table(result["systems"])))
