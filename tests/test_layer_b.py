@@ -11,7 +11,10 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-from typing import Any
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, ClassVar
 
 import pytest
 
@@ -257,3 +260,87 @@ def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
     assert "Exact" in pytest_html
     assert "Rubric" in pytest_html
     assert "fabricated_identifier" in pytest_html
+
+
+class _JudgeHandler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    prompts: ClassVar[list[str]] = []
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        self.prompts.append(body["messages"][-1]["content"])
+        reply = {
+            "id": "j",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "finish_reason": "stop",
+                    "message": {
+                        "role": "assistant",
+                        "content": '{"grade": "FAIL", "reason": "this judge fails everything"}',
+                    },
+                }
+            ],
+        }
+        payload = json.dumps(reply).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def judge_url() -> Iterator[str]:
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _JudgeHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    server.shutdown()
+    server.server_close()
+
+
+def test_a_judge_model_is_advisory_and_never_decides(
+    chat_project: pytest.Pytester, judge_url: str
+) -> None:
+    judge = f'judge = {{adapter = "openai-chat", url = "{judge_url}", model = "judge-7b"}}'
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(extra=judge))
+    _JudgeHandler.prompts.clear()
+    result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
+    # the judge fails every run; the gold says they are right: the gold decides
+    assert result.ret == pytest.ExitCode.OK
+    summary = summary_of(chat_project, "chatrun")
+    assert summary["judge"]["v2"]["FAIL"] == 5
+    assert summary["judge"]["v2"]["agrees with rubric"] == 0
+    assert "Judge model (advisory" in result.stdout.str()
+    assert any("Required claims: NX-450B" in prompt for prompt in _JudgeHandler.prompts)
+    assert any("A refusal is required" in prompt for prompt in _JudgeHandler.prompts)
+
+
+def test_an_unreachable_judge_is_recorded_and_costs_nothing(
+    chat_project: pytest.Pytester,
+) -> None:
+    judge = (
+        'judge = {adapter = "openai-chat", url = "http://127.0.0.1:9/v1", model = "j", '
+        "timeout_s = 2, retry = {attempts = 1}}"
+    )
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(extra=judge))
+    result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
+    assert result.ret == pytest.ExitCode.OK
+    assert summary_of(chat_project, "chatrun")["judge"]["v1"]["no grade"] == 5
+
+
+def test_the_judge_reply_is_parsed_from_json_or_a_grade_word() -> None:
+    from pytest_ragv2.judge import parse_grade
+
+    assert parse_grade('Sure. {"grade": "partial", "reason": "one claim missing"}') == (
+        "PARTIAL",
+        "one claim missing",
+    )
+    assert parse_grade("FAIL: the price is invented")[0] == "FAIL"
+    assert parse_grade("I cannot tell.")[0] is None

@@ -32,6 +32,7 @@ from pytest_ragv2.systems.registry import ChatSystem, build_chat, build_retrieve
 from pytest_ragv2.transcripts import ChatTurn, Transcript
 
 if TYPE_CHECKING:  # the chat layer's scorers load only when a chat layer runs
+    from pytest_ragv2.judge import Judge
     from pytest_ragv2.scoring.answers import AnswerScoringOptions
 
 
@@ -53,6 +54,7 @@ class RunContext:
     _retrievers: dict[str, Retriever] = field(default_factory=dict)
     _chats: dict[str, ChatSystem] = field(default_factory=dict)
     _scoring_options: dict[str, AnswerScoringOptions] = field(default_factory=dict)
+    _judge: Judge | None = None
     _writer: RawRunWriter | None = None
     _files_by_path: dict[Path, CaseFile] | None = None
     registered_marks: set[str] = field(default_factory=set)
@@ -200,7 +202,7 @@ class RunContext:
         )
         self.writer.append(raw)
         allow = self.allowlist
-        return chat_record(
+        record = chat_record(
             key,
             case=case,
             split=split,
@@ -209,6 +211,18 @@ class RunContext:
             allowed_files=(allow.file_ids | allow.filenames) if allow else None,
             options=self.scoring_options(key.system),
         )
+        if self.settings.judge is not None:
+            record["judge"] = self.judge.grade(case, key.lang, transcript)
+        return record
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            from pytest_ragv2.judge import Judge
+
+            assert self.settings.judge is not None
+            self._judge = Judge(self.settings.judge)
+        return self._judge
 
     def scoring_options(self, system: str) -> AnswerScoringOptions:
         options = self._scoring_options.get(system)
@@ -221,6 +235,8 @@ class RunContext:
         return options
 
     def close(self) -> None:
+        if self._judge is not None:
+            self._judge.close()
         for chat in self._chats.values():
             chat.close()
         self._chats.clear()

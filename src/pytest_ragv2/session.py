@@ -250,3 +250,27 @@ def rubric_counts(results: SessionResults) -> dict[str, dict[str, dict[str, int]
                     counts[dimension][grade] += 1
         table[system] = counts
     return table
+
+
+def judge_counts(results: SessionResults) -> dict[str, dict[str, int]]:
+    """Per system: the advisory judge's grades, unreadable replies, and how many graded runs
+    the judge and the rubric's overall grade agree on (empty without a judge)."""
+    table: dict[str, dict[str, int]] = {}
+    for system in results.systems:
+        counts = {"PASS": 0, "PARTIAL": 0, "FAIL": 0, "no grade": 0, "agrees with rubric": 0}
+        judged = False
+        for record in results.records_of(system):
+            judge = record.get("judge")
+            if not judge:
+                continue
+            judged = True
+            grade = judge.get("grade")
+            if grade in GRADES:
+                counts[grade] += 1
+                if grade == (record.get("rubric") or {}).get("overall"):
+                    counts["agrees with rubric"] += 1
+            else:
+                counts["no grade"] += 1
+        if judged:
+            table[system] = counts
+    return table

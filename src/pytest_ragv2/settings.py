@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
-from pytest_ragv2.systems.chat_config import ChatConfig
+from pytest_ragv2.systems.chat_config import ChatConfig, OpenAIChatConfig
 from pytest_ragv2.systems.config import RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
@@ -116,6 +116,11 @@ class Settings(_Strict):
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
     answer_gates: AnswerGateSettings = Field(default_factory=AnswerGateSettings)
+    judge: OpenAIChatConfig | None = Field(
+        default=None,
+        description="an optional OpenAI-compatible judge model at layer B: its grade is "
+        "recorded and reported beside the rubric, and never decides an item or a gate",
+    )
     demo_faults: dict[str, str] = Field(
         default_factory=dict,
         description="embedded demo only: system name -> fault spec of the demo server "

@@ -66,10 +66,13 @@ def build_summary(
     )
     if layer != "A":
         from pytest_ragv2.gates_chat import vetoes_by_system
-        from pytest_ragv2.session import rubric_counts
+        from pytest_ragv2.session import judge_counts, rubric_counts
 
         summary["vetoes_by_system"] = vetoes_by_system(results)
         summary["rubric"] = rubric_counts(results)
+        judged = judge_counts(results)
+        if judged:
+            summary["judge"] = judged
     return summary
 
 

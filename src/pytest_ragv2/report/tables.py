@@ -275,7 +275,21 @@ def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
             breakdown_table("language", summary["by_language"], "exact_answer", roles),
         ),
     ]
+    if summary.get("judge"):
+        sections.append(
+            (
+                "Judge model (advisory: never decides an item or a gate)",
+                judge_table(summary["judge"]),
+            )
+        )
     return sections
+
+
+def judge_table(judge: Mapping[str, Mapping[str, int]]) -> Table:
+    columns = ("PASS", "PARTIAL", "FAIL", "no grade", "agrees with rubric")
+    header = ["system", *columns]
+    rows = [[system, *(str(counts.get(c, 0)) for c in columns)] for system, counts in judge.items()]
+    return header, rows
 
 
 def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
