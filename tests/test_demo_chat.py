@@ -456,6 +456,10 @@ def test_reference_command_through_the_command_adapter(server: DemoServer) -> No
     assert sources[0]["n"] == 1
     assert all(s["file_id"].startswith("nimbus") for s in sources)
     assert "11.5 hours [" in turn.answer
+    # the numbered sources of the MCP result are the turn's evidence; [n] resolves to them
+    assert [item.rank for item in turn.evidence] == [s["n"] for s in sources]
+    assert turn.citations
+    assert all(citation.file_id for citation in turn.citations)
     assert set(turn.usage) == {"input_tokens", "cached_input_tokens", "output_tokens"}
 
 

@@ -344,3 +344,24 @@ def test_the_judge_reply_is_parsed_from_json_or_a_grade_word() -> None:
     )
     assert parse_grade("FAIL: the price is invented")[0] == "FAIL"
     assert parse_grade("I cannot tell.")[0] is None
+
+
+def test_rescore_keeps_the_configured_roles_and_the_judge(
+    chat_project: pytest.Pytester, judge_url: str
+) -> None:
+    from pytest_ragv2.rescore import rescore_run
+    from pytest_ragv2.settings import load_settings
+
+    judge = f'judge = {{adapter = "openai-chat", url = "{judge_url}", model = "judge-7b"}}'
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(extra=judge))
+    # the baseline is configured but deselected: the comparison cannot pass unexamined
+    result = chat_project.runpytest("--ragv2-layer=B", *RUN_ID, "--ragv2-systems=v2")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    live = summary_of(chat_project, "chatrun")
+    assert gate(live, "case_wins")["decision"] == "fail"
+    rescored = rescore_run(
+        chat_project.path / "raw-runs" / "chatrun", load_settings(chat_project.path, None)
+    )
+    assert not rescored.passed
+    assert gate(rescored.summary, "case_wins") == gate(live, "case_wins")
+    assert rescored.summary["judge"] == live["judge"]

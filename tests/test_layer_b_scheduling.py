@@ -123,6 +123,8 @@ def test_systems_alternate_order_from_one_case_to_the_next(
     [
         ("cases/development.yaml::B07[demo-v2-de-r3]", "demo-v2"),
         ("cases/development.yaml::B07[demo-v2-de-r3]@ragv2-slot-x", "demo-v2"),
+        ("cases/development.yaml::B07[demo-v2-pt-BR-r1]", "demo-v2"),
+        ("cases/development.yaml::B07[demo-v2-extra-en-r1]", "demo-v2-extra"),
         ("cases/a.yaml::T01[v1-fr-r12]", "v1"),
         ("cases/development.yaml::invalid-cases", None),
         ("tests/test_x.py::test_a[1]", None),
@@ -132,4 +134,4 @@ def test_systems_alternate_order_from_one_case_to_the_next(
 def test_the_system_is_read_from_the_node_id(node_id: str, system: str | None) -> None:
     from pytest_ragv2.xdist import system_of_node
 
-    assert system_of_node(node_id) == system
+    assert system_of_node(node_id, ["v1", "demo-v2", "demo-v2-extra"]) == system

@@ -135,6 +135,7 @@ class CaseItem(pytest.Item):
         self.ragv2_record: dict[str, Any] | None = None
 
     def runtest(self) -> None:
+        self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         ctx = context_of(self.config)
         if self.key.layer == "A":
             record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)

@@ -178,6 +178,7 @@ class RunContext:
         from pytest_ragv2.layers.chat import (
             chat_record,
             raw_chat_run,
+            scoring_failed_record,
             skipped_record,
             unserved_setup,
         )
@@ -202,17 +203,26 @@ class RunContext:
         )
         self.writer.append(raw)
         allow = self.allowlist
-        record = chat_record(
-            key,
-            case=case,
-            split=split,
-            role=system.role,
-            transcript=transcript,
-            allowed_files=(allow.file_ids | allow.filenames) if allow else None,
-            options=self.scoring_options(key.system),
-        )
+        try:
+            record = chat_record(
+                key,
+                case=case,
+                split=split,
+                role=system.role,
+                transcript=transcript,
+                allowed_files=(allow.file_ids | allow.filenames) if allow else None,
+                options=self.scoring_options(key.system),
+            )
+        except Exception as exc:  # a scorer bug costs this run's score, never its record
+            record = scoring_failed_record(
+                key, case=case, split=split, role=system.role, transcript=transcript, exc=exc
+            )
         if self.settings.judge is not None:
-            record["judge"] = self.judge.grade(case, key.lang, transcript)
+            try:
+                record["judge"] = self.judge.grade(case, key.lang, transcript)
+            except Exception as exc:  # advisory: a broken judge costs nothing
+                record["judge"] = {"grade": None, "error": f"{exc!r}"[:300]}
+            self.writer.append({"key": key.to_json(), "judge": record["judge"]})
         return record
 
     @property

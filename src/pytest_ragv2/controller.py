@@ -166,6 +166,9 @@ def write_run_manifest(
         expected_runs=expected_runs,
         options={
             **options,
+            "configured_roles": ctx.configured_roles,
+            "judge": settings.judge.model_dump(mode="json") if settings.judge else None,
+            "demo_faults": settings.demo_faults,
             "layer": ctx.layer,
             "repetitions": settings.repetitions_per_run,
             "splits": settings.splits,

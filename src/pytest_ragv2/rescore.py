@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_ragv2.cases import Allowlist, Catalog, load_allowlist, load_catalog
+from pytest_ragv2.cases import Allowlist, CaseLoadError, load_allowlist, load_catalog
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
 from pytest_ragv2.gates_chat import evaluate_layer_b
 from pytest_ragv2.keys import RunKey
@@ -33,45 +33,58 @@ class Rescored:
     unknown_cases: list[str] = field(default_factory=list)
 
 
-def _catalog(settings: Settings) -> Catalog:
-    allowlist = (
-        load_allowlist(settings.allowlist)
-        if settings.allowlist and settings.allowlist.is_file()
-        else None
-    )
-    gold = settings.gold if settings.gold.is_dir() else None
-    return load_catalog(settings.cases, gold, allowlist=allowlist)
+def _allowlist(settings: Settings) -> tuple[Allowlist | None, list[str]]:
+    """The allow-list, or None and its errors (which fail gold_valid, as in a live run)."""
+    if not settings.allowlist or not settings.allowlist.is_file():
+        return None, []
+    try:
+        return load_allowlist(settings.allowlist), []
+    except CaseLoadError as exc:
+        return None, [str(error) for error in exc.errors] or [str(exc)]
 
 
 def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     """Score every raw run of ``run_dir`` against the current gold and gates."""
     manifest = json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
-    catalog = _catalog(settings)
-    allow = (
-        load_allowlist(settings.allowlist)
-        if settings.allowlist and settings.allowlist.is_file()
-        else None
-    )
+    allow, allowlist_errors = _allowlist(settings)
+    gold = settings.gold if settings.gold.is_dir() else None
+    catalog = load_catalog(settings.cases, gold, allowlist=allow)
+    manifest_systems: dict[str, Any] = manifest.get("systems", {})
+    kb_paths = {
+        name: system.get("capabilities", {}).get("kb_path", "any")
+        for name, system in manifest_systems.items()
+    }
     records: list[dict[str, Any]] = []
     unknown: list[str] = []
+    judged: dict[str, dict[str, Any]] = {}
     for raw in read_raw_runs(run_dir):
+        if "judge" in raw and "transcript" not in raw:  # the advisory judge's grade of a run
+            judged[json.dumps(raw["key"], sort_keys=True)] = raw["judge"]
+            continue
         loaded = catalog.find(raw["key"]["case"])
         if loaded is None:
             unknown.append(raw["key"]["case"])
             continue
-        records.append(_rescore_one(raw, loaded.case, loaded.split, settings, allow))
-    roles = {name: system["role"] for name, system in manifest.get("systems", {}).items()}
+        kb_path = kb_paths.get(raw["key"]["system"], "any")
+        records.append(_rescore_one(raw, loaded.case, loaded.split, settings, allow, kb_path))
+    for record in records:
+        judge = judged.get(json.dumps(record["key"], sort_keys=True))
+        if judge is not None:
+            record["judge"] = judge
+    roles = {name: system["role"] for name, system in manifest_systems.items()}
+    # every configured system's role, run or not: a deselected baseline fails as it did live
+    configured = manifest.get("options", {}).get("configured_roles") or roles
     expected = manifest.get("expected_runs")
     layer = str(manifest.get("options", {}).get("layer", "A"))
     results = aggregate(records, roles=roles, expected_runs=expected, layer=layer)
-    case_errors = [str(error) for error in catalog.errors]
+    case_errors = [str(error) for error in catalog.errors] + allowlist_errors
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
     if layer == "A":
         gates = evaluate_layer_a(
             results,
             settings.gates,
             case_errors,
-            configured_roles=roles,
+            configured_roles=configured,
             allowlist_present=allow is not None,
         )
     else:
@@ -79,7 +92,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             results,
             settings.answer_gates,
             case_errors,
-            configured_roles=roles,
+            configured_roles=configured,
             allowlist_present=allow is not None,
         )
     passed = verdict(gates)
@@ -93,8 +106,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         exit_status=0 if passed else 1,
         interrupted=False,
         descriptors={
-            name: system.get("descriptors", {})
-            for name, system in manifest.get("systems", {}).items()
+            name: system.get("descriptors", {}) for name, system in manifest_systems.items()
         },
         raw_runs_dir=run_dir,
     )
@@ -102,7 +114,12 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
 
 
 def _rescore_one(
-    raw: dict[str, Any], case: Case, split: str, settings: Settings, allow: Allowlist | None
+    raw: dict[str, Any],
+    case: Case,
+    split: str,
+    settings: Settings,
+    allow: Allowlist | None,
+    kb_path: Literal["agentic", "systematic", "any"],
 ) -> dict[str, Any]:
     key = RunKey.from_json(raw["key"])
     if raw.get("skipped"):
@@ -113,7 +130,7 @@ def _rescore_one(
             case=case,
             split=split,
             allowed_files=(allow.file_ids | allow.filenames) if allow else None,
-            options=scoring_options(settings.answer_scoring, _kb_path(settings, key.system)),
+            options=scoring_options(settings.answer_scoring, kb_path),
         )
     return score_raw_run(
         raw,
@@ -123,11 +140,6 @@ def _rescore_one(
         allowed_filenames=allow.filenames if allow else None,
         recall_k=settings.item_pass.recall_k,
     )
-
-
-def _kb_path(settings: Settings, system: str) -> Literal["agentic", "systematic", "any"]:
-    configured = settings.systems.get(system)
-    return configured.capabilities.kb_path if configured else "any"
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:

@@ -14,7 +14,7 @@ its node id instead (``CASE[system-lang-rN]``), which works on every pytest vers
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.collect import INVALID_ITEM_NAME
@@ -26,16 +26,22 @@ WORKER_DEMO_URL = "ragv2_demo_url"
 WORKER_DEMO_ERROR = "ragv2_demo_error"
 
 
-def system_of_node(node_id: str) -> str | None:
+def system_of_node(node_id: str, systems: Iterable[str]) -> str | None:
     """The system of a case item's node id ``path::CASE[system-lang-rN]`` (an ``@group``
-    suffix, as older pytest-xdist/pytest pairs write it, is ignored); None for other ids."""
+    suffix, as older pytest-xdist/pytest pairs write it, is ignored); None for other ids.
+    Matched against the known system names, longest first, since both system names and
+    language codes may contain hyphens (``demo-v2``, ``pt-BR``)."""
     _, _, name = node_id.split("@", 1)[0].partition("::")
     if not name.endswith("]") or "[" not in name:
         return None
-    parts = name[name.index("[") + 1 : -1].rsplit("-", 2)
-    if len(parts) != 3 or not parts[2].startswith("r") or not parts[2][1:].isdigit():
+    params = name[name.index("[") + 1 : -1]
+    head, _, rep = params.rpartition("-")
+    if not rep.startswith("r") or not rep[1:].isdigit():
         return None
-    return parts[0]
+    for system in sorted(systems, key=len, reverse=True):
+        if head.startswith(system + "-") and len(head) > len(system) + 1:
+            return system
+    return None
 
 
 def make_slot_scheduler(config: Any, log: Any, slots: Mapping[str, str]) -> Any:
@@ -46,7 +52,7 @@ def make_slot_scheduler(config: Any, log: Any, slots: Mapping[str, str]) -> Any:
 
     class SlotScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            system = system_of_node(nodeid)
+            system = system_of_node(nodeid, slots)
             if system is None or system not in slots:
                 return nodeid
             return f"ragv2-slot-{slots[system]}"

@@ -57,6 +57,29 @@ def skipped_record(
     }
 
 
+def scoring_failed_record(
+    key: RunKey, *, case: Case, split: str, role: str, transcript: Transcript, exc: Exception
+) -> dict[str, Any]:
+    """The record of a run whose scoring raised: an internal error on the run (counted in the
+    error rate, the item fails with the message), its transcript still in the raw runs."""
+    error = {"kind": "internal", "message": f"scoring failed: {exc!r}"[:500], "status_code": None}
+    return {
+        "key": key.to_json(),
+        "category": case.category,
+        "split": split,
+        "gold_status": case.gold_status,
+        "role": role,
+        "ok": False,
+        "error": error,
+        "latency_s": transcript.latency_s,
+        "metrics": {},
+        "rubric": {},
+        "vetoes": [],
+        "met": False,
+        "reasons": [f"internal error: {error['message']}"],
+    }
+
+
 def _usage_totals(transcript: Transcript) -> dict[str, int]:
     totals: dict[str, int] = {}
     for turn in transcript.turns:

@@ -20,7 +20,9 @@ Codex mapping (``events: codex``), over ``item.completed`` events only:
   content is joined, and a failed call's result is ``"error: <message>"``.
 - ``web_search`` -> ``ToolCall("web_search", {"query": ...})``.
 - ``reasoning`` and unknown item types are ignored.
-``turn.completed.usage`` gives the usage, integer counts under Codex's own names.
+``turn.completed.usage`` gives the usage, integer counts under Codex's own names. A tool
+result in the knowledge-base tool's numbered-source JSON (``systems/kb_tool.py``) becomes the
+turn's evidence, and the answer's ``[n]`` markers are resolved to those sources.
 
 ``turn.failed`` makes the turn an error. A top-level ``error`` event does only when no
 ``turn.completed`` follows: Codex also prints its transient stream errors ("Reconnecting...
@@ -140,6 +142,7 @@ class CommandRunner:
         )
         try:
             outcome = read_codex_events(events, turn)
+            attach_numbered_sources(turn)
         except Exception as exc:  # an adapter bug must cost one run, not the session
             turn.error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
             return turn
@@ -259,6 +262,19 @@ def read_codex_events(events: Sequence[Any], turn: ChatTurn) -> CodexOutcome:
         elif kind == "error":
             outcome.errors.append(_error_message(event.get("message", event)))
     return outcome
+
+
+def attach_numbered_sources(turn: ChatTurn) -> None:
+    """Tool results in the knowledge-base tool's numbered-source JSON (``kb_tool``: what the
+    harness itself gives a model, and what an MCP search server built on it returns) become
+    the turn's evidence, and the answer's ``[n]`` markers are resolved against them."""
+    from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
+
+    for call in turn.tool_calls:
+        if call.result:
+            turn.evidence.extend(item_from_source(source) for source in parse_sources(call.result))
+    if turn.evidence:
+        turn.citations = resolve_citations(turn.answer, turn.evidence)
 
 
 def _read_item(item: Any, turn: ChatTurn) -> None:
