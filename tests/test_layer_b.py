@@ -48,6 +48,14 @@ if mode == "leak" and "pressure" in low:
     answer = "The maximum pressure is 16 bar according to secret-pricing.pdf."
 if mode == "norefuse" and "japan" in low:
     answer = "We have 12 customers in Japan."
+if mode == "flaky":  # every other call words its answer differently
+    import pathlib
+
+    counter = pathlib.Path("calls.txt")
+    calls = int(counter.read_text()) + 1 if counter.exists() else 1
+    counter.write_text(str(calls))
+    if calls % 2 == 0:
+        answer = "In short: " + answer
 
 
 def emit(event):
@@ -365,3 +373,22 @@ def test_rescore_keeps_the_configured_roles_and_the_judge(
     assert not rescored.passed
     assert gate(rescored.summary, "case_wins") == gate(live, "case_wins")
     assert rescored.summary["judge"] == live["judge"]
+
+
+def test_answer_consistency_and_sizes_are_reported_per_system_and_case(
+    chat_project: pytest.Pytester,
+) -> None:
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="flaky"))
+    result = chat_project.runpytest(
+        "--ragv2-layer=B", *RUN_ID, "--ragv2-reps=2", "--ragv2-systems=v2", "--ragv2-lang=en"
+    )
+    summary = summary_of(chat_project, "chatrun")
+    v2 = summary["systems"]["v2"]
+    # three English cases run twice each; the two runs of a case always differ
+    assert v2["answer_consistency"] == 0.5
+    assert v2["evidence_consistency"] == 1.0  # no evidence at all, every time
+    assert v2["tool_calls_per_run"] == 1.0
+    assert v2["repeated_searches_per_run"] == 0.0
+    assert v2["input_tokens_per_run"] == 10.0
+    assert summary["by_case"]["v2"]["C01"]["answer_consistency"] == 0.5
+    assert "Consistency and cost" in result.stdout.str()

@@ -133,6 +133,7 @@ def summarize(
         row["leaking_runs"] = sum(1 for record in records if record["metrics"].get("leaked"))
     else:
         row["vetoed_runs"] = sum(1 for record in records if record.get("vetoes"))
+        row.update(consistency_and_cost(records))
     for metric in metrics_named:
         means = [case[metric] for case in per_case.values() if metric in case]
         row[metric] = sum(means) / len(means) if means else None
@@ -274,3 +275,64 @@ def judge_counts(results: SessionResults) -> dict[str, dict[str, int]]:
         if judged:
             table[system] = counts
     return table
+
+
+def _modal_share(groups: Mapping[Any, list[Any]]) -> float | None:
+    """Mean over groups (a case in one language) of the share of runs equal to the group's
+    most frequent value; groups of one run say nothing and are left out."""
+    shares = []
+    for values in groups.values():
+        if len(values) > 1:
+            shares.append(max(values.count(value) for value in values) / len(values))
+    return sum(shares) / len(shares) if shares else None
+
+
+def _tokens(usage: Mapping[str, int], *names: str) -> int | None:
+    for name in names:
+        if name in usage:
+            return int(usage[name])
+    return None
+
+
+def consistency_and_cost(records: Sequence[Mapping[str, Any]]) -> Row:
+    """The protocol's per-system and per-case extras of layer B: answer and retrieved-document
+    consistency over repetitions, timeouts and tool errors, repeated searches, and the
+    input, evidence and output sizes (characters; tokens where the system reports them)."""
+    answers: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    documents: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    sizes: dict[str, list[float]] = defaultdict(list)
+    timeouts = 0
+    for record in records:
+        group = (str(record["key"]["case"]), str(record["key"]["lang"]))
+        if "answer_digest" in record:
+            answers[group].append(record["answer_digest"])
+            documents[group].append(tuple(record.get("evidence_files", ())))
+        error = record.get("error")
+        timeouts += bool(error and error.get("kind") == "timeout")
+        for name, value in (record.get("sizes") or {}).items():
+            sizes[name].append(float(value))
+        usage = record.get("usage") or {}
+        tokens_in = _tokens(usage, "prompt_tokens", "input_tokens")
+        tokens_out = _tokens(usage, "completion_tokens", "output_tokens")
+        if tokens_in is not None:
+            sizes["input_tokens"].append(float(tokens_in))
+        if tokens_out is not None:
+            sizes["output_tokens"].append(float(tokens_out))
+    row: Row = {
+        "answer_consistency": _modal_share(answers),
+        "evidence_consistency": _modal_share(documents),
+        "timeouts": timeouts,
+        "tool_errors": int(sum(sizes.get("tool_errors", []))),
+    }
+    for name in (
+        "tool_calls",
+        "repeated_searches",
+        "input_chars",
+        "evidence_chars",
+        "output_chars",
+        "input_tokens",
+        "output_tokens",
+    ):
+        values = sizes.get(name)
+        row[f"{name}_per_run"] = sum(values) / len(values) if values else None
+    return row

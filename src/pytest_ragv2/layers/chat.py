@@ -8,6 +8,7 @@ vetoes with their offending text, and the reasons the run did not meet its case.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -90,7 +91,16 @@ def _usage_totals(transcript: Transcript) -> dict[str, int]:
 
 def _sizes(transcript: Transcript) -> dict[str, int]:
     """Input, evidence and output size in characters (tokens when the system reports them
-    are in ``usage``), and the number of tool calls."""
+    are in ``usage``), the tool calls, the searches that repeat an earlier query of the same
+    turn, and the tool calls whose result is an error."""
+    repeated = 0
+    for turn in transcript.turns:
+        seen: set[tuple[str, str]] = set()
+        for call in turn.tool_calls:
+            query = " ".join(str(call.arguments.get("query", "")).casefold().split())
+            if query and (call.name, query) in seen:
+                repeated += 1
+            seen.add((call.name, query))
     return {
         "input_chars": sum(len(turn.prompt) for turn in transcript.turns),
         "evidence_chars": sum(
@@ -98,7 +108,37 @@ def _sizes(transcript: Transcript) -> dict[str, int]:
         ),
         "output_chars": sum(len(turn.answer) for turn in transcript.turns),
         "tool_calls": len(transcript.tool_calls),
+        "repeated_searches": repeated,
+        "tool_errors": sum(1 for call in transcript.tool_calls if _is_tool_error(call.result)),
     }
+
+
+def _is_tool_error(result: str | None) -> bool:
+    if result is None:
+        return False
+    head = result.lstrip()[:40].casefold()
+    return head.startswith(("error", '{"error"'))
+
+
+def answer_fingerprint(transcript: Transcript) -> str:
+    """A short digest of the final answer, whitespace- and case-normalised: equal digests
+    over a case's repetitions are the "answer consistency" of the report."""
+    normalised = " ".join(transcript.final_answer.casefold().split())
+    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:12]
+
+
+def evidence_files(transcript: Transcript) -> list[str]:
+    """The files of every evidence item and citation of the conversation, sorted."""
+    names = {
+        item.filename or item.file_id or "?" for turn in transcript.turns for item in turn.evidence
+    }
+    names |= {
+        citation.filename or citation.file_id or "?"
+        for turn in transcript.turns
+        for citation in turn.citations
+        if citation.filename or citation.file_id
+    }
+    return sorted(names)
 
 
 def _rate(value: bool | float | int | None) -> float | None:
@@ -197,6 +237,8 @@ def chat_record(
         "reasons": reasons,
         "usage": _usage_totals(transcript),
         "sizes": _sizes(transcript),
+        "answer_digest": answer_fingerprint(transcript),
+        "evidence_files": evidence_files(transcript),
         "answer": transcript.final_answer[:ANSWER_EXCERPT_CHARS],
         "cited_files": sorted(
             {

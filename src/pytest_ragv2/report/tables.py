@@ -267,6 +267,11 @@ def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
             veto_table(summary.get("vetoes_by_system", {})),
         ),
         (
+            "Consistency and cost (consistency: share of a case's repetitions giving its most "
+            "frequent answer / evidence files; sizes per run)",
+            consistency_table(summary["systems"]),
+        ),
+        (
             "Exact-answer accuracy by category",
             breakdown_table("category", summary["by_category"], "exact_answer", roles),
         ),
@@ -285,6 +290,46 @@ def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
     return sections
 
 
+def _fmt_count(value: Any) -> str:
+    return "—" if value is None else f"{float(value):.1f}"
+
+
+def consistency_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+    header = [
+        "system",
+        "answer cons.",
+        "evidence cons.",
+        "timeouts",
+        "tool errors",
+        "tool calls/run",
+        "repeated searches/run",
+        "input chars",
+        "evidence chars",
+        "output chars",
+        "tokens in",
+        "tokens out",
+    ]
+    rows = []
+    for name, row in systems.items():
+        rows.append(
+            [
+                name,
+                fmt_rate(row.get("answer_consistency")),
+                fmt_rate(row.get("evidence_consistency")),
+                str(row.get("timeouts", 0)),
+                str(row.get("tool_errors", 0)),
+                _fmt_count(row.get("tool_calls_per_run")),
+                _fmt_count(row.get("repeated_searches_per_run")),
+                _fmt_count(row.get("input_chars_per_run")),
+                _fmt_count(row.get("evidence_chars_per_run")),
+                _fmt_count(row.get("output_chars_per_run")),
+                _fmt_count(row.get("input_tokens_per_run")),
+                _fmt_count(row.get("output_tokens_per_run")),
+            ]
+        )
+    return header, rows
+
+
 def judge_table(judge: Mapping[str, Mapping[str, int]]) -> Table:
     columns = ("PASS", "PARTIAL", "FAIL", "no grade", "agrees with rubric")
     header = ["system", *columns]
@@ -297,20 +342,26 @@ def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
     cases = sorted({case for rows in by_case.values() for case in rows})
     header = ["case"]
     for system in systems:
-        header += [f"{system} correct", f"{system} met", f"{system} tools/run"]
+        header += [
+            f"{system} correct",
+            f"{system} met",
+            f"{system} same answer",
+            f"{system} tools/run",
+        ]
     rows = []
     for case in cases:
         row = [case]
         for system in systems:
             data = by_case[system].get(case)
             if data is None or not data.get("runs"):
-                row += ["—", "—", "—"]
+                row += ["—", "—", "—", "—"]
                 continue
             runs = data["runs"]
             exact, met = data.get("exact_answer"), data.get("met")
             row += [
                 "—" if exact is None else f"{round(exact * runs)}/{runs}",
                 "—" if met is None else f"{round(met * runs)}/{runs}",
+                fmt_rate(data.get("answer_consistency")),
                 fmt_rate(data.get("tool_calls")),
             ]
         rows.append(row)
