@@ -262,6 +262,8 @@ def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
     assert "fabricated_identifier" in page
     assert "NX-451C" in page
     assert "Rubric" in page
+    assert "Runs that did not meet their case" in page
+    assert "The seal kit is part NX-451C." in page
     assert "<td>C02</td>" in page
     pytest_html = (chat_project.path / "pytest-html.html").read_text(encoding="utf-8")
     assert "pytest-ragv2 layer B: verdict FAIL" in pytest_html

@@ -39,6 +39,22 @@ def table_html(table: Table, decision_column: int | None = None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _unmet_html(runs: Sequence[Mapping[str, Any]]) -> str:
+    if not runs:
+        return ""
+    items = []
+    for run in runs:
+        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
+        answer = (
+            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
+        )
+        items.append(
+            f"<details><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
+            f"</summary><ul>{reasons}</ul>{answer}</details>"
+        )
+    return "<h2>Runs that did not meet their case</h2>" + "".join(items)
+
+
 def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
     verdict = str(summary["verdict"])
     details = "".join(
@@ -72,6 +88,7 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
         ),
         "<h2>Cases</h2>",
         table_html(case_table(summary["by_case"], summary.get("layer", "A"))),
+        _unmet_html(summary.get("unmet_runs", [])),
         "</body></html>",
     ]
     return "\n".join(parts)

@@ -64,6 +64,7 @@ def build_summary(
             "gates": [gate.to_json() for gate in gates],
         }
     )
+    summary["unmet_runs"] = unmet_runs(results)
     if layer != "A":
         from pytest_ragv2.gates_chat import vetoes_by_system
         from pytest_ragv2.session import judge_counts, rubric_counts
@@ -74,6 +75,33 @@ def build_summary(
         if judged:
             summary["judge"] = judged
     return summary
+
+
+UNMET_RUNS_KEPT = 300
+
+
+def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
+    """The runs that did not meet their case (candidate first), with their reasons and, at
+    the chat layers, the answer's beginning: what a reviewer reads first."""
+    rank = {"candidate": 0, "baseline": 1, "reference": 2}
+    unmet = [
+        record
+        for record in results.records
+        if not record.get("met", True) and not record.get("skipped")
+    ]
+    unmet.sort(key=lambda r: (rank.get(str(r.get("role")), 3), str(r["key"]["case"])))
+    rows = []
+    for record in unmet[:UNMET_RUNS_KEPT]:
+        key = record["key"]
+        row: dict[str, Any] = {
+            "run": f"{key['case']}[{key['system']}-{key['lang']}-r{key['rep']}]",
+            "role": record.get("role"),
+            "reasons": list(record.get("reasons", []))[:8],
+        }
+        if "answer" in record:
+            row["answer"] = record["answer"]
+        rows.append(row)
+    return rows
 
 
 def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:

@@ -183,15 +183,17 @@ ANSWER_COLUMNS = (
     ("fabrications", "fabric./run"),
     ("citation_correctness", "cite ok"),
     ("citation_completeness", "cite compl"),
-    ("source_type_ok", "src type"),
-    ("constraint_ok", "constr"),
-    ("safe_refusal", "safe ref"),
-    ("over_refusal", "over-ref"),
-    ("language_ok", "lang"),
-    ("format_ok", "format"),
-    ("tools_ok", "tools"),
     ("rubric_pass", "rubric PASS"),
     ("met", "met"),
+)
+DISCIPLINE_COLUMNS = (
+    ("source_type_ok", "source type"),
+    ("constraint_ok", "constraints"),
+    ("safe_refusal", "safe refusal"),
+    ("over_refusal", "over-refusal"),
+    ("language_ok", "language"),
+    ("format_ok", "format"),
+    ("tools_ok", "tool use"),
 )
 
 
@@ -226,6 +228,15 @@ def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
     return header, rows
 
 
+def discipline_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+    header = ["system", *(label for _, label in DISCIPLINE_COLUMNS)]
+    rows = [
+        [name, *(fmt_rate(row.get(metric)) for metric, _ in DISCIPLINE_COLUMNS)]
+        for name, row in systems.items()
+    ]
+    return header, rows
+
+
 def rubric_table(rubric: Mapping[str, Mapping[str, Mapping[str, int]]]) -> Table:
     """Per system and dimension: PASS / PARTIAL / FAIL run counts."""
     dimensions = ("accuracy", "grounding", "completeness", "language", "format", "overall")
@@ -257,6 +268,10 @@ def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
             "Answers by system (rates are means of per-case means; latency of the whole "
             "conversation over runs, 95 % bootstrap CI)",
             answer_system_table(summary["systems"]),
+        ),
+        (
+            "Discipline (share of the runs where it applies; over-refusal: lower is better)",
+            discipline_table(summary["systems"]),
         ),
         (
             "Rubric (runs graded PASS/PARTIAL/FAIL; overall = the worst dimension)",
