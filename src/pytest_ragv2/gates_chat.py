@@ -21,10 +21,12 @@ from pytest_ragv2.gates import (
     _fmt,
     case_file_gate,
     completeness_gate,
+    fmt_delta,
 )
 from pytest_ragv2.schema import VETO_KINDS, VetoKind
 from pytest_ragv2.session import SessionResults, case_metric_means
 from pytest_ragv2.settings import AnswerGateSettings
+from pytest_ragv2.stats import clustered_mean_ci
 
 VETO_DESCRIPTIONS: dict[VetoKind, str] = {
     "fabricated_identifier": "no answer fabricates a project, part, product, certificate or "
@@ -154,6 +156,8 @@ def case_wins_gate(
             ties += 1
     share = (wins + ties) / len(common)
     p_value = _sign_test(wins, losses)
+    deltas = {case: [cand[case]["exact_answer"] - base[case]["exact_answer"]] for case in common}
+    difference = clustered_mean_ci(deltas)
     return GateResult(
         name="case_wins",
         description=description,
@@ -161,7 +165,10 @@ def case_wins_gate(
         threshold=threshold,
         decision=_decide(share >= minimum - 1e-12),
         reason=f"{wins} wins, {ties} ties, {losses} losses over {len(common)} cases"
-        + ("" if p_value is None else f"; sign test p = {p_value:.3g}"),
+        + ("" if p_value is None else f"; sign test p = {p_value:.3g}")
+        + f"; exact answer {fmt_delta(difference.value)} "
+        f"[{fmt_delta(difference.low)}, {fmt_delta(difference.high)}] (paired by case, 95 % "
+        "bootstrap)",
         details=lost,
     )
 
