@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import textwrap
 from pathlib import Path
 
@@ -170,4 +171,13 @@ def project(pytester: pytest.Pytester) -> pytest.Pytester:
     (pytester.path / "cases" / "holdout.yaml").write_text(HOLDOUT_CASES)
     (pytester.path / "gold" / "allowlist.yaml").write_text(ALLOWLIST)
     (pytester.path / "pyproject.toml").write_text(pyproject())
+    return pytester
+
+
+@pytest.fixture
+def bundled(pytester: pytest.Pytester) -> pytest.Pytester:
+    """The bundled benchmark (cases, gold, corpus) in a pytester directory, demo systems."""
+    for name in ("cases", "gold", "corpus"):
+        shutil.copytree(REPO_ROOT / name, pytester.path / name)
+    (pytester.path / "pyproject.toml").write_text('[tool.ragv2]\ncorpus = "corpus"\n')
     return pytester

@@ -7,21 +7,12 @@ evaluate it through the real rag-api adapter, as a production deployment would b
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.conftest import REPO_ROOT
-
-
-@pytest.fixture
-def bundled(pytester: pytest.Pytester) -> pytest.Pytester:
-    for name in ("cases", "gold", "corpus"):
-        shutil.copytree(REPO_ROOT / name, pytester.path / name)
-    (pytester.path / "pyproject.toml").write_text('[tool.ragv2]\ncorpus = "corpus"\n')
-    return pytester
 
 
 def _summary(pytester: pytest.Pytester, run_id: str) -> dict[str, Any]:

@@ -4,27 +4,12 @@ OpenAI-compatible chat with harness-executed searches, a real reference-runner c
 from __future__ import annotations
 
 import json
-import shutil
 from typing import Any
 
 import pytest
 
-from tests.conftest import REPO_ROOT
+from tests.test_bundled_benchmark import _summary
 from tests.test_plugin import gate
-
-
-@pytest.fixture
-def bundled(pytester: pytest.Pytester) -> pytest.Pytester:
-    for name in ("cases", "gold", "corpus"):
-        shutil.copytree(REPO_ROOT / name, pytester.path / name)
-    (pytester.path / "pyproject.toml").write_text('[tool.ragv2]\ncorpus = "corpus"\n')
-    return pytester
-
-
-def _summary(pytester: pytest.Pytester, run_id: str) -> dict[str, Any]:
-    path = pytester.path / "reports" / run_id / "summary.json"
-    data: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
-    return data
 
 
 def _raw(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:

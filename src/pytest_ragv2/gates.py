@@ -253,26 +253,35 @@ def category_regression_gate(
     )
 
 
-def latency_gate(row: Mapping[str, Any], maximum_s: float) -> GateResult:
+def latency_gate(
+    row: Mapping[str, Any],
+    maximum_s: float,
+    *,
+    name: str = "retrieval_p95",
+    description: str = "retrieval latency p95 below the limit",
+) -> GateResult:
     p95 = row.get("latency_p95", {}).get("value")
-    description = "retrieval latency p95 below the limit"
     if p95 is None:
-        return GateResult(
-            "retrieval_p95", description, None, f"< {maximum_s:g} s", "fail", "no runs"
-        )
+        return GateResult(name, description, None, f"< {maximum_s:g} s", "fail", "no runs")
+    shown = f"{p95 * 1000:.1f} ms" if p95 < 1.0 else f"{p95:.2f} s"
     return GateResult(
-        name="retrieval_p95",
+        name=name,
         description=description,
         value=p95,
         threshold=f"< {maximum_s:g} s",
         decision=_decide(p95 < maximum_s),
-        reason=f"p95 {p95 * 1000:.1f} ms",
+        reason=f"p95 {shown}",
     )
 
 
-def error_rate_gate(row: Mapping[str, Any], maximum: float) -> GateResult:
+def error_rate_gate(
+    row: Mapping[str, Any],
+    maximum: float,
+    *,
+    description: str = "share of runs that failed (timeout, transport, non-2xx, malformed)",
+    noun: str = "runs",
+) -> GateResult:
     rate = row.get("error_rate")
-    description = "share of runs that failed (timeout, transport, non-2xx, malformed)"
     if rate is None:
         return GateResult("error_rate", description, None, f"<= {maximum:.2f}", "fail", "no runs")
     return GateResult(
@@ -281,7 +290,7 @@ def error_rate_gate(row: Mapping[str, Any], maximum: float) -> GateResult:
         value=rate,
         threshold=f"<= {maximum:.2f}",
         decision=_decide(rate <= maximum),
-        reason=f"{row['errors']} of {row['runs']} runs failed",
+        reason=f"{row['errors']} of {row['runs']} {noun} failed",
     )
 
 

@@ -21,7 +21,9 @@ from pytest_ragv2.gates import (
     _fmt,
     case_file_gate,
     completeness_gate,
+    error_rate_gate,
     fmt_delta,
+    latency_gate,
 )
 from pytest_ragv2.schema import VETO_KINDS, VetoKind
 from pytest_ragv2.session import SessionResults, case_metric_means
@@ -181,37 +183,6 @@ def _sign_test(wins: int, losses: int) -> float | None:
     return float(binomtest(wins, wins + losses, 0.5).pvalue)
 
 
-def e2e_latency_gate(row: Mapping[str, Any], maximum_s: float) -> GateResult:
-    p95 = row.get("latency_p95", {}).get("value")
-    description = "end-to-end latency p95 (whole conversation) below the limit"
-    if p95 is None:
-        return GateResult("e2e_p95", description, None, f"< {maximum_s:g} s", "fail", "no runs")
-    return GateResult(
-        name="e2e_p95",
-        description=description,
-        value=p95,
-        threshold=f"< {maximum_s:g} s",
-        decision=_decide(p95 < maximum_s),
-        reason=f"p95 {p95:.2f} s",
-    )
-
-
-def chat_error_rate_gate(row: Mapping[str, Any], maximum: float) -> GateResult:
-    rate = row.get("error_rate")
-    description = "share of conversations that failed (timeout, transport, tool, malformed)"
-    threshold = f"<= {maximum:.2f}"
-    if rate is None:
-        return GateResult("error_rate", description, None, threshold, "fail", "no runs")
-    return GateResult(
-        name="error_rate",
-        description=description,
-        value=rate,
-        threshold=threshold,
-        decision=_decide(rate <= maximum),
-        reason=f"{row['errors']} of {row['runs']} conversations failed",
-    )
-
-
 def evaluate_layer_b(
     results: SessionResults,
     settings: AnswerGateSettings,
@@ -275,8 +246,22 @@ def evaluate_layer_b(
         )
     )
     gates.append(case_wins_gate(results, candidate, baseline, state, settings.case_wins_min))
-    gates.append(e2e_latency_gate(row, settings.e2e_p95_max_s))
-    gates.append(chat_error_rate_gate(row, settings.error_rate_max))
+    gates.append(
+        latency_gate(
+            row,
+            settings.e2e_p95_max_s,
+            name="e2e_p95",
+            description="end-to-end latency p95 (whole conversation) below the limit",
+        )
+    )
+    gates.append(
+        error_rate_gate(
+            row,
+            settings.error_rate_max,
+            description="share of conversations that failed (timeout, transport, tool, malformed)",
+            noun="conversations",
+        )
+    )
     return gates
 
 

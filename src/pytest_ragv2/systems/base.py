@@ -226,6 +226,82 @@ def send_with_retry(
     raise AssertionError("unreachable: the last try returns or raises")
 
 
+# read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
+# frame it parsed to ``frames`` (kept on the exchange), raising RetrievalFailure on a broken
+# or malformed stream
+FrameReader = Callable[[httpx.Response, list[Any], float, str], None]
+
+
+def stream_with_retry(
+    client: httpx.Client,
+    *,
+    url: str,
+    body: Any,
+    headers: Mapping[str, str],
+    secrets: Sequence[str],
+    exchanges: list[Exchange],
+    retry: RetryPolicy,
+    timeout_s: float,
+    read_frames: FrameReader,
+) -> None:
+    """POST ``body`` and read the 2xx answer frame by frame as it arrives (SSE chat).
+
+    Like ``send_with_retry`` (every try recorded, header values redacted and scrubbed), but
+    tries are repeated only until an answer starts streaming: once frames have been read, a
+    failure is the turn's error, and what arrived is kept by the reader.
+    """
+    call = f"POST {url}"
+    request_record = scrub(
+        {"method": "POST", "url": url, "json": body, "headers": dict.fromkeys(headers, REDACTED)},
+        secrets,
+    )
+    for attempt in range(1, retry.attempts + 1):
+        last_try = attempt == retry.attempts
+        started = time.perf_counter()
+        try:
+            request = client.build_request("POST", url, json=body, headers=dict(headers))
+            response = client.send(request, stream=True)
+        except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            exchanges.append(
+                Exchange(request_record, None, None, time.perf_counter() - started, attempt)
+            )
+            failure = classify_exception(exc, call, attempt, secrets)
+            reason = failure.retry_reason
+            if reason is None or reason not in retry.retry_on or last_try:
+                raise failure.as_failure() from None
+            time.sleep(retry.delay_after(attempt))
+            continue
+        try:
+            if not response.is_success:
+                try:
+                    response.read()
+                except httpx.HTTPError as exc:
+                    raise classify_exception(exc, call, attempt, secrets).as_failure() from None
+                answer, is_json = decode_body(response)
+                answer = scrub(answer, secrets)
+                latency_s = time.perf_counter() - started
+                exchanges.append(
+                    Exchange(request_record, response.status_code, answer, latency_s, attempt)
+                )
+                reason = retry_reason(response.status_code)
+                if reason is None or reason not in retry.retry_on or last_try:
+                    raise HttpReply("POST", url, response.status_code, answer, is_json).failure()
+                time.sleep(retry.delay_after(attempt))
+                continue
+            frames: list[Any] = []
+            try:
+                read_frames(response, frames, started + timeout_s, call)
+            finally:
+                latency_s = time.perf_counter() - started
+                exchanges.append(
+                    Exchange(request_record, response.status_code, frames, latency_s, attempt)
+                )
+            return
+        finally:
+            response.close()
+    raise AssertionError("unreachable: the last try returns or raises")
+
+
 @dataclass(frozen=True, slots=True)
 class _ExceptionClass:
     kind: ErrorKind

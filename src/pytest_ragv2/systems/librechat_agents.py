@@ -69,19 +69,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragv2.records import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
-    REDACTED,
-    HttpReply,
     HttpRetrieverBase,
     RetrievalFailure,
-    classify_exception,
-    decode_body,
     env_secret,
     excerpt,
     headers_from_env,
-    retry_reason,
     scrub,
     secret_values,
     send_with_retry,
+    stream_with_retry,
 )
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.openai_chat import DONE, flatten_usage, parse_arguments
@@ -253,88 +249,21 @@ class LibreChatAgents(HttpRetrieverBase):
         exchanges: list[Exchange],
         draft: _Draft,
     ) -> None:
-        """Send with retries until an answer starts streaming, then read it frame by frame.
-
-        The same loop as ``OpenAIChat._stream`` (not reusable from there: it is a method
-        bound to that adapter's configuration). Once frames have been read, a failure is the
-        turn's error and what arrived is kept.
-        """
-        url = self.config.completions_url
-        retry = self.config.retry
-        call = f"POST {url}"
-        request_record = scrub(
-            {
-                "method": "POST",
-                "url": url,
-                "json": body,
-                "headers": dict.fromkeys(headers, REDACTED),
-            },
-            secrets,
+        """Send with retries until an answer starts streaming, then read it frame by frame
+        (``stream_with_retry``, shared with the openai-chat adapter)."""
+        stream_with_retry(
+            self.client,
+            url=self.config.completions_url,
+            body=body,
+            headers=headers,
+            secrets=secrets,
+            exchanges=exchanges,
+            retry=self.config.retry,
+            timeout_s=self.config.timeout_s,
+            read_frames=lambda response, frames, deadline, call: read_stream(
+                response, draft, frames, secrets, deadline=deadline, call=call
+            ),
         )
-        for attempt in range(1, retry.attempts + 1):
-            last_try = attempt == retry.attempts
-            started = time.perf_counter()
-            try:
-                request = self.client.build_request("POST", url, json=body, headers=headers)
-                response = self.client.send(request, stream=True)
-            except (httpx.HTTPError, httpx.InvalidURL) as exc:
-                exchanges.append(
-                    Exchange(request_record, None, None, time.perf_counter() - started, attempt)
-                )
-                failure = classify_exception(exc, call, attempt, secrets)
-                reason = failure.retry_reason
-                if reason is None or reason not in retry.retry_on or last_try:
-                    raise failure.as_failure() from None
-                time.sleep(retry.delay_after(attempt))
-                continue
-            try:
-                if not response.is_success:
-                    try:
-                        response.read()
-                    except httpx.HTTPError as exc:
-                        raise classify_exception(exc, call, attempt, secrets).as_failure() from None
-                    answer, is_json = decode_body(response)
-                    answer = scrub(answer, secrets)
-                    exchanges.append(
-                        Exchange(
-                            request_record,
-                            response.status_code,
-                            answer,
-                            time.perf_counter() - started,
-                            attempt,
-                        )
-                    )
-                    reason = retry_reason(response.status_code)
-                    if reason is None or reason not in retry.retry_on or last_try:
-                        raise HttpReply(
-                            "POST", url, response.status_code, answer, is_json
-                        ).failure()
-                    time.sleep(retry.delay_after(attempt))
-                    continue
-                frames: list[Any] = []
-                try:
-                    read_stream(
-                        response,
-                        draft,
-                        frames,
-                        secrets,
-                        deadline=started + self.config.timeout_s,
-                        call=call,
-                    )
-                finally:
-                    exchanges.append(
-                        Exchange(
-                            request_record,
-                            response.status_code,
-                            frames,
-                            time.perf_counter() - started,
-                            attempt,
-                        )
-                    )
-                return
-            finally:
-                response.close()
-        raise AssertionError("unreachable: the last try returns or raises")
 
 
 # ---------------------------------------------------------------------------------------
