@@ -70,6 +70,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import logging
 import math
 import re
 import unicodedata
@@ -654,6 +655,9 @@ class V2Retriever:
     def __init__(self, chunks: Sequence[Chunk], *, embedder: Embedder | None = None) -> None:
         import bm25s
 
+        # bm25s logs its index build at DEBUG; under pytest that line would be captured
+        # into the report of whichever test item runs while the demo starts
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
         self._chunks = tuple(chunks)
         self._filter = _FileFilter(self._chunks)
         bodies = [analyze(c.text) for c in self._chunks]
