@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import shutil
+import sys
 import textwrap
+from http.server import ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 # In-process pytester runs drop the modules a run imported. numpy cannot be loaded twice in
 # one process, and httpx maps httpcore's exceptions through a table it fills once: a second
@@ -181,3 +184,15 @@ def bundled(pytester: pytest.Pytester) -> pytest.Pytester:
         shutil.copytree(REPO_ROOT / name, pytester.path / name)
     (pytester.path / "pyproject.toml").write_text('[tool.ragv2]\ncorpus = "corpus"\n')
     return pytester
+
+
+class QuietHTTPServer(ThreadingHTTPServer):
+    """A loopback test server that does not print a client hanging up (a timeout test, a
+    cancelled stream): only unexpected handler errors reach the output."""
+
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)

@@ -11,7 +11,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -21,6 +21,7 @@ from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from tests.conftest import QuietHTTPServer
 
 TOKEN = "svc-token-0123456789abcdef"
 TOKEN_ENV = "RAGV2_TEST_CHAT_TOKEN"
@@ -90,7 +91,7 @@ def _handler(state: Server) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def server() -> Iterator[Server]:
     state = Server()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/chat"

@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -27,6 +27,7 @@ from pytest_ragv2.systems.librechat_agents import (
     strip_citation_markers,
 )
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from tests.conftest import QuietHTTPServer
 
 API_KEY = "lc-key-0123456789abcdef-do-not-leak"
 KEY_ENV = "RAGV2_TEST_LIBRECHAT_KEY"
@@ -149,7 +150,7 @@ def _handler(state: Server) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def server() -> Iterator[Server]:
     state = Server()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"

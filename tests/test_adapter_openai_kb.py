@@ -12,7 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -38,6 +38,7 @@ from pytest_ragv2.systems.openai_chat import OpenAIChat
 from pytest_ragv2.systems.python_callable import PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetriever
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from tests.conftest import QuietHTTPServer
 
 # --------------------------------------------------------------------------------------------
 # The pure parts (kb_tool)
@@ -278,7 +279,7 @@ def _handler(state: ModelServer) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def model() -> Iterator[ModelServer]:
     state = ModelServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})

@@ -13,11 +13,12 @@ import sys
 import textwrap
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
 
+from tests.conftest import QuietHTTPServer
 from tests.test_plugin import gate, raw_lines, summary_of
 
 RUN_ID = ["--ragv2-run-id=chatrun"]
@@ -307,7 +308,7 @@ class _JudgeHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def judge_url() -> Iterator[str]:
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _JudgeHandler)
+    server = QuietHTTPServer(("127.0.0.1", 0), _JudgeHandler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{server.server_address[1]}/v1"

@@ -13,7 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -28,6 +28,7 @@ from pytest_ragv2.systems import (
     build_retriever,
     parse_retrieval_config,
 )
+from tests.conftest import QuietHTTPServer
 
 SECRET = "s3cret-for-tests-only-0123456789abcdef"
 API_KEY = "key-from-env-9f8e7d6c5b4a"
@@ -120,7 +121,7 @@ def _handler(server_state: LoopbackServer) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
     state = LoopbackServer(url="")
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})

@@ -12,7 +12,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -21,6 +21,7 @@ from pytest_ragv2.records import RunError
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.openai_chat import UNPARSED_ARGUMENTS, OpenAIChat
 from pytest_ragv2.transcripts import ToolCall, Transcript
+from tests.conftest import QuietHTTPServer
 
 API_KEY = "sk-test-0123456789abcdef-do-not-leak"
 FRENCH = "Le délai de réponse garanti est de 4 h ; coût : 1 689 k€ (99,7 % de disponibilité)."
@@ -137,7 +138,7 @@ def _handler(state: ChatServer) -> type[BaseHTTPRequestHandler]:
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
     state = ChatServer()
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
     httpd.daemon_threads = True
     state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
     thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
