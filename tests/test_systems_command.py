@@ -375,3 +375,36 @@ def test_config_rejects_unknown_keys_and_defaults() -> None:
     )
     with pytest.raises(ValidationError):
         CommandConfig.model_validate({"adapter": "command", "argv": ["x"], "stdin": "pipe"})
+
+
+def test_an_interrupt_while_waiting_kills_the_process_group_and_propagates(
+    tmp_path: Path,
+) -> None:
+    import signal
+
+    pid_file = tmp_path / "child.pid"
+    script = _script(
+        tmp_path,
+        f"""\
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        time.sleep(60)
+        """,
+    )
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.0)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _runner(script, timeout_s=30.0).converse(["q"])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    child_pid = int(pid_file.read_text())
+    gone_by = time.monotonic() + 5.0
+    while _pid_alive(child_pid) and time.monotonic() < gone_by:
+        time.sleep(0.02)
+    assert not _pid_alive(child_pid)

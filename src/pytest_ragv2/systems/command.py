@@ -179,9 +179,17 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     ]
     for reader in readers:
         reader.start()
-    # stdout reaches EOF when every process holding it is gone or has closed it
-    readers[0].join(timeout=max(0.0, deadline - time.monotonic()))
-    exited = not readers[0].is_alive() and _wait_exited(process.pid, deadline)
+    try:
+        # stdout reaches EOF when every process holding it is gone or has closed it
+        readers[0].join(timeout=max(0.0, deadline - time.monotonic()))
+        exited = not readers[0].is_alive() and _wait_exited(process.pid, deadline)
+    except BaseException:
+        # Ctrl-C (or anything else) while waiting: the process group lives in a session of
+        # its own, so the terminal's SIGINT never reached it; nothing it started may outlive
+        # the session
+        _signal_group(process.pid, signal.SIGKILL)
+        process.wait()
+        raise
     timed_out = not exited
     if timed_out:
         _signal_group(process.pid, signal.SIGTERM)
