@@ -27,6 +27,7 @@ from typing import Any
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
 
 _QUOTED = re.compile(r"«[^»]*»|„[^“”\"]*[“”\"]|“[^”]*”|\"[^\"\n]*\"|`[^`]*`")
+SAMPLE_CHARS = 600  # of the cleaned answer, given to the identifier
 _NOISE = re.compile(r"\S*\d\S*|[|*#_>=~+-]+")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
@@ -75,7 +76,8 @@ def identify_language(
         identifier = _identifier(languages)
     except ImportError:
         return LanguageGuess(None, 0.0, "not judged: py3langid is not installed")
-    label, probability = identifier.classify(cleaned)
+    # the identifier's cost grows with the text; a few sentences settle the language
+    label, probability = identifier.classify(cleaned[:SAMPLE_CHARS])
     confidence = float(probability)
     if expected is not None and label != expected and confidence < min_confidence:
         return LanguageGuess(
