@@ -59,6 +59,11 @@ def test_t01_runs_as_one_ten_turn_conversation_and_the_reference_is_a_real_comma
     assert "1 689" in t01[9]["answer"]
     # the follow-up of turn 3 searched with the subject of turn 2 resolved
     assert any("Meridia" in call["arguments"]["query"] for call in t01[2]["tool_calls"])
+    # the reference runner resumes one thread: its memory turn recalls turn 4 as well
+    ref_t01 = raws[("T01", "demo-ref")]["transcript"]["turns"]
+    assert all(turn["error"] is None for turn in ref_t01)
+    assert "--resume" in ref_t01[9]["exchanges"][0]["request"]["argv"]
+    assert "1 689" in ref_t01[9]["answer"]
     reference = raws[("W01", "demo-ref")]
     assert reference["adapter"] == "command"
     turn = reference["transcript"]["turns"][0]

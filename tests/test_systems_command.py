@@ -408,3 +408,58 @@ def test_an_interrupt_while_waiting_kills_the_process_group_and_propagates(
     while _pid_alive(child_pid) and time.monotonic() < gone_by:
         time.sleep(0.02)
     assert not _pid_alive(child_pid)
+
+
+def test_later_turns_resume_the_first_turns_thread(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        args = sys.argv[1:]
+        if args[0] == "--resume":
+            thread, prompt = args[1], args[2]
+            answer = "resumed " + thread + ": " + prompt
+        else:
+            thread, prompt = "t-123", args[0]
+            answer = "new: " + prompt
+        emit({"type": "thread.started", "thread_id": thread})
+        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+              "text": answer}})
+        emit({"type": "turn.completed", "usage": {}})
+        """,
+    )
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "{prompt}"],
+        resume_argv=[sys.executable, str(script), "--resume", "{thread_id}", "{prompt}"],
+        timeout_s=10.0,
+    )
+    transcript = CommandRunner("codex-like", config).converse(["one", "two", "three"])
+    assert [turn.answer for turn in transcript.turns] == [
+        "new: one",
+        "resumed t-123: two",
+        "resumed t-123: three",
+    ]
+    assert transcript.turns[1].exchanges[0].request["argv"][-3:] == ["--resume", "t-123", "two"]
+
+
+def test_resume_without_a_thread_id_is_an_error_of_the_second_turn(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+              "text": "no thread announced"}})
+        emit({"type": "turn.completed", "usage": {}})
+        """,
+    )
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "{prompt}"],
+        resume_argv=[sys.executable, str(script), "{thread_id}", "{prompt}"],
+        timeout_s=10.0,
+    )
+    transcript = CommandRunner("codex-like", config).converse(["one", "two", "three"])
+    first, second, third = transcript.turns
+    assert first.error is None
+    assert second.error is not None
+    assert second.error.message == "no thread id from the first turn to resume"
+    assert third.ran is False

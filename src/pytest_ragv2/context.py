@@ -108,6 +108,7 @@ class RunContext:
                 faults,
                 self.settings.demo_timeout_s,
                 self.settings.corpus,
+                self.run_dir / "reference-threads",
             )[system]
         return settings
 

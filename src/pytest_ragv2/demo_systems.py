@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
-from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, CommandConfig
+from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, THREAD_PLACEHOLDER, CommandConfig
 from pytest_ragv2.systems.config import RagApiRetrieval
 
 if TYPE_CHECKING:
@@ -45,11 +45,13 @@ def demo_systems(
     faults: Mapping[str, str] | None = None,
     timeout_s: float = 30.0,
     corpus: Path | None = None,
+    state_dir: Path | None = None,
 ) -> dict[str, SystemSettings]:
     """The demo systems at ``url``. Layer A compares the two retrieval paths; layer B adds
     each one's chat path (the demo answer model, searching through the harness-executed
     knowledge-base tool) and a Codex-shaped reference runner, a real command, which searches
-    the allow-listed ``file_ids`` (with no allow-list: every file of ``corpus``).
+    the allow-listed ``file_ids`` (with no allow-list: every file of ``corpus``) and, given a
+    ``state_dir``, keeps its threads there so that a multi-turn case resumes one thread.
 
     ``faults`` maps a demo system to a fault spec of the demo server (``"5xx-once"``,
     ``"latency-50,truncate"``, ``"hang-5"``: docs/demo.md) switched on for its retrieval and
@@ -88,22 +90,28 @@ def demo_systems(
         ),
     }
     if chat:
+        reference = [
+            sys.executable,
+            "-m",
+            "pytest_ragv2.demo.reference",
+            "--url",
+            f"{url}/fault/{faults['demo-ref']}" if faults.get("demo-ref") else url,
+            "--variant",
+            "v2",
+            *(["--file-id", ",".join(file_ids)] if file_ids else []),
+            *(["--corpus", str(corpus)] if corpus is not None and not file_ids else []),
+            *(["--state-dir", str(state_dir)] if state_dir is not None else []),
+        ]
         systems["demo-ref"] = SystemSettings(
             role="reference",
             chat=CommandConfig(
                 adapter="command",
-                argv=[
-                    sys.executable,
-                    "-m",
-                    "pytest_ragv2.demo.reference",
-                    "--url",
-                    f"{url}/fault/{faults['demo-ref']}" if faults.get("demo-ref") else url,
-                    "--variant",
-                    "v2",
-                    *(["--file-id", ",".join(file_ids)] if file_ids else []),
-                    *(["--corpus", str(corpus)] if corpus is not None and not file_ids else []),
-                    PROMPT_PLACEHOLDER,
-                ],
+                argv=[*reference, PROMPT_PLACEHOLDER],
+                resume_argv=(
+                    [*reference, "--resume", THREAD_PLACEHOLDER, PROMPT_PLACEHOLDER]
+                    if state_dir is not None
+                    else None
+                ),
                 timeout_s=timeout_s,
             ),
             slot="demo-reference",

@@ -25,9 +25,12 @@ A search that fails (HTTP error, timeout) is a failed ``mcp_tool_call`` (``error
 status ``failed``) and the model answers without sources; rag_api's 404 "no documents" is an
 empty result. Anything unexpected prints ``turn.failed`` and exits 1.
 
-One process is one turn: the command adapter starts one per prompt and this command keeps no
-state between them, so conversational memory and implicit follow-ups across turns are out of
-its reach (each prompt is answered as a fresh conversation). The file ids to search come from
+One process is one turn. With ``--state-dir DIR`` the thread's messages (prompts, tool calls
+and results, answers) are saved under ``DIR/<thread_id>.json`` after each turn, and a later
+turn started with ``--resume <thread_id>`` continues that thread, as ``codex exec resume``
+does: the command adapter's ``resume_argv`` runs the turns after the first so, and the
+conversation's memory and implicit follow-ups hold. Without them every prompt is answered as
+a fresh conversation. The file ids to search come from
 ``--file-id`` (repeatable, or comma-separated) and ``--corpus DIR`` (every file stem under
 it, as the demo server names them). Usage counts whitespace tokens like the demo server.
 Only ``demo/answer.py`` and light standard modules are imported, so the command starts fast:
@@ -190,34 +193,66 @@ def source_objects(documents: Sequence[dict[str, Any]], start: int) -> list[dict
     return sources
 
 
-def run_turn(
-    prompt: str, url: str, variant: Variant, file_ids: list[str], k: int, timeout_s: float
-) -> None:
-    """Print the Codex events of one turn."""
+def _new_thread_id() -> str:
     thread = os.urandom(16).hex()
-    thread_id = "-".join((thread[:8], thread[8:12], thread[12:16], thread[16:20], thread[20:]))
+    return "-".join((thread[:8], thread[8:12], thread[12:16], thread[16:20], thread[20:]))
+
+
+def load_thread(state_dir: str, thread_id: str) -> dict[str, Any]:
+    """A saved thread: its earlier turns' messages (prompt, tool calls, results, answers) and
+    the next source number, so a resumed turn sees the conversation as Codex would."""
+    path = os.path.join(state_dir, f"{thread_id}.json")
+    with open(path, encoding="utf-8") as stream:
+        data: dict[str, Any] = json.load(stream)
+    return data
+
+
+def save_thread(state_dir: str, thread_id: str, messages: list[dict[str, Any]], n: int) -> None:
+    os.makedirs(state_dir, exist_ok=True)
+    path = os.path.join(state_dir, f"{thread_id}.json")
+    with open(path, "w", encoding="utf-8") as stream:
+        json.dump({"messages": messages, "next_source": n}, stream, ensure_ascii=False)
+
+
+def run_turn(
+    prompt: str,
+    url: str,
+    variant: Variant,
+    file_ids: list[str],
+    k: int,
+    timeout_s: float,
+    *,
+    state_dir: str | None = None,
+    resume: str | None = None,
+) -> None:
+    """Print the Codex events of one turn (of a resumed thread with ``resume``)."""
+    earlier: list[dict[str, Any]] = []
+    next_source = 1
+    if resume is not None:
+        if state_dir is None:
+            raise ValueError("--resume needs --state-dir")
+        thread = load_thread(state_dir, resume)
+        earlier, next_source = list(thread["messages"]), int(thread["next_source"])
+    thread_id = resume or _new_thread_id()
     _emit({"type": "thread.started", "thread_id": thread_id})
     _emit({"type": "turn.started"})
-    messages: list[dict[str, Any]] = [{"role": "user", "content": prompt}]
+    messages: list[dict[str, Any]] = [*earlier, {"role": "user", "content": prompt}]
     input_tokens = output_tokens = 0
     item_number = 0
-    next_source = 1
     for _ in range(2):  # the model searches once, then answers
         input_tokens += _message_tokens(messages)
         reply = answer(messages, [SEARCH_TOOL], variant)
         output_tokens += _message_tokens([reply])
         calls = reply.get("tool_calls") or []
         if not calls:
+            text = str(reply.get("content") or "")
             _emit(
                 {
                     "type": "item.completed",
-                    "item": {
-                        "id": f"item_{item_number}",
-                        "type": "agent_message",
-                        "text": str(reply.get("content") or ""),
-                    },
+                    "item": {"id": f"item_{item_number}", "type": "agent_message", "text": text},
                 }
             )
+            messages.append({"role": "assistant", "content": text})
             break
         messages.append(reply)
         for call in calls:
@@ -249,6 +284,8 @@ def run_turn(
                 item = {**item, "result": result, "status": "completed"}
             _emit({"type": "item.completed", "item": item})
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
+    if state_dir is not None:
+        save_thread(state_dir, thread_id, messages, next_source)
     usage = {
         "input_tokens": input_tokens,
         "cached_input_tokens": 0,
@@ -271,6 +308,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--corpus", action="append", default=[], help="search every file under DIR")
     parser.add_argument("--k", type=int, default=5, help="sources per search (default 5)")
     parser.add_argument("--timeout", type=float, default=30.0, help="per search, seconds")
+    parser.add_argument(
+        "--state-dir", help="where threads are kept, so that a later turn can resume one"
+    )
+    parser.add_argument("--resume", metavar="THREAD_ID", help="continue this thread")
     args = parser.parse_args(argv)
     file_ids = [part for value in args.file_id for part in value.split(",") if part]
     for directory in args.corpus:
@@ -280,7 +321,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     variant: Variant = "v1" if args.variant == "v1" else "v2"
     try:
         run_turn(
-            args.prompt, args.url, variant, list(dict.fromkeys(file_ids)), args.k, args.timeout
+            args.prompt,
+            args.url,
+            variant,
+            list(dict.fromkeys(file_ids)),
+            args.k,
+            args.timeout,
+            state_dir=args.state_dir,
+            resume=args.resume,
         )
     except Exception as exc:  # a bug must still end the turn in Codex's terms
         _emit({"type": "turn.failed", "error": {"message": f"{type(exc).__name__}: {exc}"}})

@@ -1,11 +1,12 @@
 """A chat system run as a command that prints JSON lines (``codex exec --json`` and alike).
 
 One ``converse`` call is one fresh conversation. Every turn starts a fresh process with the
-turn's prompt substituted into ``argv``: the process does not see the earlier turns, so a
-multi-turn case only holds together if the command keeps its own state. (Codex can resume a
-thread with ``codex exec resume <thread_id>``; that is not used yet.) As for the other chat
-adapters, a failed turn stops the conversation and the later turns are recorded as not run.
-Nothing raises out of ``converse``.
+turn's prompt substituted into ``argv``. With ``resume_argv`` the turns after the first run
+that command instead, with the thread id the first turn's ``thread.started`` event announced
+(Codex: ``codex exec resume <thread_id> --json "<prompt>"``), so a multi-turn case stays one
+conversation; without it each turn is a process that does not see the earlier turns. As for
+the other chat adapters, a failed turn stops the conversation and the later turns are
+recorded as not run. Nothing raises out of ``converse``.
 
 The process gets a closed standard input, a stripped environment (``PATH``, ``HOME``,
 ``LANG`` and the variables named in ``env_pass``) and a session of its own, so that on
@@ -53,6 +54,7 @@ from pytest_ragv2.records import ErrorKind, Exchange, RunError
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
 
 PROMPT_PLACEHOLDER = "{prompt}"
+THREAD_PLACEHOLDER = "{thread_id}"
 ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
 NON_JSON_KEY = "non_json_line"
 KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the process group
@@ -77,6 +79,13 @@ class CommandConfig(BaseModel):
     )
     timeout_s: float = Field(default=300.0, gt=0.0, description="per turn, whole process group")
     events: Literal["codex"] = "codex"
+    resume_argv: list[str] | None = Field(
+        default=None,
+        description='the command for the turns after the first of a conversation: "{thread_id}" '
+        'is the id the first turn\'s thread.started event gave, "{prompt}" the prompt (Codex: '
+        '["codex", "exec", "resume", "{thread_id}", "--json", "{prompt}"]); without it every '
+        "turn is a fresh process that does not see the earlier turns",
+    )
 
 
 @dataclass(slots=True)
@@ -99,24 +108,39 @@ class CommandRunner:
         started = time.perf_counter()
         turns: list[ChatTurn] = []
         stopped = False
-        for prompt in prompts:
+        thread_id: str | None = None
+        for number, prompt in enumerate(prompts):
             if stopped:
                 turns.append(ChatTurn(prompt=prompt, ran=False))
                 continue
-            turn = self._turn(prompt)
+            if number and self.config.resume_argv is not None and thread_id is None:
+                error = RunError("adapter", "no thread id from the first turn to resume")
+                turns.append(ChatTurn(prompt=prompt, error=error))
+                stopped = True
+                continue
+            argv = self.argv_for(prompt, thread_id if number else None)
+            turn, outcome_thread = self._turn(prompt, argv)
+            thread_id = thread_id or outcome_thread
             turns.append(turn)
             stopped = turn.error is not None
         return Transcript(turns=turns, latency_s=time.perf_counter() - started)
 
-    def argv_for(self, prompt: str) -> list[str]:
-        return [part.replace(PROMPT_PLACEHOLDER, prompt) for part in self.config.argv]
+    def argv_for(self, prompt: str, thread_id: str | None = None) -> list[str]:
+        """The command of one turn: ``resume_argv`` for a later turn of a conversation."""
+        template = self.config.argv
+        if thread_id is not None and self.config.resume_argv is not None:
+            template = self.config.resume_argv
+        return [
+            part.replace(THREAD_PLACEHOLDER, thread_id or "").replace(PROMPT_PLACEHOLDER, prompt)
+            for part in template
+        ]
 
     def environment(self) -> dict[str, str]:
         names = [*ALWAYS_PASSED_ENV, *self.config.env_pass]
         return {name: os.environ[name] for name in names if name in os.environ}
 
-    def _turn(self, prompt: str) -> ChatTurn:
-        argv = self.argv_for(prompt)
+    def _turn(self, prompt: str, argv: list[str]) -> tuple[ChatTurn, str | None]:
+        """One turn's process and what it printed; and the thread id it announced."""
         request: dict[str, Any] = {"argv": argv, "cwd": self.config.cwd}
         started = time.perf_counter()
         try:
@@ -125,7 +149,8 @@ class CommandRunner:
             latency_s = time.perf_counter() - started
             error = RunError(kind="adapter", message=f"cannot start {argv[0]!r}: {exc}")
             exchange = Exchange(request=request, status_code=None, response_body=[], latency_s=0)
-            return ChatTurn(prompt=prompt, latency_s=latency_s, error=error, exchanges=[exchange])
+            failed = ChatTurn(prompt=prompt, latency_s=latency_s, error=error, exchanges=[exchange])
+            return failed, None
         latency_s = time.perf_counter() - started
         events = [_parse_line(line) for line in run.lines]
         turn = ChatTurn(
@@ -145,9 +170,9 @@ class CommandRunner:
             attach_numbered_sources(turn)
         except Exception as exc:  # an adapter bug must cost one run, not the session
             turn.error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
-            return turn
+            return turn, None
         turn.error = _turn_error(run, outcome, self.config.timeout_s)
-        return turn
+        return turn, outcome.thread_id
 
 
 @dataclass(slots=True)
@@ -243,6 +268,7 @@ class CodexOutcome:
     """What the events said about how the turn ended."""
 
     completed: bool = False
+    thread_id: str | None = None  # from thread.started
     failure: str | None = None  # from turn.failed
     errors: list[str] = field(default_factory=list)  # from error events
     non_json_lines: int = 0
@@ -260,7 +286,9 @@ def read_codex_events(events: Sequence[Any], turn: ChatTurn) -> CodexOutcome:
                 outcome.non_json_lines += 1
             continue
         kind = event.get("type")
-        if kind == "item.completed":
+        if kind == "thread.started" and isinstance(event.get("thread_id"), str):
+            outcome.thread_id = event["thread_id"]
+        elif kind == "item.completed":
             _read_item(event.get("item"), turn)
         elif kind == "turn.completed":
             outcome.completed = True
