@@ -60,11 +60,10 @@ from __future__ import annotations
 import json
 import re
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import httpx
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragv2.records import Exchange, RetrievedItem, RunError
@@ -76,11 +75,9 @@ from pytest_ragv2.systems.base import (
     headers_from_env,
     scrub,
     secret_values,
-    send_with_retry,
-    stream_with_retry,
 )
 from pytest_ragv2.systems.config import RetryPolicy
-from pytest_ragv2.systems.openai_chat import DONE, flatten_usage, parse_arguments
+from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
@@ -167,24 +164,22 @@ class LibreChatAgents(HttpRetrieverBase):
         try:
             headers = self._headers()
             secrets = secret_values(headers.values())
-            body: dict[str, Any] = {
-                "model": self.config.agent_id,
-                "messages": messages,
-                "stream": self.config.stream,
-            }
-            if self.config.stream:
-                self._stream(body, headers, secrets, exchanges, draft)
-            else:
-                reply = send_with_retry(
-                    self.client,
-                    method="POST",
-                    url=self.config.completions_url,
-                    json_body=body,
-                    headers=headers,
-                    exchanges=exchanges,
-                    retry=self.config.retry,
-                )
-                read_completion(reply.json_or_fail(), draft, reply.url)
+            request_answer(
+                self.client,
+                draft,
+                url=self.config.completions_url,
+                body={
+                    "model": self.config.agent_id,
+                    "messages": messages,
+                    "stream": self.config.stream,
+                },
+                stream=self.config.stream,
+                headers=headers,
+                secrets=secrets,
+                exchanges=exchanges,
+                retry=self.config.retry,
+                timeout_s=self.config.timeout_s,
+            )
         except RetrievalFailure as failure:
             error = failure.error
         except Exception as exc:  # an adapter bug must cost one run, not the session
@@ -241,41 +236,9 @@ class LibreChatAgents(HttpRetrieverBase):
             headers["Authorization"] = f"Bearer {key}"
         return headers
 
-    def _stream(
-        self,
-        body: dict[str, Any],
-        headers: dict[str, str],
-        secrets: list[str],
-        exchanges: list[Exchange],
-        draft: _Draft,
-    ) -> None:
-        """Send with retries until an answer starts streaming, then read it frame by frame
-        (``stream_with_retry``, shared with the openai-chat adapter)."""
-        stream_with_retry(
-            self.client,
-            url=self.config.completions_url,
-            body=body,
-            headers=headers,
-            secrets=secrets,
-            exchanges=exchanges,
-            retry=self.config.retry,
-            timeout_s=self.config.timeout_s,
-            read_frames=lambda response, frames, deadline, call: read_stream(
-                response, draft, frames, secrets, deadline=deadline, call=call
-            ),
-        )
-
 
 # ---------------------------------------------------------------------------------------
 # What arrived of one answer
-
-
-@dataclass(slots=True)
-class _ToolDraft:
-    id: str = ""
-    name: str = ""
-    argument_parts: list[str] = field(default_factory=list)
-    arguments: dict[str, Any] | None = None  # already an object (some servers send one)
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,80 +248,75 @@ class _Attachment:
 
 
 @dataclass(slots=True)
-class _Draft:
-    """What has arrived of one answer so far (kept when the turn fails half way)."""
+class _Draft(AnswerDraft):
+    """One answer as LibreChat streams it: the OpenAI wire (``openai_wire.AnswerDraft``) plus
+    ``file_search`` attachments, the error chunk and older releases' tool-call numbering."""
 
-    content_parts: list[str] = field(default_factory=list)
-    tools: list[_ToolDraft] = field(default_factory=list)
-    tool_slots: dict[int, int] = field(default_factory=dict)  # stream index -> tools position
     attachments: list[_Attachment] = field(default_factory=list)  # file_search ones only
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
     server_error: str | None = None
 
-    def answer(self) -> str:
-        return "".join(self.content_parts)
-
     def tool_calls(self) -> list[ToolCall]:
+        """In the order opened; a call's result is what its attachments reported."""
         results: dict[str, list[dict[str, Any]]] = {}
         for attachment in self.attachments:
             if attachment.tool_call_id is not None:
                 results.setdefault(attachment.tool_call_id, []).extend(attachment.sources)
         calls = []
         for position, tool in enumerate(self.tools):
-            arguments = tool.arguments
-            if arguments is None:
-                arguments = parse_arguments("".join(tool.argument_parts))
             sources = results.get(tool.id) if tool.id else None
             result = (
                 None if sources is None else json.dumps({"sources": sources}, ensure_ascii=False)
             )
-            calls.append(
-                ToolCall(
-                    id=tool.id or f"call_{position}",
-                    name=tool.name,
-                    arguments=arguments,
-                    result=result,
-                )
-            )
+            calls.append(tool.to_call(f"call_{position}", result))
         return calls
 
-    def fold_tool_fragment(self, fragment: Any, position: int) -> None:
-        """One ``delta.tool_calls`` fragment.
-
-        Robust to older LibreChat releases, whose run-step index and argument-delta index
+    def tool_slot(self, index: int, fragment: dict[str, Any]) -> int:
+        """Robust to older LibreChat releases, whose run-step index and argument-delta index
         could disagree: a fragment declaring a new id opens a new call even at a used
         index, and an id-less fragment at an unknown index belongs to the last call opened.
         """
-        if not isinstance(fragment, dict):
-            return
-        raw_index = fragment.get("index", position)
-        index = raw_index if isinstance(raw_index, int) else position
         fragment_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
         slot = self.tool_slots.get(index)
         if fragment_id and (slot is None or self.tools[slot].id not in ("", fragment_id)):
             slot = None
         if slot is None:
-            if not fragment_id and self.tools:
-                slot = len(self.tools) - 1
-            else:
-                self.tools.append(_ToolDraft())
-                slot = len(self.tools) - 1
+            if fragment_id or not self.tools:
+                return self.open_tool(index)
+            slot = len(self.tools) - 1
             self.tool_slots[index] = slot
-        tool = self.tools[slot]
-        if fragment_id and not tool.id:
-            tool.id = fragment_id
-        function = fragment.get("function")
-        if not isinstance(function, dict):
+        return slot
+
+    def add_message_tool_calls(self, raw_calls: list[Any]) -> None:
+        """Read like streamed fragments: a call that is not an object is skipped."""
+        for position, raw in enumerate(raw_calls):
+            if isinstance(raw, dict):
+                self.fold_tool_fragment({**raw, "index": position}, position)
+
+    def fold_choice(self, reason: Any, delta: dict[str, Any]) -> None:
+        content = delta.get("content")
+        if (
+            isinstance(content, str)
+            and isinstance(reason, str)
+            and content.startswith(STREAM_ERROR_PREFIX)
+        ):
+            self.server_error = content[len(STREAM_ERROR_PREFIX) :]
             return
-        name = function.get("name")
-        if isinstance(name, str) and name and name != tool.name:
-            tool.name += name
-        arguments = function.get("arguments")
-        if isinstance(arguments, str):
-            tool.argument_parts.append(arguments)
-        elif isinstance(arguments, dict):
-            tool.arguments = arguments
+        AnswerDraft.fold_choice(self, reason, delta)  # super() fails in a slots dataclass
+
+    def take_frame(self, event: str, frame: Any, frames: list[Any], call: str) -> None:
+        """An attachment is recorded as ``{"event": "attachment", "data": ...}``."""
+        if event == ATTACHMENT_EVENT or _looks_like_attachment(frame):
+            frames.append({"event": ATTACHMENT_EVENT, "data": frame})
+            self.add_attachment(frame)
+        else:
+            AnswerDraft.take_frame(self, event, frame, frames, call)
+
+    def at_done(self, call: str) -> None:
+        if self.server_error is not None:
+            raise RetrievalFailure(
+                "http_status",
+                f"{call}: LibreChat reported an error mid-answer: {excerpt(self.server_error)}",
+            )
 
     def add_attachment(self, attachment: Any) -> None:
         if not isinstance(attachment, dict) or attachment.get("type") != FILE_SEARCH:
@@ -376,121 +334,6 @@ class _Draft:
         )
 
 
-# ---------------------------------------------------------------------------------------
-# Reading the wire
-
-
-def read_completion(answer: Any, draft: _Draft, url: str) -> None:
-    """Fill ``draft`` from a non-streamed ``chat.completion``."""
-    choices = answer.get("choices") if isinstance(answer, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise RetrievalFailure("malformed", f"answer of {url} has no choices: {excerpt(answer)}")
-    choice = choices[0]
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise RetrievalFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
-    draft.content_parts.append(_text_of(message.get("content")))
-    raw_calls = message.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise RetrievalFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
-    for position, raw in enumerate(raw_calls):
-        if isinstance(raw, dict):
-            draft.fold_tool_fragment({**raw, "index": position}, position)
-    reason = choice.get("finish_reason")
-    draft.finish_reason = reason if isinstance(reason, str) else None
-    draft.usage = flatten_usage(answer.get("usage"))
-
-
-def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator[tuple[str, str]]:
-    """``(event name, data)`` of each server-sent event, as the bytes arrive.
-
-    Like ``openai_chat.sse_events``, which drops the ``event:`` field this adapter needs
-    (LibreChat's attachments are ``event: attachment`` frames). The name is "message" when
-    the frame has none.
-    """
-    event = ""
-    data: list[str] = []
-    pending = b""
-    for chunk in response.iter_bytes():
-        if time.perf_counter() > deadline:
-            raise RetrievalFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for raw_line in lines:
-            line = raw_line.rstrip(b"\r").decode("utf-8")
-            if not line:
-                if data:
-                    yield event or "message", "\n".join(data)
-                event, data = "", []
-                continue
-            name, _, value = line.partition(":")
-            value = value[1:] if value.startswith(" ") else value
-            if name == "data":
-                data.append(value)
-            elif name == "event":
-                event = value
-    if pending.strip():
-        name, _, value = pending.rstrip(b"\r").decode("utf-8").partition(":")
-        if name == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data:  # an event cut off before its blank line
-        yield event or "message", "\n".join(data)
-
-
-def read_stream(
-    response: httpx.Response,
-    draft: _Draft,
-    frames: list[Any],
-    secrets: Sequence[str],
-    *,
-    deadline: float,
-    call: str,
-) -> None:
-    """Fill ``draft`` from chunks and attachments until ``data: [DONE]``.
-
-    ``frames`` gets every frame (decoded, secrets scrubbed): a chunk as it came, an
-    attachment as ``{"event": "attachment", "data": ...}``, and the final ``"[DONE]"``.
-    """
-    try:
-        for event, data in sse_frames(response, deadline, call):
-            if data.strip() == DONE:
-                frames.append(DONE)
-                if draft.server_error is not None:
-                    raise RetrievalFailure(
-                        "http_status",
-                        f"{call}: LibreChat reported an error mid-answer: "
-                        f"{excerpt(draft.server_error)}",
-                    )
-                return
-            try:
-                decoded = json.loads(data)
-            except ValueError:
-                frames.append(scrub(data, secrets))
-                raise RetrievalFailure(
-                    "malformed", f"{call}: frame {len(frames)} is not JSON: {excerpt(data)}"
-                ) from None
-            decoded = scrub(decoded, secrets)
-            if event == ATTACHMENT_EVENT or _looks_like_attachment(decoded):
-                frames.append({"event": ATTACHMENT_EVENT, "data": decoded})
-                draft.add_attachment(decoded)
-            else:
-                frames.append(decoded)
-                read_chunk(decoded, draft, call, len(frames))
-    except httpx.TimeoutException as exc:
-        raise RetrievalFailure(
-            "timeout", scrub(f"{call}: stream stalled: {type(exc).__name__}: {exc}", secrets)
-        ) from None
-    except httpx.HTTPError as exc:
-        raise RetrievalFailure(
-            "transport", scrub(f"{call}: stream broken: {type(exc).__name__}: {exc}", secrets)
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise RetrievalFailure("malformed", f"{call}: stream is not UTF-8: {exc}") from None
-    raise RetrievalFailure(
-        "transport", f"{call}: stream closed before data: {DONE} ({len(frames)} frames read)"
-    )
-
-
 def _looks_like_attachment(decoded: Any) -> bool:
     """An attachment whose ``event:`` line was lost (e.g. by a proxy): typed, no choices."""
     return (
@@ -499,54 +342,6 @@ def _looks_like_attachment(decoded: Any) -> bool:
         and isinstance(decoded.get("type"), str)
         and decoded["type"] in decoded
     )
-
-
-def read_chunk(chunk: Any, draft: _Draft, call: str, number: int) -> None:
-    """Fold one ``chat.completion.chunk`` into ``draft``."""
-    if not isinstance(chunk, dict):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} is not an object")
-    if "error" in chunk:
-        raise RetrievalFailure(
-            "http_status", f"{call}: the server reported an error: {excerpt(chunk['error'])}"
-        )
-    if isinstance(chunk.get("usage"), dict):
-        draft.usage = flatten_usage(chunk["usage"])
-    choices = chunk.get("choices") or []
-    if not isinstance(choices, list):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} choices is not a list")
-    for choice in choices:
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-            continue
-        reason = choice.get("finish_reason")
-        delta = choice.get("delta")
-        delta = delta if isinstance(delta, dict) else {}
-        content = delta.get("content")
-        if (
-            isinstance(content, str)
-            and isinstance(reason, str)
-            and content.startswith(STREAM_ERROR_PREFIX)
-        ):
-            draft.server_error = content[len(STREAM_ERROR_PREFIX) :]
-            continue
-        if isinstance(reason, str):
-            draft.finish_reason = reason
-        if isinstance(content, str):
-            draft.content_parts.append(content)
-        for position, fragment in enumerate(delta.get("tool_calls") or []):
-            draft.fold_tool_fragment(fragment, position)
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text: a string, null, or a list of ``{"type": "text"}`` parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
 
 
 def source_item(

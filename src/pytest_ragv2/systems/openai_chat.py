@@ -46,13 +46,10 @@ The retriever is borrowed: ``close`` does not close it.
 
 from __future__ import annotations
 
-import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
-
-import httpx
 
 from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
@@ -60,12 +57,9 @@ from pytest_ragv2.systems.base import (
     RetrievalFailure,
     Retriever,
     env_secret,
-    excerpt,
     headers_from_env,
     scrub,
     secret_values,
-    send_with_retry,
-    stream_with_retry,
 )
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.kb_tool import (
@@ -76,10 +70,18 @@ from pytest_ragv2.systems.kb_tool import (
     render_sources,
     resolve_citations,
 )
+
+# DONE, UNPARSED_ARGUMENTS, flatten_usage and parse_arguments are imported from here too.
+from pytest_ragv2.systems.openai_wire import DONE as DONE
+from pytest_ragv2.systems.openai_wire import UNPARSED_ARGUMENTS as UNPARSED_ARGUMENTS
+from pytest_ragv2.systems.openai_wire import (
+    AnswerDraft,
+    request_answer,
+)
+from pytest_ragv2.systems.openai_wire import flatten_usage as flatten_usage
+from pytest_ragv2.systems.openai_wire import parse_arguments as parse_arguments
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
 
-DONE = "[DONE]"
-UNPARSED_ARGUMENTS = "_unparsed"  # key holding tool-call arguments that are not a JSON object
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
 
 
@@ -183,11 +185,18 @@ class OpenAIChat(HttpRetrieverBase):
         while True:
             draft = _Draft()
             state.drafts.append(draft)
-            body = self._request_body(list(messages))  # a copy: the exchange keeps it as sent
-            if self.config.stream:
-                self._stream(body, headers, secrets, state.exchanges, draft)
-            else:
-                self._complete(body, headers, state.exchanges, draft)
+            request_answer(
+                self.client,
+                draft,
+                url=self.config.completions_url,
+                body=self._request_body(list(messages)),  # a copy: the exchange keeps it as sent
+                stream=self.config.stream,
+                headers=headers,
+                secrets=secrets,
+                exchanges=state.exchanges,
+                retry=self.config.retry,
+                timeout_s=self.config.timeout_s,
+            )
             calls = draft.tool_calls()
             if not calls or self.retriever is None:
                 break
@@ -281,90 +290,12 @@ class OpenAIChat(HttpRetrieverBase):
             body["stream_options"] = {"include_usage": True}
         return body
 
-    def _complete(
-        self,
-        body: dict[str, Any],
-        headers: dict[str, str],
-        exchanges: list[Exchange],
-        draft: _Draft,
-    ) -> None:
-        reply = send_with_retry(
-            self.client,
-            method="POST",
-            url=self.config.completions_url,
-            json_body=body,
-            headers=headers,
-            exchanges=exchanges,
-            retry=self.config.retry,
-        )
-        read_completion(reply.json_or_fail(), draft, reply.url)
-
-    def _stream(
-        self,
-        body: dict[str, Any],
-        headers: dict[str, str],
-        secrets: list[str],
-        exchanges: list[Exchange],
-        draft: _Draft,
-    ) -> None:
-        """Like ``send_with_retry``, but the 2xx body is read frame by frame as it arrives.
-
-        Tries are repeated only until an answer starts streaming: once frames have been
-        read, a failure is the turn's error and the partial answer is kept.
-        """
-        stream_with_retry(
-            self.client,
-            url=self.config.completions_url,
-            body=body,
-            headers=headers,
-            secrets=secrets,
-            exchanges=exchanges,
-            retry=self.config.retry,
-            timeout_s=self.config.timeout_s,
-            read_frames=lambda response, frames, deadline, call: read_stream(
-                response, draft, frames, secrets, deadline=deadline, call=call
-            ),
-        )
-
 
 @dataclass(slots=True)
-class _ToolCallDraft:
-    id: str = ""
-    name: str = ""
-    argument_parts: list[str] = field(default_factory=list)
-    arguments: dict[str, Any] | None = None  # already an object (some servers send one)
+class _Draft(AnswerDraft):
+    """One model answer; read as OpenAI documents the wire (``openai_wire.AnswerDraft``)."""
 
-    def raw_arguments(self) -> str:
-        """The arguments as the model wrote them, to send them back in the history."""
-        if self.arguments is not None:
-            return json.dumps(self.arguments, ensure_ascii=False)
-        return "".join(self.argument_parts)
-
-
-@dataclass(slots=True)
-class _Draft:
-    """What has arrived of one answer so far (kept when the turn fails half way)."""
-
-    content_parts: list[str] = field(default_factory=list)
-    tools: dict[int, _ToolCallDraft] = field(default_factory=dict)
-    usage: dict[str, int] = field(default_factory=dict)
-    finish_reason: str | None = None
     tools_run: bool = False  # its tool calls were run by the harness (and recorded so)
-
-    def answer(self) -> str:
-        return "".join(self.content_parts)
-
-    def tool_calls(self) -> list[ToolCall]:
-        calls = []
-        for index in sorted(self.tools):
-            tool = self.tools[index]
-            arguments = tool.arguments
-            if arguments is None:
-                arguments = parse_arguments("".join(tool.argument_parts))
-            calls.append(
-                ToolCall(id=tool.id or f"call_{index}", name=tool.name, arguments=arguments)
-            )
-        return calls
 
 
 def _retriever_k(retriever: Retriever | None) -> int:
@@ -384,215 +315,8 @@ def _assistant_tool_message(draft: _Draft) -> dict[str, Any]:
         {
             "id": call.id,
             "type": "function",
-            "function": {"name": call.name, "arguments": draft.tools[index].raw_arguments()},
+            "function": {"name": call.name, "arguments": tool.raw_arguments()},
         }
-        for index, call in zip(sorted(draft.tools), draft.tool_calls(), strict=True)
+        for (_, tool), call in zip(draft.indexed_tools(), draft.tool_calls(), strict=True)
     ]
     return {"role": "assistant", "content": draft.answer() or None, "tool_calls": calls}
-
-
-def parse_arguments(raw: Any) -> dict[str, Any]:
-    """Tool-call arguments as an object; anything else is kept under ``UNPARSED_ARGUMENTS``."""
-    if isinstance(raw, dict):
-        return raw
-    if isinstance(raw, str):
-        if not raw.strip():
-            return {}
-        try:
-            parsed = json.loads(raw)
-        except ValueError:
-            return {UNPARSED_ARGUMENTS: raw}
-        if isinstance(parsed, dict):
-            return parsed
-    return {UNPARSED_ARGUMENTS: raw}
-
-
-def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
-    """The integer counts of a ``usage`` object; nested objects give dotted names."""
-    counts: dict[str, int] = {}
-    if not isinstance(usage, dict):
-        return counts
-    for key, value in usage.items():
-        name = f"{prefix}{key}"
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, int):
-            counts[name] = value
-        elif isinstance(value, dict):
-            counts.update(flatten_usage(value, f"{name}."))
-    return counts
-
-
-def _text_of(content: Any) -> str:
-    """Message content as text: a string, null, or a list of ``{"type": "text"}`` parts."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""
-
-
-def _first_choice(answer: Any, where: str) -> dict[str, Any]:
-    choices = answer.get("choices") if isinstance(answer, dict) else None
-    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise RetrievalFailure("malformed", f"{where} has no choices: {excerpt(answer)}")
-    choice: dict[str, Any] = choices[0]
-    return choice
-
-
-def read_completion(answer: Any, draft: _Draft, url: str) -> None:
-    """Fill ``draft`` from a non-streamed ``chat.completion``."""
-    choice = _first_choice(answer, f"answer of {url}")
-    message = choice.get("message")
-    if not isinstance(message, dict):
-        raise RetrievalFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
-    draft.content_parts.append(_text_of(message.get("content")))
-    raw_calls = message.get("tool_calls") or []
-    if not isinstance(raw_calls, list):
-        raise RetrievalFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
-    for index, raw in enumerate(raw_calls):
-        function = raw.get("function") if isinstance(raw, dict) else None
-        if not isinstance(function, dict):
-            raise RetrievalFailure(
-                "malformed", f"tool call {index} has no function: {excerpt(raw)}"
-            )
-        arguments = function.get("arguments")
-        draft.tools[index] = _ToolCallDraft(
-            id=str(raw.get("id") or ""),
-            name=str(function.get("name") or ""),
-            # a string is kept as written (sent back so in the history), parsed when read
-            argument_parts=[arguments] if isinstance(arguments, str) else [],
-            arguments=None if isinstance(arguments, str) else parse_arguments(arguments),
-        )
-    reason = choice.get("finish_reason")
-    draft.finish_reason = reason if isinstance(reason, str) else None
-    draft.usage = flatten_usage(answer.get("usage"))
-
-
-def sse_events(response: httpx.Response, deadline: float, call: str) -> Iterator[str]:
-    """The ``data`` of each server-sent event, as the bytes arrive.
-
-    Lines are split on bytes (a UTF-8 multi-byte character never contains a newline byte)
-    and decoded one by one, so a character split across network chunks stays intact.
-    """
-    data: list[str] = []
-    pending = b""
-    for chunk in response.iter_bytes():
-        if time.perf_counter() > deadline:
-            raise RetrievalFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for raw_line in lines:
-            line = raw_line.rstrip(b"\r").decode("utf-8")
-            if not line:
-                if data:
-                    yield "\n".join(data)
-                    data = []
-                continue
-            name, _, value = line.partition(":")
-            if name == "data":
-                data.append(value[1:] if value.startswith(" ") else value)
-            # comments (":..."), "event", "id" and "retry" carry nothing a chat answer needs
-    if pending.strip():
-        name, _, value = pending.rstrip(b"\r").decode("utf-8").partition(":")
-        if name == "data":
-            data.append(value[1:] if value.startswith(" ") else value)
-    if data:  # an event cut off before its blank line
-        yield "\n".join(data)
-
-
-def read_stream(
-    response: httpx.Response,
-    draft: _Draft,
-    frames: list[Any],
-    secrets: Sequence[str],
-    *,
-    deadline: float,
-    call: str,
-) -> None:
-    """Fill ``draft`` from ``chat.completion.chunk`` frames until ``data: [DONE]``.
-
-    Every frame read is appended to ``frames`` (decoded, secrets scrubbed) for the raw run.
-    """
-    try:
-        for data in sse_events(response, deadline, call):
-            if data.strip() == DONE:
-                frames.append(DONE)
-                return
-            try:
-                chunk = json.loads(data)
-            except ValueError:
-                frames.append(scrub(data, secrets))
-                raise RetrievalFailure(
-                    "malformed", f"{call}: frame {len(frames)} is not JSON: {excerpt(data)}"
-                ) from None
-            chunk = scrub(chunk, secrets)
-            frames.append(chunk)
-            read_chunk(chunk, draft, call, len(frames))
-    except httpx.TimeoutException as exc:
-        raise RetrievalFailure(
-            "timeout", scrub(f"{call}: stream stalled: {type(exc).__name__}: {exc}", secrets)
-        ) from None
-    except httpx.HTTPError as exc:
-        raise RetrievalFailure(
-            "transport", scrub(f"{call}: stream broken: {type(exc).__name__}: {exc}", secrets)
-        ) from None
-    except UnicodeDecodeError as exc:
-        raise RetrievalFailure("malformed", f"{call}: stream is not UTF-8: {exc}") from None
-    raise RetrievalFailure(
-        "transport", f"{call}: stream closed before data: {DONE} ({len(frames)} frames read)"
-    )
-
-
-def read_chunk(chunk: Any, draft: _Draft, call: str, number: int) -> None:
-    """Fold one ``chat.completion.chunk`` into ``draft``."""
-    if not isinstance(chunk, dict):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} is not an object")
-    if "error" in chunk:
-        raise RetrievalFailure(
-            "http_status", f"{call}: the server reported an error: {excerpt(chunk['error'])}"
-        )
-    if isinstance(chunk.get("usage"), dict):
-        draft.usage = flatten_usage(chunk["usage"])
-    choices = chunk.get("choices") or []
-    if not isinstance(choices, list):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} choices is not a list")
-    for choice in choices:
-        if not isinstance(choice, dict) or choice.get("index", 0) != 0:
-            continue
-        reason = choice.get("finish_reason")
-        if isinstance(reason, str):
-            draft.finish_reason = reason
-        delta = choice.get("delta")
-        if not isinstance(delta, dict):
-            continue
-        content = delta.get("content")
-        if isinstance(content, str):
-            draft.content_parts.append(content)
-        for position, fragment in enumerate(delta.get("tool_calls") or []):
-            _fold_tool_fragment(fragment, position, draft)
-
-
-def _fold_tool_fragment(fragment: Any, position: int, draft: _Draft) -> None:
-    if not isinstance(fragment, dict):
-        return
-    index = fragment.get("index", position)
-    tool = draft.tools.setdefault(index if isinstance(index, int) else position, _ToolCallDraft())
-    if isinstance(fragment.get("id"), str) and not tool.id:
-        tool.id = fragment["id"]
-    function = fragment.get("function")
-    if not isinstance(function, dict):
-        return
-    name = function.get("name")
-    # Most servers send the name once; some repeat it whole in every fragment.
-    if isinstance(name, str) and name != tool.name:
-        tool.name += name
-    arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        tool.argument_parts.append(arguments)
-    elif isinstance(arguments, dict):
-        tool.arguments = arguments
