@@ -8,10 +8,7 @@ calls in an envelope, and records every request it receives.
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,86 +18,16 @@ from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
-from tests.conftest import QuietHTTPServer
+from tests.scripted_server import Reply, Seen, Server, serve
 
 TOKEN = "svc-token-0123456789abcdef"
 TOKEN_ENV = "RAGV2_TEST_CHAT_TOKEN"
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # answered as JSON
-    raw: bytes | None = None  # answered verbatim instead
-
-
-@dataclass
-class Seen:
-    headers: dict[str, str]
-    json: Any
-
-
-@dataclass
-class Server:
-    url: str = ""
-    seen: list[Seen] = field(default_factory=list)
-    replies: list[Reply] = field(default_factory=list)
-    responder: Callable[[Seen], Reply] | None = None
-
-    def answer(self, *replies: Reply) -> None:
-        """Answer with these, in order; the last one repeats."""
-        self.replies = list(replies)
-
-    def next_for(self, seen: Seen) -> Reply:
-        if self.responder is not None:
-            return self.responder(seen)
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def _handler(state: Server) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            payload = self.rfile.read(length) if length else b""
-            seen = Seen(
-                headers={name.lower(): value for name, value in self.headers.items()},
-                json=json.loads(payload.decode("utf-8")) if payload else None,
-            )
-            state.seen.append(seen)
-            reply = state.next_for(seen)
-            data = (
-                reply.raw
-                if reply.raw is not None
-                else json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
-            )
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
-
-
 @pytest.fixture
 def server() -> Iterator[Server]:
-    state = Server()
-    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/chat"
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serve("/chat") as running:
+        yield running
 
 
 def _adapter(server: Server, **overrides: Any) -> HttpJsonChat:

@@ -9,10 +9,7 @@ LibreChat's OpenAI-compatible controller does: ``chat.completion.chunk`` frames 
 from __future__ import annotations
 
 import json
-import threading
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -27,7 +24,7 @@ from pytest_ragv2.systems.librechat_agents import (
     strip_citation_markers,
 )
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
-from tests.conftest import QuietHTTPServer
+from tests.scripted_server import Reply, Seen, Server, serve
 
 API_KEY = "lc-key-0123456789abcdef-do-not-leak"
 KEY_ENV = "RAGV2_TEST_LIBRECHAT_KEY"
@@ -66,100 +63,10 @@ SERVICE: dict[str, Any] = {
 # The server
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # answered as JSON
-    frames: list[bytes] | None = None  # server-sent events, each written and flushed alone
-    chunked: bool = True  # False: close-delimited body
-    complete: bool = True  # False: the connection drops before the body's end
-
-
-@dataclass
-class Seen:
-    path: str
-    headers: dict[str, str]
-    json: Any
-
-
-@dataclass
-class Server:
-    url: str = ""
-    seen: list[Seen] = field(default_factory=list)
-    replies: list[Reply] = field(default_factory=list)
-    responder: Callable[[Seen], Reply] | None = None
-
-    def answer(self, *replies: Reply) -> None:
-        """Answer with these, in order; the last one repeats."""
-        self.replies = list(replies)
-
-    def next_for(self, seen: Seen) -> Reply:
-        if self.responder is not None:
-            return self.responder(seen)
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def _handler(state: Server) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            payload = self.rfile.read(length) if length else b""
-            seen = Seen(
-                path=self.path,
-                headers={name.lower(): value for name, value in self.headers.items()},
-                json=json.loads(payload.decode("utf-8")) if payload else None,
-            )
-            state.seen.append(seen)
-            reply = state.next_for(seen)
-            if reply.frames is None:
-                data = json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-                return
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "text/event-stream")
-            if reply.chunked:
-                self.send_header("Transfer-Encoding", "chunked")
-            else:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            for frame in reply.frames:
-                if reply.chunked:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                else:
-                    self.wfile.write(frame)
-                self.wfile.flush()
-            if not reply.complete:
-                self.close_connection = True  # cut off: no terminating chunk
-            elif reply.chunked:
-                self.wfile.write(b"0\r\n\r\n")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
-
-
 @pytest.fixture
 def server() -> Iterator[Server]:
-    state = Server()
-    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    try:
-        yield state
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-        thread.join()
+    with serve() as running:
+        yield running
 
 
 @pytest.fixture

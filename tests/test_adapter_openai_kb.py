@@ -9,10 +9,8 @@ get back and answer with citations. The retrievers are real: the demo rag_api se
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
@@ -38,7 +36,7 @@ from pytest_ragv2.systems.openai_chat import OpenAIChat
 from pytest_ragv2.systems.python_callable import PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetriever
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
-from tests.conftest import QuietHTTPServer
+from tests.scripted_server import Reply, Seen, Server, serve
 
 # --------------------------------------------------------------------------------------------
 # The pure parts (kb_tool)
@@ -154,10 +152,33 @@ Script = Callable[[list[dict[str, Any]]], Answer]
 
 @dataclass
 class ModelServer:
-    url: str = ""
-    seen: list[dict[str, Any]] = field(default_factory=list)  # request bodies
+    """The shared scripted server answering as a model: ``script`` reads the messages."""
+
+    scripted: Server
     script: Script | None = None
-    stream: bool = False
+
+    @property
+    def url(self) -> str:
+        return self.scripted.url
+
+    @property
+    def seen(self) -> list[dict[str, Any]]:  # request bodies
+        return [seen.json for seen in self.scripted.seen]
+
+    def reply_to(self, seen: Seen) -> Reply:
+        body = seen.json
+        assert self.script is not None
+        try:
+            answer = self.script(body["messages"])
+        except AssertionError as exc:  # the model saw something it should not have
+            return Reply(400, {"error": {"message": f"script: {exc}"}})
+        if not body.get("stream"):
+            return Reply(body=_completion(answer))
+        events = [
+            b"data: " + json.dumps(frame, ensure_ascii=False).encode() + b"\n\n"
+            for frame in _frames(answer)
+        ]
+        return Reply(frames=[*events, b"data: [DONE]\n\n"])
 
 
 def _completion(answer: Answer) -> dict[str, Any]:
@@ -231,63 +252,12 @@ def _frames(answer: Answer) -> list[dict[str, Any]]:
     return frames
 
 
-def _handler(state: ModelServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            body = json.loads(self.rfile.read(length).decode("utf-8"))
-            state.seen.append(body)
-            assert state.script is not None
-            try:
-                answer = state.script(body["messages"])
-            except AssertionError as exc:  # the model saw something it should not have
-                self._send(400, {"error": {"message": f"script: {exc}"}})
-                return
-            if body.get("stream"):
-                self.send_response(200)
-                self.send_header("Content-Type", "text/event-stream")
-                self.send_header("Transfer-Encoding", "chunked")
-                self.end_headers()
-                events = [
-                    b"data: " + json.dumps(frame, ensure_ascii=False).encode() + b"\n\n"
-                    for frame in _frames(answer)
-                ]
-                for data in [*events, b"data: [DONE]\n\n"]:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-                    self.wfile.flush()
-                self.wfile.write(b"0\r\n\r\n")
-            else:
-                self._send(200, _completion(answer))
-
-        def _send(self, status: int, payload: Any) -> None:
-            data = json.dumps(payload, ensure_ascii=False).encode("utf-8")
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
-
-
 @pytest.fixture
 def model() -> Iterator[ModelServer]:
-    state = ModelServer()
-    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serve("/v1") as running:
+        state = ModelServer(running)
+        running.responder = state.reply_to
+        yield state
 
 
 def _search_call(id_: str, query: str) -> tuple[str, str, str]:

@@ -9,13 +9,9 @@ from __future__ import annotations
 
 import json
 import socket
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterator
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
 import jwt
 import pytest
@@ -28,108 +24,42 @@ from pytest_ragv2.systems import (
     build_retriever,
     parse_retrieval_config,
 )
-from tests.conftest import QuietHTTPServer
+from tests.scripted_server import Reply, Responder, Seen, Server, serve
 
 SECRET = "s3cret-for-tests-only-0123456789abcdef"
 API_KEY = "key-from-env-9f8e7d6c5b4a"
 NO_DOCS = {"detail": "No documents found for the given query"}
 
 
-@dataclass
-class Canned:
-    status: int = 200
-    body: Any = None
-    raw: bytes | None = None  # sent verbatim instead of the JSON of ``body``
-    delay_s: float = 0.0
+Canned = Reply
 
 
-@dataclass
-class Seen:
-    method: str
-    path: str
-    query: dict[str, list[str]]
-    headers: dict[str, str]
-    json: Any
-    client_port: int
-
-
-Responder = Callable[[Seen], Canned]
-
-
-@dataclass
 class LoopbackServer:
-    url: str
-    seen: list[Seen] = field(default_factory=list)
-    routes: dict[str, list[Canned] | Responder] = field(default_factory=dict)
+    """The shared scripted server, scripted per path as these tests do."""
+
+    def __init__(self, scripted: Server) -> None:
+        self.scripted = scripted
+
+    @property
+    def url(self) -> str:
+        return self.scripted.url
+
+    @property
+    def seen(self) -> list[Seen]:
+        return self.scripted.seen
 
     def answer(self, path: str, *responses: Canned) -> None:
         """Answer ``path`` with these, in order; the last one repeats."""
-        self.routes[path] = list(responses)
+        self.scripted.answer_path(path, *responses)
 
     def respond(self, path: str, responder: Responder) -> None:
-        self.routes[path] = responder
-
-    def next_for(self, seen: Seen) -> Canned:
-        route = self.routes.get(seen.path)
-        if route is None:
-            return Canned(404, {"detail": "Not Found"})
-        if callable(route):
-            return route(seen)
-        return route.pop(0) if len(route) > 1 else route[0]
-
-
-def _handler(server_state: LoopbackServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def _serve(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            payload = self.rfile.read(length) if length else b""
-            parts = urlsplit(self.path)
-            seen = Seen(
-                method=self.command,
-                path=parts.path,
-                query=parse_qs(parts.query),
-                headers={name.lower(): value for name, value in self.headers.items()},
-                json=json.loads(payload) if payload else None,
-                client_port=self.client_address[1],
-            )
-            server_state.seen.append(seen)
-            canned = server_state.next_for(seen)
-            if canned.delay_s:
-                time.sleep(canned.delay_s)
-            data = canned.raw if canned.raw is not None else json.dumps(canned.body).encode()
-            try:
-                self.send_response(canned.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                pass
-
-        do_GET = _serve
-        do_POST = _serve
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
+        self.scripted.respond_path(path, responder)
 
 
 @pytest.fixture
 def server() -> Iterator[LoopbackServer]:
-    state = LoopbackServer(url="")
-    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serve() as running:
+        yield LoopbackServer(running)
 
 
 def rag_api(server: LoopbackServer, **overrides: Any) -> RagApiRetrieval:

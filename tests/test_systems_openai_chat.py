@@ -8,11 +8,8 @@ written frame by frame, chunked or close-delimited, complete or cut off.
 from __future__ import annotations
 
 import json
-import threading
 import time
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -21,132 +18,20 @@ from pytest_ragv2.records import RunError
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.openai_chat import UNPARSED_ARGUMENTS, OpenAIChat
 from pytest_ragv2.transcripts import ToolCall, Transcript
-from tests.conftest import QuietHTTPServer
+from tests.scripted_server import Reply, Seen, Server, serve
 
 API_KEY = "sk-test-0123456789abcdef-do-not-leak"
 FRENCH = "Le délai de réponse garanti est de 4 h ; coût : 1 689 k€ (99,7 % de disponibilité)."
 GERMAN = "Die Größe der Übergabe beträgt 1.689 Stück – Maßnahme „Prüfung“ erfüllt."
 
 
-@dataclass
-class Reply:
-    status: int = 200
-    body: Any = None  # answered as JSON
-    raw: bytes | None = None  # answered verbatim instead of ``body``
-    frames: list[bytes] | None = None  # server-sent events, each written and flushed alone
-    chunked: bool = True  # False: close-delimited body
-    complete: bool = True  # False: the connection drops before the body's end
-    delay_s: float = 0.0  # before the answer (or, for frames, before the last frame)
-    frame_gap_s: float = 0.0  # between frames
-
-
-@dataclass
-class Seen:
-    path: str
-    headers: dict[str, str]
-    json: Any
-
-
-Responder = Callable[[Seen], Reply]
-
-
-@dataclass
-class ChatServer:
-    url: str = ""
-    seen: list[Seen] = field(default_factory=list)
-    replies: list[Reply] = field(default_factory=list)
-    responder: Responder | None = None
-
-    def answer(self, *replies: Reply) -> None:
-        """Answer with these, in order; the last one repeats."""
-        self.replies = list(replies)
-
-    def next_for(self, seen: Seen) -> Reply:
-        if self.responder is not None:
-            return self.responder(seen)
-        return self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-
-
-def _handler(state: ChatServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
-        def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
-            payload = self.rfile.read(length) if length else b""
-            seen = Seen(
-                path=self.path,
-                headers={name.lower(): value for name, value in self.headers.items()},
-                json=json.loads(payload.decode("utf-8")) if payload else None,
-            )
-            state.seen.append(seen)
-            reply = state.next_for(seen)
-            try:
-                if reply.frames is None:
-                    self._send_json(reply)
-                else:
-                    self._send_events(reply)
-            except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
-                self.close_connection = True
-
-        def _send_json(self, reply: Reply) -> None:
-            if reply.delay_s:
-                time.sleep(reply.delay_s)
-            data = (
-                reply.raw
-                if reply.raw is not None
-                else json.dumps(reply.body, ensure_ascii=False).encode("utf-8")
-            )
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-        def _send_events(self, reply: Reply) -> None:
-            assert reply.frames is not None
-            self.send_response(reply.status)
-            self.send_header("Content-Type", "text/event-stream")
-            if reply.chunked:
-                self.send_header("Transfer-Encoding", "chunked")
-            else:
-                self.send_header("Connection", "close")
-                self.close_connection = True
-            self.end_headers()
-            for number, frame in enumerate(reply.frames, start=1):
-                if reply.delay_s and number == len(reply.frames):
-                    time.sleep(reply.delay_s)
-                elif reply.frame_gap_s and number > 1:
-                    time.sleep(reply.frame_gap_s)
-                if reply.chunked:
-                    self.wfile.write(b"%x\r\n%s\r\n" % (len(frame), frame))
-                else:
-                    self.wfile.write(frame)
-                self.wfile.flush()
-            if not reply.complete:
-                self.close_connection = True  # cut off: no terminating chunk
-            elif reply.chunked:
-                self.wfile.write(b"0\r\n\r\n")
-
-        def log_message(self, format: str, *args: Any) -> None:
-            pass
-
-    return Handler
+ChatServer = Server
 
 
 @pytest.fixture
 def server() -> Iterator[ChatServer]:
-    state = ChatServer()
-    httpd = QuietHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
-    state.url = f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    yield state
-    httpd.shutdown()
-    httpd.server_close()
-    thread.join()
+    with serve("/v1") as running:
+        yield running
 
 
 def completion(
