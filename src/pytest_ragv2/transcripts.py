@@ -13,7 +13,8 @@ carries the ``RunError``; the turns after it are not sent and are recorded with
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -172,3 +173,28 @@ class Transcript:
             turns=[ChatTurn.from_json(turn) for turn in data["turns"]],
             latency_s=data["latency_s"],
         )
+
+
+def run_conversation(prompts: Sequence[str], send: Callable[[int, str], ChatTurn]) -> Transcript:
+    """One conversation as every chat adapter holds it: ``send(number, prompt)`` (number
+    counted from 0) for each prompt in order; after a turn that failed, the later turns are
+    recorded as not sent; an exception out of ``send`` (an adapter bug) becomes that turn's
+    internal error instead of leaving the session."""
+    started = time.perf_counter()
+    turns: list[ChatTurn] = []
+    stopped = False
+    for number, prompt in enumerate(prompts):
+        if stopped:
+            turns.append(ChatTurn(prompt=prompt, ran=False))
+            continue
+        turn_started = time.perf_counter()
+        try:
+            turn = send(number, prompt)
+        except Exception as exc:
+            error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
+            turn = ChatTurn(
+                prompt=prompt, latency_s=time.perf_counter() - turn_started, error=error
+            )
+        turns.append(turn)
+        stopped = turn.error is not None
+    return Transcript(turns=turns, latency_s=time.perf_counter() - started)

@@ -51,7 +51,7 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragv2.records import ErrorKind, Exchange, RunError
-from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
+from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 PROMPT_PLACEHOLDER = "{prompt}"
 THREAD_PLACEHOLDER = "{thread_id}"
@@ -105,25 +105,18 @@ class CommandRunner:
         """Nothing to release: every process ends with its turn."""
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
-        started = time.perf_counter()
-        turns: list[ChatTurn] = []
-        stopped = False
         thread_id: str | None = None
-        for number, prompt in enumerate(prompts):
-            if stopped:
-                turns.append(ChatTurn(prompt=prompt, ran=False))
-                continue
+
+        def send(number: int, prompt: str) -> ChatTurn:
+            nonlocal thread_id
             if number and self.config.resume_argv is not None and thread_id is None:
                 error = RunError("adapter", "no thread id from the first turn to resume")
-                turns.append(ChatTurn(prompt=prompt, error=error))
-                stopped = True
-                continue
-            argv = self.argv_for(prompt, thread_id if number else None)
-            turn, outcome_thread = self._turn(prompt, argv)
-            thread_id = thread_id or outcome_thread
-            turns.append(turn)
-            stopped = turn.error is not None
-        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+                return ChatTurn(prompt=prompt, error=error)
+            turn, announced = self._turn(prompt, self.argv_for(prompt, thread_id))
+            thread_id = thread_id or announced
+            return turn
+
+        return run_conversation(prompts, send)
 
     def argv_for(self, prompt: str, thread_id: str | None = None) -> list[str]:
         """The command of one turn: ``resume_argv`` for a later turn of a conversation."""

@@ -37,7 +37,7 @@ from pytest_ragv2.systems.base import (
 from pytest_ragv2.systems.config import HttpJsonFields, RetryPolicy
 from pytest_ragv2.systems.http_json import MISSING, fill_template, map_item, resolve
 from pytest_ragv2.systems.openai_chat import flatten_usage, parse_arguments
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
+from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 DEFAULT_BODY: dict[str, str] = {"messages": "{messages}", "conversation_id": "{conversation_id}"}
 
@@ -98,33 +98,20 @@ class HttpJsonChat(HttpRetrieverBase):
         self.config = config
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
-        started = time.perf_counter()
         messages: list[dict[str, Any]] = []
         conversation_id: Any = None
-        turns: list[ChatTurn] = []
-        stopped = False
-        for number, prompt in enumerate(prompts, start=1):
-            if stopped:
-                turns.append(ChatTurn(prompt=prompt, ran=False))
-                continue
+
+        def send(number: int, prompt: str) -> ChatTurn:
+            nonlocal conversation_id
             messages.append({"role": "user", "content": prompt})
-            turn_started = time.perf_counter()
-            try:
-                turn, conversation_id = self._turn(
-                    prompt, list(messages), conversation_id, first=number == 1
-                )
-            except Exception as exc:  # an adapter bug must cost one run, not the session
-                turn = ChatTurn(
-                    prompt=prompt,
-                    latency_s=time.perf_counter() - turn_started,
-                    error=RunError(kind="internal", message=f"{type(exc).__name__}: {exc}"),
-                )
-            turns.append(turn)
-            if turn.error is not None:
-                stopped = True
-            else:
+            turn, conversation_id = self._turn(
+                prompt, list(messages), conversation_id, first=number == 0
+            )
+            if turn.error is None:
                 messages.append({"role": "assistant", "content": turn.answer})
-        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+            return turn
+
+        return run_conversation(prompts, send)
 
     def _turn(
         self, prompt: str, messages: list[dict[str, Any]], conversation_id: Any, *, first: bool

@@ -78,7 +78,7 @@ from pytest_ragv2.systems.base import (
 )
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
+from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
 FILE_SEARCH = "file_search"
@@ -130,30 +130,16 @@ class LibreChatAgents(HttpRetrieverBase):
         self.config = config
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
-        started = time.perf_counter()
         messages: list[dict[str, Any]] = []
-        turns: list[ChatTurn] = []
-        stopped = False
-        for prompt in prompts:
-            if stopped:
-                turns.append(ChatTurn(prompt=prompt, ran=False))
-                continue
+
+        def send(number: int, prompt: str) -> ChatTurn:
             messages.append({"role": "user", "content": prompt})
-            turn_started = time.perf_counter()
-            try:
-                turn = self._turn(prompt, list(messages))  # a copy: the exchange keeps it
-            except Exception as exc:  # an adapter bug must cost one run, not the session
-                turn = ChatTurn(
-                    prompt=prompt,
-                    latency_s=time.perf_counter() - turn_started,
-                    error=RunError(kind="internal", message=f"{type(exc).__name__}: {exc}"),
-                )
-            turns.append(turn)
-            if turn.error is not None:
-                stopped = True
-            else:
+            turn = self._turn(prompt, list(messages))  # a copy: the exchange keeps it
+            if turn.error is None:
                 messages.append({"role": "assistant", "content": turn.answer})
-        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+            return turn
+
+        return run_conversation(prompts, send)
 
     def _turn(self, prompt: str, messages: list[dict[str, Any]]) -> ChatTurn:
         draft = _Draft()

@@ -80,7 +80,7 @@ from pytest_ragv2.systems.openai_wire import (
 )
 from pytest_ragv2.systems.openai_wire import flatten_usage as flatten_usage
 from pytest_ragv2.systems.openai_wire import parse_arguments as parse_arguments
-from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript
+from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
 
@@ -124,21 +124,15 @@ class OpenAIChat(HttpRetrieverBase):
         self.search_k = config.search_k or _retriever_k(retriever)
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
-        started = time.perf_counter()
         conversation = _Conversation(messages=[])
         if self.config.system_prompt is not None:
             conversation.messages.append({"role": "system", "content": self.config.system_prompt})
-        turns: list[ChatTurn] = []
-        stopped = False
-        for prompt in prompts:
-            if stopped:
-                turns.append(ChatTurn(prompt=prompt, ran=False))
-                continue
+
+        def send(number: int, prompt: str) -> ChatTurn:
             conversation.messages.append({"role": "user", "content": prompt})
-            turn = self._turn(prompt, conversation)
-            turns.append(turn)
-            stopped = turn.error is not None
-        return Transcript(turns=turns, latency_s=time.perf_counter() - started)
+            return self._turn(prompt, conversation)
+
+        return run_conversation(prompts, send)
 
     def _turn(self, prompt: str, conversation: _Conversation) -> ChatTurn:
         state = _TurnState()
