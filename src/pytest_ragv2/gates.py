@@ -116,24 +116,42 @@ def leak_gate(results: SessionResults, candidate: str, allowlist_present: bool) 
     )
 
 
-def exact_lookup_gate(row: Mapping[str, Any], minimum: float) -> GateResult:
-    value = row.get("exact_metadata")
+def minimum_gate(
+    name: str,
+    description: str,
+    row: Mapping[str, Any],
+    metric: str,
+    minimum: float,
+    *,
+    label: str | None = None,
+    undefined: str | None = None,
+) -> GateResult:
+    """``row[metric]`` (a mean of per-case means) at least ``minimum``; SKIP when no run
+    defined the metric (``undefined`` says why)."""
+    value = row.get(metric)
+    threshold = f">= {minimum:.2f}"
     if value is None:
-        return GateResult(
-            "exact_lookup",
-            "exact identifier/document lookup: top result matches the gold location",
-            None,
-            f">= {minimum:.2f}",
-            "skip",
-            "no exact-lookup case in this run",
-        )
+        reason = undefined or f"{metric} undefined"
+        return GateResult(name, description, None, threshold, "skip", reason)
     return GateResult(
-        name="exact_lookup",
-        description="exact identifier/document lookup: top result matches the gold location",
+        name=name,
+        description=description,
         value=value,
-        threshold=f">= {minimum:.2f}",
-        decision=_decide(value >= minimum),
-        reason=f"exact-metadata success {_fmt(value)}",
+        threshold=threshold,
+        decision=_decide(value >= minimum - 1e-12),
+        reason=f"{label or metric} {_fmt(value)}",
+    )
+
+
+def exact_lookup_gate(row: Mapping[str, Any], minimum: float) -> GateResult:
+    return minimum_gate(
+        "exact_lookup",
+        "exact identifier/document lookup: top result matches the gold location",
+        row,
+        "exact_metadata",
+        minimum,
+        label="exact-metadata success",
+        undefined="no exact-lookup case in this run",
     )
 
 

@@ -24,6 +24,7 @@ from pytest_ragv2.gates import (
     error_rate_gate,
     fmt_delta,
     latency_gate,
+    minimum_gate,
 )
 from pytest_ragv2.schema import VETO_KINDS, VetoKind
 from pytest_ragv2.session import SessionResults, case_metric_means
@@ -100,23 +101,6 @@ def veto_gates(
             )
         )
     return gates
-
-
-def _minimum_gate(
-    name: str, description: str, row: Mapping[str, Any], metric: str, minimum: float
-) -> GateResult:
-    value = row.get(metric)
-    threshold = f">= {minimum:.2f}"
-    if value is None:
-        return GateResult(name, description, None, threshold, "skip", f"{metric} undefined")
-    return GateResult(
-        name=name,
-        description=description,
-        value=value,
-        threshold=threshold,
-        decision=_decide(value >= minimum - 1e-12),
-        reason=f"{metric} {_fmt(value)} (mean of per-case means)",
-    )
 
 
 def case_wins_gate(
@@ -228,7 +212,7 @@ def evaluate_layer_b(
     )
     row = results.systems[candidate]
     gates.append(
-        _minimum_gate(
+        minimum_gate(
             "exact_answer",
             "end-to-end exact-answer accuracy",
             row,
@@ -237,7 +221,7 @@ def evaluate_layer_b(
         )
     )
     gates.append(
-        _minimum_gate(
+        minimum_gate(
             "citation_correctness",
             "cited sources support the claims next to them",
             row,

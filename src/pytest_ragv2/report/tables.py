@@ -32,13 +32,18 @@ def fmt_rate(value: Any) -> str:
     return "—" if value is None else f"{float(value):.3f}"
 
 
-def fmt_ms(estimate: Mapping[str, Any] | None) -> str:
+def fmt_ms(estimate: Mapping[str, Any] | None, *, scale: float = 1000.0, digits: int = 1) -> str:
+    """A latency estimate and its interval, in ms (``scale=1, digits=2``: in seconds)."""
     if not estimate or estimate.get("value") is None:
         return "—"
-    text = f"{estimate['value'] * 1000:.1f}"
+    text = f"{estimate['value'] * scale:.{digits}f}"
     if estimate.get("low") is not None and estimate.get("high") is not None:
-        text += f" [{estimate['low'] * 1000:.1f}, {estimate['high'] * 1000:.1f}]"
+        text += f" [{estimate['low'] * scale:.{digits}f}, {estimate['high'] * scale:.{digits}f}]"
     return text
+
+
+def fmt_s(estimate: Mapping[str, Any] | None) -> str:
+    return fmt_ms(estimate, scale=1.0, digits=2)
 
 
 def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
@@ -195,15 +200,6 @@ DISCIPLINE_COLUMNS = (
     ("format_ok", "format"),
     ("tools_ok", "tool use"),
 )
-
-
-def fmt_s(estimate: Mapping[str, Any] | None) -> str:
-    if not estimate or estimate.get("value") is None:
-        return "—"
-    text = f"{estimate['value']:.2f}"
-    if estimate.get("low") is not None and estimate.get("high") is not None:
-        text += f" [{estimate['low']:.2f}, {estimate['high']:.2f}]"
-    return text
 
 
 def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
