@@ -78,6 +78,12 @@ contains.
   "tableau" / "Tabelle" / "table" in the prompt gives a Markdown table of the kept rows
   (their cell keys as columns, plus the source); "en une phrase" / "in one sentence" /
   "in einem Satz" gives one sentence (units joined by "; ").
+  Engineering checks (V2): when the prompt names a medium and a product identifier, the
+  medium is checked against the evidence (a negated mention, or a media listing that lacks
+  it, answers "<product> is not approved for <medium>" with that evidence, and no variant is
+  quoted); a table row whose medium or pressure cell contradicts the medium or the pressure in
+  bar the prompt asks for is never quoted as a match; a unit asked for explicitly ("in
+  dB(A)") must appear in the kept units, or the part is refused.
 
 Never invented: every number and identifier in an answer is copied from a source, the prompt
 or an earlier message; the connective text and labels hold no digit. Citation markers are
@@ -877,10 +883,38 @@ def _answer_v1(prompt: str, sources: Sequence[_Source], language: Language) -> s
     return "\n".join([_LEAD[language], *lines])
 
 
+_PROMPT_BAR = re.compile(r"(\d+(?:[.,]\d+)?)\s*bar\b")
+_CELL_NUMBER = re.compile(r"^\s*(\d+(?:[.,]\d+)?)\s*$")
+
+
+def _requirements(prompt: str) -> tuple[set[str], set[float]]:
+    """The media and the pressures in bar a question asks for (V2 keeps them)."""
+    folded = fold(prompt)
+    pressures = {float(m.group(1).replace(",", ".")) for m in _PROMPT_BAR.finditer(folded)}
+    return _media_in(folded), pressures
+
+
+def _row_contradicts(unit: _Unit, media: set[str], pressures: set[float]) -> bool:
+    """A table row (a project record) whose medium or pressure cell differs from what the
+    question asks for: V2 does not present it as a match."""
+    for key, value in unit.cells:
+        folded_key = fold(key)
+        if media and "medi" in folded_key:
+            listed = _media_in(fold(value))
+            if listed and not media & listed:
+                return True
+        if pressures and ("pressure" in folded_key or "druck" in folded_key):
+            number = _CELL_NUMBER.match(value)
+            if number and float(number.group(1).replace(",", ".")) not in pressures:
+                return True
+    return False
+
+
 def _best_units(part: _Part, sources: Sequence[_Source], table: bool) -> list[_Unit] | None:
     """The kept units for one part, or None when the evidence does not cover it."""
     if not _covered(part, sources):
         return None
+    media, pressures = _requirements(part.text)
     candidates: list[_Unit] = []
     for source in sources:
         if not _eligible(source, part):
@@ -888,6 +922,8 @@ def _best_units(part: _Part, sources: Sequence[_Source], table: bool) -> list[_U
         for unit in _units(source):
             _score(unit, part)
             if unit.score > 0 and not _conflicts(unit, part):
+                if unit.is_row and _row_contradicts(unit, media, pressures):
+                    continue
                 candidates.append(unit)
     if not candidates:
         return None
@@ -931,6 +967,7 @@ _MEDIUM_WORD: dict[str, dict[Language, str]] = {
     "co2": {"en": "CO2", "de": "CO2", "fr": "le CO2"},
     "air": {"en": "air", "de": "Luft", "fr": "l'air"},
 }
+_ANSWERS_NO = re.compile(r"\s*(?:no|nein|non)\b")
 _NEGATION = re.compile(r"\b(?:not|no|nein|nicht|kein\w*|pas|aucun\w*|never|nie)\b")
 _MEDIA_LABEL = re.compile(r"\b(?:media|medium|medien|fordermedi\w*|fluides?|gases?)\b")
 _NOT_APPROVED: dict[Language, str] = {
@@ -987,7 +1024,9 @@ def _incompatible_medium(
         heading = _media_in(source.context_words)  # an FAQ's question names the medium
         for unit in _units(source):
             folded = fold(unit.text)
-            excluded = sorted(asked & (_media_in(folded) | heading))
+            # the heading counts only for an answer that starts by saying no ("Nein. ...")
+            named = _media_in(folded) | (heading if _ANSWERS_NO.match(folded) else set())
+            excluded = sorted(asked & named)
             if excluded and _NEGATION.search(folded):
                 medium = _MEDIUM_WORD[excluded[0]][language]
                 statement = _NOT_APPROVED[language].format(name=name, medium=medium)
