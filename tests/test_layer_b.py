@@ -395,3 +395,11 @@ def test_answer_consistency_and_sizes_are_reported_per_system_and_case(
     assert v2["input_tokens_per_run"] == 10.0
     assert summary["by_case"]["v2"]["C01"]["answer_consistency"] == 0.5
     assert "Consistency and cost" in result.stdout.str()
+
+
+def test_an_unknown_answer_scoring_option_is_a_usage_error(chat_project: pytest.Pytester) -> None:
+    extra = "answer_scoring = {refusal_phrase = {en = ['nope']}}"
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(extra=extra))
+    result = chat_project.runpytest("--ragv2-layer=B")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "answer_scoring: unknown option(s) refusal_phrase" in result.stderr.str()

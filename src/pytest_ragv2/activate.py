@@ -58,6 +58,12 @@ def activate(config: pytest.Config) -> None:
         worker = "main"
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
     if settings.layer == "B":
+        from pytest_ragv2.layers.chat import scoring_options
+
+        try:
+            scoring_options(settings.answer_scoring)
+        except (ValueError, TypeError) as exc:
+            raise pytest.UsageError(f"[tool.ragv2] {exc}") from None
         missing = sorted(name for name, system in systems.items() if system.chat is None)
         if missing:
             raise pytest.UsageError(
