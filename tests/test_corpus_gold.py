@@ -843,3 +843,31 @@ def test_the_check_fails_when_a_tarnwald_location_is_altered(
     problems = gold_problems(corpus, {case_id: altered[case_id]}, load_answers(), only)
     assert any(problem.startswith(expected) for problem in problems), problems
     assert all(problem.startswith(case_id) for problem in problems)
+
+
+@pytest.mark.parametrize(
+    ("answer", "presented"),
+    [
+        (
+            "Passende Projekte:\n- project_id: TW-P-24-003\n- project_id: TW-P-24-007 | 250 bar",
+            True,
+        ),
+        ("Matching projects: TW-P-24-003, TW-P-24-007 and TW-P-25-011.", True),
+        ("Passende Projekte: TW-P-24-003. TW-P-24-007 scheidet aus (250 bar).", False),
+        ("TW-P-24-007 does not match: it runs at 250 bar.", False),
+        ("Nicht passend: TW-P-24-007 (250 bar).", False),
+    ],
+)
+def test_an_incompatible_project_trips_its_veto_only_when_presented_as_a_match(
+    answer: str, presented: bool
+) -> None:
+    from pytest_ragv2.cases import load_catalog
+    from pytest_ragv2.scoring.claims import claim_found
+
+    found = load_catalog(REPO / "cases", REPO / "gold", allowlist=None).find("K05")
+    assert found is not None
+    k05 = found.case
+    assert k05.expected_answer is not None
+    claim = next(c for c in k05.expected_answer.forbidden_claims if "TW-P-24-007" in c.text)
+    assert claim.veto == "incompatible_presented_compatible"
+    assert claim_found(claim, answer, "de").matched is presented
