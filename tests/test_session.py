@@ -66,3 +66,40 @@ def test_breakdowns_and_deduplication_by_run_key() -> None:
     assert results.by_language["v1"]["en"]["recall@5"] == 0.5
     assert results.systems["v1"]["latency_p95"]["value"] == pytest.approx(0.1 + 0.95 * 0.2)
     assert results.role_system("baseline") == "v1"
+
+
+def _failed(case: str, rep: int, kind: str, message: str, latency: float) -> dict[str, Any]:
+    failed = record(case, "v2", rep, 0.0, ok=False, met=False, latency=latency)
+    failed["error"] = {"kind": kind, "message": message, "status_code": None}
+    return failed
+
+
+def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
+    from pytest_ragv2.session import summarize
+
+    records = [
+        record("A", "v2", 1, 1.0, latency=0.5),
+        record("A", "v2", 2, 1.0, latency=0.5),
+        _failed("B", 1, "transport", "connection refused", 0.001),
+        _failed("B", 2, "transport", "connection refused", 0.001),
+        _failed("C", 1, "timeout", "read timed out", 30.0),
+    ]
+    row = summarize(records)
+    assert row["latency_p95"]["value"] == pytest.approx(0.5)
+    assert row["error_kinds"] == {"transport": 2, "timeout": 1}
+    assert row["error_example"] == "B: connection refused"
+
+
+def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:
+    from pytest_ragv2.gates import error_rate_gate, latency_gate
+    from pytest_ragv2.session import summarize
+
+    records = [_failed(f"C{n}", 1, "http", "401 Unauthorized", 0.002) for n in range(4)]
+    row = summarize(records, with_intervals=True)
+    latency = latency_gate(row, 2.0)
+    assert latency.decision == "fail"
+    assert "no successful run: all 4 failed" in latency.reason
+    assert "http: all, e.g. C0: 401 Unauthorized" in latency.reason
+    errors = error_rate_gate(row, 0.02)
+    assert errors.decision == "fail"
+    assert errors.reason == "4 of 4 runs failed (http: all, e.g. C0: 401 Unauthorized)"

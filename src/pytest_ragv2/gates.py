@@ -280,7 +280,12 @@ def latency_gate(
 ) -> GateResult:
     p95 = row.get("latency_p95", {}).get("value")
     if p95 is None:
-        return GateResult(name, description, None, f"< {maximum_s:g} s", "fail", "no runs")
+        reason = (
+            f"no successful run: all {row['runs']} failed ({_dominant_error(row)})"
+            if row.get("runs")
+            else "no runs"
+        )
+        return GateResult(name, description, None, f"< {maximum_s:g} s", "fail", reason)
     shown = f"{p95 * 1000:.1f} ms" if p95 < 1.0 else f"{p95:.2f} s"
     return GateResult(
         name=name,
@@ -308,8 +313,22 @@ def error_rate_gate(
         value=rate,
         threshold=f"<= {maximum:.2f}",
         decision=_decide(rate <= maximum),
-        reason=f"{row['errors']} of {row['runs']} {noun} failed",
+        reason=f"{row['errors']} of {row['runs']} {noun} failed"
+        + (f" ({_dominant_error(row)})" if row.get("errors") else ""),
     )
+
+
+def _dominant_error(row: Mapping[str, Any]) -> str:
+    """"mostly timeout (12 of 14), e.g. K03: read timed out" from a row's error kinds."""
+    kinds: Mapping[str, int] = row.get("error_kinds") or {}
+    if not kinds:
+        return "error kinds not recorded"
+    kind, count = next(iter(kinds.items()))
+    example = str(row.get("error_example") or "")
+    if len(example) > 160:
+        example = example[:159] + "…"
+    share = "all" if count == row.get("errors") else f"{count} of {row.get('errors')}"
+    return f"{kind}: {share}" + (f", e.g. {example}" if example else "")
 
 
 def evaluate_layer_a(

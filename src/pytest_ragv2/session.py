@@ -9,7 +9,7 @@ error costs the system its recall, it is never dropped from the denominator.
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -119,7 +119,9 @@ def summarize(
         records = [record for record in records if not record.get("skipped")]
     runs = len(records)
     errors = sum(1 for record in records if not record["ok"])
-    latencies = [float(record["latency_s"]) for record in records]
+    # A failed call's latency measures the failure (a refused connection, a 401), not the
+    # system: percentiles are over the successful runs only.
+    latencies = [float(record["latency_s"]) for record in records if record["ok"]]
     metrics_named = metrics_of_layer(layer)
     per_case = case_metric_means(records, metrics_named)
     row: Row = {
@@ -128,6 +130,7 @@ def summarize(
         "errors": errors,
         "error_rate": errors / runs if runs else None,
         "skipped": skipped,
+        **error_kinds(records),
     }
     if layer == "A":
         row["leaking_runs"] = sum(1 for record in records if record["metrics"].get("leaked"))
@@ -148,6 +151,30 @@ def summarize(
         row["latency_p50"] = {"value": _percentile(latencies, 50)}
         row["latency_p95"] = {"value": _percentile(latencies, 95)}
     return row
+
+
+def error_kinds(records: Sequence[Mapping[str, Any]]) -> Row:
+    """The failed runs by error kind, most frequent first, with one example message of the
+    most frequent kind (``error_kinds``, ``error_example``); empty when nothing failed."""
+    kinds: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for record in records:
+        if record["ok"]:
+            continue
+        error = record.get("error")
+        kind = str(error.get("kind") or "unknown") if isinstance(error, Mapping) else "unknown"
+        kinds[kind] += 1
+        if kind not in examples and isinstance(error, Mapping) and error.get("message"):
+            key = record.get("key")
+            case = key.get("case", "?") if isinstance(key, Mapping) else "?"
+            examples[kind] = f"{case}: {error['message']}"
+    if not kinds:
+        return {}
+    dominant = kinds.most_common(1)[0][0]
+    return {
+        "error_kinds": dict(kinds.most_common()),
+        "error_example": examples.get(dominant, ""),
+    }
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:

@@ -45,18 +45,32 @@ Table and row rule: a gold ``table`` matches ``item.table`` normalised-equal. A 
 that is an int matches ``item.row`` (1-based data row); a gold ``row`` that is a string
 matches ``item.row_key`` normalised-equal, or the string form of ``item.row``.
 
-Anchors: a gold entry may carry an ``anchor``, a short verbatim passage of its location.
+Anchors: a gold entry may carry an ``anchor``, a short passage of its location.
 Metadata is authoritative: an item that carries a location field (page, section, table,
 row) is judged on it. An item that carries no metadata for a field the gold names (a
 rag_api vector path returns no sections, and only the page a chunk starts on) holds that
-field when its text contains the anchor (both normalised as for table integrity). Without
-an anchor, a field the item lacks never matches. Exact-metadata success ignores anchors:
-it measures the metadata itself.
+field when its text contains the anchor (:func:`anchor_found`). Without an anchor, a field
+the item lacks never matches. Exact-metadata success ignores anchors: it measures the
+metadata itself.
+
+Anchor containment does not depend on how an extractor serialises a row or a record. Both
+sides are read as their **canonical characters**: NFKC, casefolded, keeping only letters,
+digits, currency and other symbols (``€``, ``°``) and ``%``/``‰`` — so whitespace, line
+breaks, tabs, ``|``, quotes, colons, braces and every other punctuation mark are gone, and
+with them the grouping and decimal separators of numbers (``1 689`` = ``1689`` = ``1.689``,
+``99,7`` = ``99.7``). A *word* is a maximal run of canonical characters in the original
+text. The anchor is split into cells at ``|``; it is found when its cells occur in the
+item's canonical text in order, each cell starting where a word of the item starts and
+ending where one ends (``TW-P-24-003`` is not found in ``TW-P-24-0031``), with at most
+:data:`ANCHOR_CELL_GAP` canonical characters between consecutive cells (a CSV or JSON
+loader writes a column name before each value). So the row anchor
+``T4 | 1 689 | 33 | 272 | 1 312`` is found in ``T4 1689 33 272 1312`` (XLSX through
+unstructured), in ``T4\n\n1 689\n\n33\n\n272\n\n1 312`` (DOCX through docx2txt, a cell per
+line), and ``project_id: TW-P-24-003`` in ``"project_id": "TW-P-24-003"`` (raw JSON).
 
 Table integrity (:func:`table_integrity`): every cell text the gold names (header, row,
-unit, footnote) appears as a substring of the item's text, both normalised (NFKC, casefold,
-whitespace runs collapsed; trailing punctuation is *not* stripped here). Empty
-``table_cells`` is trivially intact.
+unit, footnote) is found in the item's text as a one-cell anchor is (canonical characters,
+word boundaries). Empty ``table_cells`` is trivially intact.
 """
 
 from __future__ import annotations
@@ -221,8 +235,81 @@ def _row_matches(item: RetrievedItem, gold_row: int | str) -> bool:
     return item.row is not None and str(item.row) == wanted
 
 
+_KEPT_SYMBOLS = frozenset("%‰")
+ANCHOR_CELL_GAP = 40  # canonical characters allowed between two cells of a row anchor
+
+
+@dataclass(frozen=True, slots=True)
+class CanonicalText:
+    """A text's canonical characters and where its words start and end in them."""
+
+    chars: str
+    starts: frozenset[int]
+    ends: frozenset[int]
+
+
+def _kept(char: str) -> bool:
+    category = unicodedata.category(char)
+    return category[0] in "LN" or category in ("Sc", "So") or char in _KEPT_SYMBOLS
+
+
+@lru_cache(maxsize=4096)
+def canonical_text(text: str) -> CanonicalText:
+    """The canonical characters of ``text`` (module docstring) with its word boundaries."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    chars: list[str] = []
+    starts: set[int] = set()
+    ends: set[int] = set()
+    in_word = False
+    for char in folded:
+        if _kept(char):
+            if not in_word:
+                starts.add(len(chars))
+                in_word = True
+            chars.append(char)
+        elif in_word:
+            ends.add(len(chars))
+            in_word = False
+    if in_word:
+        ends.add(len(chars))
+    return CanonicalText("".join(chars), frozenset(starts), frozenset(ends))
+
+
+@lru_cache(maxsize=8192)
+def _anchor_cells(anchor: str) -> tuple[str, ...]:
+    cells = (canonical_text(cell).chars for cell in anchor.split("|"))
+    return tuple(cell for cell in cells if cell)
+
+
+def _cells_from(text: CanonicalText, cells: tuple[str, ...], index: int, after: int) -> bool:
+    """Whether ``cells[index:]`` occur in order from ``after`` on (the first of them within
+    the gap unless it is the anchor's first cell)."""
+    if index == len(cells):
+        return True
+    cell = cells[index]
+    limit = len(text.chars) if index == 0 else after + ANCHOR_CELL_GAP
+    position = text.chars.find(cell, after)
+    while position != -1 and position <= limit:
+        end = position + len(cell)
+        if (
+            position in text.starts
+            and end in text.ends
+            and _cells_from(text, cells, index + 1, end)
+        ):
+            return True
+        position = text.chars.find(cell, position + 1)
+    return False
+
+
+def anchor_found(anchor: str, text: str) -> bool:
+    """Whether ``text`` holds ``anchor`` by the extractor-independent rule of the module
+    docstring (canonical characters, word boundaries, ``|`` cells in order)."""
+    cells = _anchor_cells(anchor)
+    return bool(cells) and _cells_from(canonical_text(text), cells, 0, 0)
+
+
 def _anchor_in(item: RetrievedItem, ev: Evidence) -> bool:
-    return ev.anchor is not None and normalise_text(ev.anchor) in normalise_text(item.text)
+    return ev.anchor is not None and anchor_found(ev.anchor, item.text)
 
 
 def match_step(item: RetrievedItem, ev: Evidence, *, anchors: bool = True) -> int:
@@ -271,7 +358,4 @@ def matches(item: RetrievedItem, ev: Evidence, level: MatchLevel = "full") -> bo
 def table_integrity(item: RetrievedItem, cells: TableCells) -> bool:
     """Every cell text the gold names appears in the item's text (both normalised)."""
     named = cells.named()
-    if not named:
-        return True
-    text = normalise_text(item.text)
-    return all(normalise_text(value) in text for value in named.values())
+    return all(anchor_found(value.replace("|", " "), item.text) for value in named.values())

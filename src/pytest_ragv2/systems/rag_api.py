@@ -171,18 +171,32 @@ def document_to_item(rank: int, document: dict[str, Any], distance: float) -> Re
     )
 
 
-def _filename(metadata: dict[str, Any]) -> str | None:
-    """``metadata.filename``, else the basename of ``source`` without rag_api's user prefix.
+_UPLOAD_SUFFIX = re.compile(r"^(?P<stem>.+)_[0-9a-f]{32}(?P<suffix>\.[^./\\]*)?$")
 
-    rag_api stores uploads as ``<upload dir>/<user_id>-<original name>``.
+
+def _filename(metadata: dict[str, Any]) -> str | None:
+    """The original file name: ``metadata.filename`` where a service sends one, else read
+    from ``source`` in every form rag_api has written it:
+
+    - ``<upload dir>/<user_id>/<stem>_<32 hex digits><suffix>`` (since 2026-03: a unique name
+      per upload under the user's folder) -> ``<stem><suffix>``;
+    - ``<upload dir>/<user_id>-<original name>`` (older builds) -> ``<original name>``;
+    - any other path -> its basename.
     """
     if isinstance(metadata.get("filename"), str) and metadata["filename"]:
         return str(metadata["filename"])
     source = metadata.get("source")
     if not isinstance(source, str) or not source:
         return None
+    return filename_from_source(source, metadata.get("user_id"))
+
+
+def filename_from_source(source: str, user_id: object = None) -> str | None:
+    """The original file name of a rag_api ``source`` path (see :func:`_filename`)."""
     basename = re.split(r"[\\/]", source)[-1]
-    user_id = metadata.get("user_id")
+    unique = _UPLOAD_SUFFIX.match(basename)
+    if unique is not None:
+        return unique["stem"] + (unique["suffix"] or "")
     if isinstance(user_id, str) and user_id and basename.startswith(f"{user_id}-"):
         basename = basename[len(user_id) + 1 :]
     return basename or None
