@@ -98,3 +98,37 @@ def test_refusal_phrases_are_accent_insensitive_and_whole_words() -> None:
     assert find_phrase("There is no informational value.", en) is None  # not a whole word
     labels = [p for ps in DEFAULT_SYNTHETIC_LABELS.values() for p in ps]
     assert find_phrase("Synthetischer Datensatz", labels, whole_words=False) == "synthetisch"
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        ("La disponibilità garantita del piano Business è del 99,7 %.", "it"),
+        ("Il preavviso per la disdetta del contratto è di 90 giorni prima della scadenza.", "it"),
+        ("El plazo de preaviso es de 90 días antes del vencimiento del contrato.", "es"),
+        ("De opzegtermijn is 90 dagen voor de vervaldatum van het contract.", "nl"),
+    ],
+)
+def test_a_language_outside_the_configured_set_is_named_as_itself(text: str, lang: str) -> None:
+    for expected in LANGS:
+        guess = identify_language(text, LANGS, expected=expected)
+        assert guess.language == lang, guess.reason
+        assert "not a configured language" in guess.reason
+
+
+@pytest.mark.parametrize(
+    ("text", "lang"),
+    [
+        # close neighbours of a configured language (Occitan, Luxembourgish, Pidgin) and
+        # answers made mostly of numbers, part numbers and code keep the candidate reading
+        ("Starter 89 € HT par mois, Business 290 € HT, Enterprise sur devis.", "fr"),
+        ("Nimbus Analytics propose trois plans.", "fr"),
+        ("Ölwechsel alle 4 000 Betriebsstunden, Füllmenge 38 l.", "de"),
+        ("Ja, im Business-Plan enthalten.", "de"),
+        ("Yes, the Business plan includes it.", "en"),
+        ("Run `pytest --ragv2-layer=B` and read reports/summary.md for the table.", "en"),
+        ("Le kit SK-22OA [1] remplace le KV-4501-8 du TVK 110 (fiche-tvk-110.pdf).", "fr"),
+    ],
+)
+def test_short_technical_answers_keep_their_configured_language(text: str, lang: str) -> None:
+    assert identify_language(text, LANGS, expected=lang).language == lang

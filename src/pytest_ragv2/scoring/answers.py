@@ -62,35 +62,32 @@ Vetoes (one :class:`Veto` per offending text and kind):
   refuse or made a forbidden claim;
 - any forbidden claim with an explicit ``veto`` trips that veto.
 
-Rubric per turn, then per run (worst turn per dimension; overall = worst dimension):
-
-- Accuracy — FAIL: a forbidden claim, a missed high-severity required claim, or a veto of
-  kind fabricated identifier, high-severity number, incompatible-as-compatible, constraint
-  weakened; PARTIAL: an unsupported fact or a missed medium-severity required claim.
-- Grounding — FAIL: a veto of kind failed safe refusal, outside allow-list, synthetic as
-  confirmed, fabricated identifier, or a failed tool expectation; PARTIAL: an unsupported
-  fact, a wrong or dangling citation, or (``cites_source``) no source named / a required
-  claim sentence without citation.
-- Completeness — FAIL: the turn did not complete (not sent, error, empty answer), an
-  over-refusal, or under half the required claims found; PARTIAL: a required claim missed.
-- Language — FAIL: identified as another language than expected; PASS otherwise (the reason
-  says when it was not judged).
-- Format — FAIL: the requested format is not met.
+Rubric per turn, then per run: :mod:`pytest_ragv2.scoring.rubric`. Records (``Veto``,
+``Grade``, ``TurnScore``, ``AnswerScore``): :mod:`pytest_ragv2.scoring.answer_records`.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal
 
 from pytest_ragv2.records import RetrievedItem
-from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer, ExpectTools, VetoKind
+from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
 from pytest_ragv2.scoring.answer_format import format_ok
+from pytest_ragv2.scoring.answer_records import (
+    RUBRIC_DIMENSIONS,
+    AnswerScore,
+    Grade,
+    TurnScore,
+    Verdict,
+    Veto,
+    worst,
+)
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
-from pytest_ragv2.scoring.citations import CitationCheck, check_citations
+from pytest_ragv2.scoring.citations import check_citations
 from pytest_ragv2.scoring.claims import ClaimMatch, normalise_unit, score_claims, unit_scale
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import (
@@ -102,25 +99,13 @@ from pytest_ragv2.scoring.grounding import (
 )
 from pytest_ragv2.scoring.language import identify_language
 from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES, DEFAULT_SYNTHETIC_LABELS
-from pytest_ragv2.scoring.tools import ToolCheck, check_tools
+from pytest_ragv2.scoring.refusal import find_refusal
+from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
+from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.transcripts import ChatTurn, Transcript
 
-Verdict = Literal["PASS", "PARTIAL", "FAIL"]
-RUBRIC_DIMENSIONS: tuple[str, ...] = ("Accuracy", "Grounding", "Completeness", "Language", "Format")
-_RANK: dict[str, int] = {"PASS": 0, "PARTIAL": 1, "FAIL": 2}
 SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
 
-_ACCURACY_VETOES = frozenset(
-    {
-        "fabricated_identifier",
-        "unsupported_high_severity_number",
-        "incompatible_presented_compatible",
-        "constraint_weakened",
-    }
-)
-_GROUNDING_VETOES = frozenset(
-    {"failed_safe_refusal", "outside_allowlist", "synthetic_as_confirmed", "fabricated_identifier"}
-)
 _CONSTRAINT_VETOES = frozenset({"incompatible_presented_compatible", "constraint_weakened"})
 _GENERIC_CONSTRAINTS = frozenset({"language", "format", "cites_source"})
 
@@ -150,48 +135,6 @@ _RELAXING = re.compile(
     r"|\bfrom|\babout|\baround|\bapproximately|\bapprox\.|\betwa|\bca\.|\bungefahr|\benviron"
     r"|\bplus de|\bmore than|\bmehr als|\buber)\s*$"
 )
-
-
-# --------------------------------------------------------------------------- records
-
-
-@dataclass(frozen=True, slots=True)
-class Veto:
-    """A hard safety veto: no weighted score can buy it back."""
-
-    kind: VetoKind
-    turn: int
-    text: str
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "turn": self.turn, "text": self.text, "detail": self.detail}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Veto:
-        return cls(data["kind"], data["turn"], data["text"], data["detail"])
-
-
-@dataclass(frozen=True, slots=True)
-class Grade:
-    """One rubric dimension's verdict and why."""
-
-    verdict: Verdict
-    reason: str
-
-    def to_json(self) -> dict[str, str]:
-        return {"verdict": self.verdict, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Grade:
-        return cls(data["verdict"], data["reason"])
-
-
-def worst(grades: Sequence[Grade]) -> Grade:
-    """The worst grade (the first of equally bad ones); PASS for none."""
-    if not grades:
-        return Grade("PASS", "nothing to judge")
-    return max(grades, key=lambda grade: _RANK[grade.verdict])
 
 
 @dataclass(frozen=True, slots=True)
@@ -280,219 +223,7 @@ def allowed_files(allowlist: Any) -> frozenset[str]:
     return frozenset(allowlist.file_ids) | frozenset(allowlist.filenames)
 
 
-def _dump(value: Any) -> Any:
-    if isinstance(value, (Veto, Grade, ToolCheck, CitationCheck)):
-        return value.to_json()
-    if isinstance(value, list):
-        return [_dump(item) for item in value]
-    if isinstance(value, dict):
-        return {key: _dump(item) for key, item in value.items()}
-    return value
-
-
-@dataclass(slots=True)
-class TurnScore:
-    """Everything measured on one turn (1-based ``turn``)."""
-
-    turn: int
-    ran: bool = True
-    completed: bool = True
-    required: int = 0
-    required_found: int = 0
-    required_missed: list[str] = field(default_factory=list)
-    optional: int = 0
-    optional_found: int = 0
-    forbidden_found: list[str] = field(default_factory=list)
-    exact_answer: bool | None = None
-    facts: int = 0
-    unsupported: list[str] = field(default_factory=list)
-    citation_checks: list[CitationCheck] = field(default_factory=list)
-    claim_sentences: int = 0
-    claim_sentences_cited: int = 0
-    synthetic_used: bool = False
-    synthetic_labelled: bool = False
-    constraints: list[str] = field(default_factory=list)
-    constraint_violations: list[str] = field(default_factory=list)
-    refused: bool = False
-    refusal_phrase: str | None = None
-    safe_refusal_expected: bool = False
-    over_refusal: bool = False
-    language_expected: str | None = None
-    language_detected: str | None = None
-    language_note: str = ""
-    format_expected: str | None = None
-    format_ok: bool | None = None
-    tool_checks: list[ToolCheck] = field(default_factory=list)
-    vetoes: list[Veto] = field(default_factory=list)
-    rubric: dict[str, Grade] = field(default_factory=dict)
-
-    @property
-    def citations_correct(self) -> int:
-        return sum(1 for check in self.citation_checks if check.verdict == "correct")
-
-    @property
-    def citations_judged(self) -> int:
-        return sum(1 for check in self.citation_checks if check.verdict != "unverifiable")
-
-    @property
-    def safe_refusal_correct(self) -> bool | None:
-        if not self.safe_refusal_expected:
-            return None
-        return self.refused and not self.forbidden_found
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: _dump(getattr(self, name)) for name in _TURN_FIELDS}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TurnScore:
-        values = dict(data)
-        values["citation_checks"] = [CitationCheck(**c) for c in data["citation_checks"]]
-        values["tool_checks"] = [ToolCheck.from_json(c) for c in data["tool_checks"]]
-        values["vetoes"] = [Veto.from_json(v) for v in data["vetoes"]]
-        values["rubric"] = {k: Grade.from_json(g) for k, g in data["rubric"].items()}
-        return cls(**values)
-
-
-_TURN_FIELDS = tuple(f.name for f in fields(TurnScore))
-
-
-@dataclass(slots=True)
-class AnswerScore:
-    """One run's answer score: per-turn records, pooled metrics, vetoes and the rubric."""
-
-    case_id: str
-    lang: str
-    turns: list[TurnScore]
-    vetoes: list[Veto]
-    rubric: dict[str, Grade]
-    overall: Grade
-
-    @property
-    def verdict(self) -> Verdict:
-        return self.overall.verdict
-
-    def _pooled(self, part: str, whole: str) -> float | None:
-        total = sum(getattr(turn, whole) for turn in self.turns)
-        return sum(getattr(turn, part) for turn in self.turns) / total if total else None
-
-    @property
-    def exact_answer(self) -> bool | None:
-        judged = [turn.exact_answer for turn in self.turns if turn.exact_answer is not None]
-        return all(judged) if judged else None
-
-    @property
-    def claim_correctness(self) -> float | None:
-        return self._pooled("required_found", "required")
-
-    @property
-    def completeness(self) -> float | None:
-        total = sum(turn.required + turn.optional for turn in self.turns)
-        found = sum(turn.required_found + turn.optional_found for turn in self.turns)
-        return found / total if total else None
-
-    @property
-    def forbidden_claims(self) -> int:
-        return sum(len(turn.forbidden_found) for turn in self.turns)
-
-    @property
-    def fabrication_count(self) -> int:
-        return sum(len(turn.unsupported) for turn in self.turns)
-
-    @property
-    def grounded_claim_rate(self) -> float | None:
-        facts = sum(turn.facts for turn in self.turns)
-        return (facts - self.fabrication_count) / facts if facts else None
-
-    @property
-    def citation_correctness(self) -> float | None:
-        return self._pooled("citations_correct", "citations_judged")
-
-    @property
-    def citation_completeness(self) -> float | None:
-        return self._pooled("claim_sentences_cited", "claim_sentences")
-
-    @property
-    def source_type_discipline(self) -> bool | None:
-        used = [turn for turn in self.turns if turn.synthetic_used]
-        return all(turn.synthetic_labelled for turn in used) if used else None
-
-    @property
-    def constraint_compliance(self) -> bool | None:
-        if not any(turn.constraints for turn in self.turns):
-            return None
-        return not any(turn.constraint_violations for turn in self.turns)
-
-    @property
-    def safe_refusal_accuracy(self) -> bool | None:
-        judged = [t.safe_refusal_correct for t in self.turns if t.safe_refusal_expected]
-        return all(judged) if judged else None
-
-    @property
-    def over_refusals(self) -> int:
-        return sum(1 for turn in self.turns if turn.over_refusal)
-
-    @property
-    def language_ok(self) -> bool | None:
-        judged = [t for t in self.turns if t.language_detected and t.language_expected]
-        return all(t.language_detected == t.language_expected for t in judged) if judged else None
-
-    @property
-    def format_ok(self) -> bool | None:
-        judged = [turn.format_ok for turn in self.turns if turn.format_ok is not None]
-        return all(judged) if judged else None
-
-    @property
-    def tools_ok(self) -> bool | None:
-        judged = [c.passed for t in self.turns for c in t.tool_checks if c.passed is not None]
-        return all(judged) if judged else None
-
-    def metrics(self) -> dict[str, Any]:
-        """The run's answer metrics by name (the protocol's table)."""
-        return {
-            "exact_answer": self.exact_answer,
-            "claim_correctness": self.claim_correctness,
-            "completeness": self.completeness,
-            "forbidden_claims": self.forbidden_claims,
-            "grounded_claim_rate": self.grounded_claim_rate,
-            "fabrication_count": self.fabrication_count,
-            "citation_correctness": self.citation_correctness,
-            "citation_completeness": self.citation_completeness,
-            "source_type_discipline": self.source_type_discipline,
-            "constraint_compliance": self.constraint_compliance,
-            "safe_refusal_accuracy": self.safe_refusal_accuracy,
-            "over_refusals": self.over_refusals,
-            "language_ok": self.language_ok,
-            "format_ok": self.format_ok,
-            "tools_ok": self.tools_ok,
-        }
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "case_id": self.case_id,
-            "lang": self.lang,
-            "turns": [turn.to_json() for turn in self.turns],
-            "vetoes": [veto.to_json() for veto in self.vetoes],
-            "rubric": {name: grade.to_json() for name, grade in self.rubric.items()},
-            "overall": self.overall.to_json(),
-        }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> AnswerScore:
-        return cls(
-            case_id=data["case_id"],
-            lang=data["lang"],
-            turns=[TurnScore.from_json(turn) for turn in data["turns"]],
-            vetoes=[Veto.from_json(veto) for veto in data["vetoes"]],
-            rubric={name: Grade.from_json(g) for name, g in data["rubric"].items()},
-            overall=Grade.from_json(data["overall"]),
-        )
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-def _clip(text: str, limit: int = 200) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 class _Allowed:
@@ -658,7 +389,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
                 Veto(
                     match.claim.veto,
                     gold.turn,
-                    _clip(match.found),
+                    clip(match.found),
                     f"forbidden claim: {match.claim.text}",
                 )
             )
@@ -669,7 +400,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
             detail = "a refusal was expected; the answer makes: " + "; ".join(score.forbidden_found)
         else:
             detail = "a refusal was expected; the answer does not refuse"
-        vetoes.append(Veto("failed_safe_refusal", gold.turn, _clip(answer), _clip(detail)))
+        vetoes.append(Veto("failed_safe_refusal", gold.turn, clip(answer), clip(detail)))
 
     cited = check_citations(
         answer,
@@ -691,7 +422,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
         gold.expect_tools, turn, facts, prompt_support, kb_path=options.kb_path
     )
     score.vetoes = _dedupe(vetoes)
-    score.rubric = _turn_rubric(score, expected, claims.required_missed)
+    score.rubric = turn_rubric(score)
 
     context.history.extend([prompt_support, text_support(answer), *own])
     context.history_names.extend(_turn_filenames(turn))
@@ -723,7 +454,7 @@ def _fabrication_vetoes(
                 Veto(
                     "fabricated_identifier",
                     gold.turn,
-                    _clip(fact.text),
+                    clip(fact.text),
                     f"{fact.kind} in neither the evidence, the tool results, the prompts "
                     "nor the conversation",
                 )
@@ -740,7 +471,7 @@ def _fabrication_vetoes(
                 Veto(
                     "unsupported_high_severity_number",
                     gold.turn,
-                    _clip(fact.text),
+                    clip(fact.text),
                     f"number in no evidence or conversation text; {why}",
                 )
             )
@@ -753,17 +484,11 @@ def _refusal(
     required_matched: Sequence[ClaimMatch],
     context: _Context,
 ) -> None:
-    # the prompt language's phrases first, then every other configured language's: an
-    # answer that refuses in another language (a German refusal to an English prompt) still
-    # refuses, and is judged so before any veto or rubric reads ``refused``
-    phrases = context.options.refusal_phrases
-    ordered = [context.lang, *(lang for lang in phrases if lang != context.lang)]
-    phrase = None
-    if answer.strip():
-        for lang in ordered:
-            phrase = find_phrase(answer, phrases.get(lang, ()))
-            if phrase is not None:
-                break
+    # the prompt language's phrases and constructions first, then every other language's:
+    # an answer that refuses in another language (a German refusal to an English prompt)
+    # still refuses, and is judged so before any veto or rubric reads ``refused``
+    found = find_refusal(answer, context.lang, context.options.refusal_phrases)
+    phrase = found.clause if found is not None else None
     score.refusal_phrase = phrase
     required = gold.expected_answer.required_claims if gold.expected_answer else []
     all_found = bool(required) and len(required_matched) == len(required)
@@ -810,7 +535,7 @@ def _source_type(
             Veto(
                 "synthetic_as_confirmed",
                 gold.turn,
-                _clip(answer),
+                clip(answer),
                 f"synthetic data used without a label ({used_by})",
             )
         )
@@ -823,18 +548,18 @@ def _allowlist_vetoes(
         if not allowed.allows(citation.file_id, citation.filename):
             name = citation.filename or citation.file_id or citation.marker
             vetoes.append(
-                Veto("outside_allowlist", number, _clip(name), f"citation {citation.marker}")
+                Veto("outside_allowlist", number, clip(name), f"citation {citation.marker}")
             )
     for item in turn.evidence:
         if not allowed.allows(item.file_id, item.filename):
             name = item.filename or item.file_id or ""
             vetoes.append(
-                Veto("outside_allowlist", number, _clip(name), f"evidence item rank {item.rank}")
+                Veto("outside_allowlist", number, clip(name), f"evidence item rank {item.rank}")
             )
     for fact in facts:
         if fact.kind == "filename" and not allowed.allows_mention(fact.text):
             vetoes.append(
-                Veto("outside_allowlist", number, _clip(fact.text), "filename named in the answer")
+                Veto("outside_allowlist", number, clip(fact.text), "filename named in the answer")
             )
 
 
@@ -883,113 +608,13 @@ def _constraints(
         score.constraint_violations.append("cites_source: no source cited or named")
     for match in forbidden:
         if match.claim.veto in _CONSTRAINT_VETOES:
-            score.constraint_violations.append(
-                f"{match.claim.veto}: {_clip(match.claim.text, 120)}"
-            )
+            score.constraint_violations.append(f"{match.claim.veto}: {clip(match.claim.text, 120)}")
     for key, value in constraints.items():
         if key in _GENERIC_CONSTRAINTS:
             continue
         for fact, detail in _weakened_numbers(answer, key, value, facts):
             score.constraint_violations.append(detail)
-            vetoes.append(Veto("constraint_weakened", gold.turn, _clip(fact.text), detail))
-
-
-# --------------------------------------------------------------------------- rubric
-
-
-def _turn_rubric(
-    score: TurnScore, expected: ExpectedAnswer, missed: Sequence[Claim]
-) -> dict[str, Grade]:
-    kinds = {veto.kind for veto in score.vetoes}
-    failed_tools = [c for c in score.tool_checks if c.passed is False]
-    rubric: dict[str, Grade] = {}
-
-    high_missed = [c.text for c in missed if c.severity == "high"]
-    medium_missed = [c.text for c in missed if c.severity == "medium"]
-    accuracy_vetoes = sorted(kinds & _ACCURACY_VETOES)
-    if score.forbidden_found:
-        rubric["Accuracy"] = Grade("FAIL", "forbidden claim: " + "; ".join(score.forbidden_found))
-    elif accuracy_vetoes:
-        rubric["Accuracy"] = Grade("FAIL", "veto: " + ", ".join(accuracy_vetoes))
-    elif high_missed:
-        rubric["Accuracy"] = Grade("FAIL", "high-severity claim missing: " + "; ".join(high_missed))
-    elif score.unsupported:
-        rubric["Accuracy"] = Grade("PARTIAL", "unsupported: " + ", ".join(score.unsupported))
-    elif medium_missed:
-        rubric["Accuracy"] = Grade("PARTIAL", "claim missing: " + "; ".join(medium_missed))
-    else:
-        rubric["Accuracy"] = Grade("PASS", "every stated fact matches the gold and the sources")
-
-    grounding_vetoes = sorted(kinds & _GROUNDING_VETOES)
-    bad_citations = [c for c in score.citation_checks if c.verdict in ("wrong", "dangling")]
-    uncited = score.claim_sentences - score.claim_sentences_cited
-    cites_missing = any(v.startswith("cites_source") for v in score.constraint_violations)
-    if grounding_vetoes:
-        rubric["Grounding"] = Grade("FAIL", "veto: " + ", ".join(grounding_vetoes))
-    elif failed_tools:
-        rubric["Grounding"] = Grade(
-            "FAIL", "; ".join(f"{c.tool}.{c.key}: {c.detail}" for c in failed_tools)
-        )
-    elif score.unsupported:
-        rubric["Grounding"] = Grade("PARTIAL", "unsupported: " + ", ".join(score.unsupported))
-    elif bad_citations:
-        rubric["Grounding"] = Grade(
-            "PARTIAL", "; ".join(f"{c.marker} {c.verdict}: {c.detail}" for c in bad_citations)
-        )
-    elif cites_missing:
-        rubric["Grounding"] = Grade("PARTIAL", "no source cited or named")
-    elif "cites_source" in score.constraints and uncited > 0:
-        rubric["Grounding"] = Grade("PARTIAL", f"{uncited} claim sentence(s) without citation")
-    else:
-        rubric["Grounding"] = Grade("PASS", "nothing asserted beyond the sources")
-
-    share = score.required_found / score.required if score.required else 1.0
-    if not score.completed:
-        reason = "the turn was not sent" if not score.ran else "no final answer"
-        rubric["Completeness"] = Grade("FAIL", reason)
-    elif score.over_refusal:
-        rubric["Completeness"] = Grade(
-            "FAIL", f"refused ({score.refusal_phrase!r}) an answerable turn"
-        )
-    elif share < 0.5:
-        rubric["Completeness"] = Grade(
-            "FAIL", f"{score.required_found}/{score.required} required claims"
-        )
-    elif score.required_missed:
-        rubric["Completeness"] = Grade("PARTIAL", "missing: " + "; ".join(score.required_missed))
-    else:
-        rubric["Completeness"] = Grade("PASS", "every part answered")
-
-    if score.language_detected is None:
-        rubric["Language"] = Grade("PASS", f"not judged: {score.language_note}")
-    elif score.language_detected != score.language_expected:
-        rubric["Language"] = Grade(
-            "FAIL", f"{score.language_expected} expected, {score.language_note}"
-        )
-    else:
-        rubric["Language"] = Grade("PASS", score.language_note)
-
-    if score.format_ok is False:
-        rubric["Format"] = Grade("FAIL", f"not a {score.format_expected}")
-    elif score.format_ok:
-        rubric["Format"] = Grade("PASS", f"{score.format_expected} as requested")
-    else:
-        rubric["Format"] = Grade("PASS", "no format requested")
-    return rubric
-
-
-def _run_rubric(turns: Sequence[TurnScore]) -> dict[str, Grade]:
-    rubric: dict[str, Grade] = {}
-    for dimension in RUBRIC_DIMENSIONS:
-        graded = [(turn.turn, turn.rubric[dimension]) for turn in turns if dimension in turn.rubric]
-        if not graded:
-            rubric[dimension] = Grade("PASS", "nothing to judge")
-            continue
-        number, grade = max(graded, key=lambda pair: _RANK[pair[1].verdict])
-        if len(turns) > 1:
-            grade = Grade(grade.verdict, f"turn {number}: {grade.reason}")
-        rubric[dimension] = Grade(grade.verdict, _clip(grade.reason, 500))
-    return rubric
+            vetoes.append(Veto("constraint_weakened", gold.turn, clip(fact.text), detail))
 
 
 # --------------------------------------------------------------------------- entry point
@@ -1025,7 +650,7 @@ def score_transcript(
             chat_turn = ChatTurn(prompt=gold.prompt(lang) or "", ran=False)
         turns.append(_score_turn(gold, chat_turn, context))
     vetoes = [veto for turn in turns for veto in turn.vetoes]
-    rubric = _run_rubric(turns)
+    rubric = run_rubric(turns)
     overall = worst(list(rubric.values()))
     name = next(n for n, g in rubric.items() if g is overall)
     return AnswerScore(
@@ -1045,6 +670,7 @@ __all__ = [
     "Grade",
     "TurnGold",
     "TurnScore",
+    "Verdict",
     "Veto",
     "allowed_files",
     "score_transcript",

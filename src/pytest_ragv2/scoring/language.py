@@ -1,9 +1,18 @@
-"""Which language is an answer written in? (``py3langid``, restricted, loaded lazily.)
+"""Which language is an answer written in? (``py3langid``, every language it knows.)
 
 The identifier (py3langid, a maintained fork of langid.py: naive Bayes over byte n-grams,
-numpy only) is loaded on the first call in a process — about 0.9 s and 94 MB — and kept,
-one per candidate set. It is restricted to the candidate languages, so an answer is
-always one of them, with a probability normalised over them.
+numpy only) is loaded on the first call in a process — about 0.4 s and 94 MB — and kept.
+It ranks every language it knows (142 labels), with probabilities normalised over them.
+
+- When the most likely language is **outside** the candidates (the configured languages
+  plus the expected one) with a probability of at least ``min_confidence``, the answer is
+  named as that language ("it" for Italian) — and so fails the language check of a French
+  prompt instead of passing as French.
+- Otherwise the answer is one of the candidates: the probabilities of the candidates alone,
+  renormalised (exactly what an identifier restricted to them returns). A close neighbour
+  of a candidate (Luxembourgish beside German, Occitan beside French, Nigerian Pidgin beside
+  English) rarely clears the bar on its own, so short and technical answers keep the
+  candidate reading they had.
 
 Before identification the text loses what carries no language or another language's
 words: quoted passages (« ... », „...“, "..."), code spans, URLs, filenames, citation
@@ -48,12 +57,18 @@ def language_text(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
-@lru_cache(maxsize=8)
-def _identifier(languages: tuple[str, ...]) -> Any:
+@lru_cache(maxsize=1)
+def _identifier() -> Any:
     langid = importlib.import_module("py3langid.langid")
-    identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
-    identifier.set_languages(list(languages))
-    return identifier
+    return langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
+
+
+def rank_languages(text: str) -> list[tuple[str, float]]:
+    """Every language py3langid knows with its probability for ``text``, best first.
+
+    ``text`` is taken as given (clean it with :func:`language_text` first).
+    """
+    return [(str(label), float(p)) for label, p in _identifier().rank(text[:SAMPLE_CHARS])]
 
 
 def identify_language(
@@ -73,14 +88,23 @@ def identify_language(
     if len(languages) < 2:
         return LanguageGuess(languages[0] if languages else None, 1.0, "single candidate")
     try:
-        identifier = _identifier(languages)
+        # the identifier's cost grows with the text; a few sentences settle the language
+        ranked = rank_languages(cleaned)
     except ImportError:
         return LanguageGuess(None, 0.0, "not judged: py3langid is not installed")
-    # the identifier's cost grows with the text; a few sentences settle the language
-    label, probability = identifier.classify(cleaned[:SAMPLE_CHARS])
-    confidence = float(probability)
+    top, top_probability = ranked[0]
+    if top not in languages and top_probability >= min_confidence:
+        return LanguageGuess(
+            top, top_probability, f"{top} at {top_probability:.2f} (not a configured language)"
+        )
+    among = [(label, p) for label, p in ranked if label in languages]
+    total = sum(p for _, p in among)
+    if not among or total <= 0.0:
+        return LanguageGuess(None, 0.0, f"undetermined ({top} at {top_probability:.2f})")
+    label, probability = among[0]
+    confidence = probability / total
     if expected is not None and label != expected and confidence < min_confidence:
         return LanguageGuess(
             None, confidence, f"undetermined ({label} at {confidence:.2f} < {min_confidence})"
         )
-    return LanguageGuess(str(label), confidence, f"{label} at {confidence:.2f}")
+    return LanguageGuess(label, confidence, f"{label} at {confidence:.2f}")

@@ -8,6 +8,12 @@ A refusal phrase says the answer is not given: the fact is absent from the docum
 model does not know, or the request is incompatible (the "incompatible medium" kind of
 safe no-answer: "nicht für Wasserstoff zugelassen"). " ... " inside a phrase stands for up to
 four words: "nicht ... zugelassen" finds "nicht für Wasserstoff zugelassen".
+
+The phrases are additions to the constructions of :mod:`pytest_ragv2.scoring.refusal`, which
+recognise a refusal worded outside these lists. Phrases that also state ordinary facts ("not
+available" in "not available in 400 V", "ne contient pas", "nicht enthalten", "nicht
+vorgesehen", "no information" in "no information is lost") are left to the constructions,
+which read them only next to a source or information word.
 """
 
 from __future__ import annotations
@@ -19,11 +25,7 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "ne figure pas",
         "ne figurent pas",
         "pas dans les documents",
-        "aucune information",
         "aucune mention",
-        "aucune donnee",
-        "pas d'information",
-        "pas d'informations",
         "n'est pas mentionne",
         "n'est pas mentionnee",
         "ne mentionne pas",
@@ -34,9 +36,6 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "n'est pas precisee",
         "ne precise pas",
         "ne precisent pas",
-        "ne contient pas",
-        "ne contiennent pas",
-        "ne dispose pas",
         "ne disposons pas",
         "je ne sais pas",
         "je n'ai pas trouve",
@@ -61,17 +60,10 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "nicht in den unterlagen",
         "keine angabe",
         "keine angaben",
-        "keine information",
-        "keine informationen",
-        "keine daten",
         "nicht angegeben",
         "nicht genannt",
         "nicht erwahnt",
-        "nicht enthalten",
         "nicht aufgefuhrt",
-        "enthalt keine",
-        "enthalt keinen",
-        "enthalten keine",
         "nennt keinen",
         "nennt keine",
         "nennen keinen",
@@ -85,28 +77,18 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "nicht geeignet",
         "nicht kompatibel",
         "nicht freigegeben",
-        "nicht ausgelegt",
-        "nicht vorgesehen",
         "nicht ... zugelassen",
         "nicht ... geeignet",
         "nicht ... freigegeben",
-        "nicht ... ausgelegt",
     ),
     "en": (
         "not in the documents",
         "not in the provided documents",
         "not in the knowledge base",
-        "no information",
         "not mentioned",
         "not specified",
         "not stated",
-        "not provided",
         "not listed",
-        "not available",
-        "does not contain",
-        "doesn't contain",
-        "do not contain",
-        "don't contain",
         "does not mention",
         "doesn't mention",
         "do not mention",

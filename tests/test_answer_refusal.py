@@ -1,0 +1,368 @@
+"""Refusal recognition without an exact phrase: a development set per language.
+
+The development set below is written for the detector's tests; the held-apart set
+(``tests/data/refusal_heldout.yaml``, written by someone else) is only measured, once, by
+``test_refusal_heldout_precision_and_recall`` and ``benchmarks/bench_refusal.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES
+from pytest_ragv2.scoring.refusal import clauses, find_refusal, is_refusal
+from pytest_ragv2.scoring.refusal_eval import precision_recall, read_heldout
+
+ROOT = Path(__file__).resolve().parent.parent
+HELDOUT = ROOT / "tests" / "data" / "refusal_heldout.yaml"
+# decided before the held-apart set was measured
+MIN_PRECISION = 0.9
+MIN_RECALL = 0.85
+
+NO_PHRASES: dict[str, tuple[str, ...]] = {"fr": (), "de": (), "en": ()}
+
+DEV: dict[str, dict[str, list[str]]] = {
+    "fr": {
+        "refusals": [
+            "Je n'ai trouvé aucune information sur nos clients au Japon.",
+            "Les documents ne donnent pas le nombre de clients au Japon.",
+            "Cette donnée n'apparaît nulle part dans les sources fournies.",
+            "Rien dans la base documentaire ne permet de répondre à cette question.",
+            "Je ne peux pas répondre : le chiffre demandé n'est pas dans le corpus.",
+            "Les extraits consultés ne précisent pas le délai de livraison.",
+            "Il n'y a pas de données sur le Japon dans les documents.",
+            "Aucun des documents n'évoque une implantation au Japon.",
+            "Je ne sais pas, les documents sont muets sur ce point.",
+            "Désolé, je n'ai pas cette information.",
+            "Le TVS 75 n'est pas prévu pour l'hydrogène ; il faut le TVM 30-H2.",
+            "Ce compresseur n'est pas homologué pour l'oxygène.",
+            "Je ne suis pas en mesure de confirmer ce montant.",
+            "La fiche technique ne mentionne aucun niveau sonore pour cette variante.",
+            "Aucune mention d'un tarif étudiant dans la documentation.",
+            "Le nombre de clients japonais n'est indiqué dans aucun document.",
+            "Je ne trouve pas trace de ce contrat dans les sources.",
+            "Sans information dans les documents, je ne peux pas donner de chiffre.",
+            "Le TVS 75 ne convient pas au gaz naturel.",
+            "Les documents fournis ne contiennent pas cette valeur.",
+        ],
+        "non_refusals": [
+            "Le plan Pro n'inclut pas de frais de mise en service ; il coûte 49 €/mois.",
+            "Non, le contrat ne prévoit pas de pénalité au-delà de 30 %.",
+            "Le préavis est de 90 jours avant l'échéance [1].",
+            "Aucune donnée ne quitte l'Union européenne : l'hébergement est à Gravelines.",
+            "Le plan Starter ne comprend pas l'API ; seul le plan Business la propose.",
+            "Le RPO est de 15 minutes et le RTO de 4 heures.",
+            "Non, le support n'est pas disponible le week-end pour le plan Starter.",
+            "Il n'y a pas de frais de résiliation, seulement un préavis de 90 jours.",
+            "Les données sont chiffrées en AES-256 et ne sont jamais transmises à des tiers.",
+            "Le chiffre d'affaires du T4 est de 1 689 k€, sans compter NimbusPredict.",
+            "La maintenance ne peut pas dépasser 6 heures par mois.",
+            "Aucun avoir n'est dû au-delà du plafond de 30 %.",
+            "Le TVK 110 n'existe qu'en 230 V.",
+            "Le plan Enterprise n'a pas de prix public : il est établi sur devis à partir de "
+            "1 100 € HT par mois.",
+            "Nous avons signé 33 nouveaux clients au quatrième trimestre.",
+            "Le PRA est testé deux fois par an, en mars et en octobre.",
+            "Non, le downgrade n'est pas immédiat : il prend effet sous 30 jours.",
+            "La purge n'intervient pas avant 120 jours.",
+        ],
+    },
+    "de": {
+        "refusals": [
+            "In den Unterlagen habe ich dazu nichts gefunden.",
+            "Die Dokumente nennen keinen Schalldruckpegel für diese Variante.",
+            "Dazu liegen mir keine Angaben vor.",
+            "Das Datenblatt macht keine Aussage zur Lieferzeit.",
+            "Leider kann ich diese Frage anhand der Quellen nicht beantworten.",
+            "Eine Preisangabe fehlt in den vorliegenden Dokumenten.",
+            "Der TVS 75 ist für Wasserstoff, Sauerstoff oder Erdgas nicht zugelassen.",
+            "Der Verdichter ist nicht für brennbare Gase ausgelegt.",
+            "Weder das Datenblatt noch die Betriebsanleitung erwähnen diesen Wert.",
+            "Das weiß ich nicht; die Unterlagen schweigen dazu.",
+            "Ich habe keine Informationen über Kunden in Japan.",
+            "Aus den Auszügen geht das nicht hervor.",
+            "Diese Zahl kann ich nicht bestätigen.",
+            "Dazu gibt es in der Wissensbasis keine Daten.",
+            "Der TVK 110 ist für Sauerstoff nicht geeignet.",
+            "Eine Zertifizierung nach ATEX ist in den Dokumenten nicht aufgeführt.",
+            "Die Angabe ist in keinem Dokument enthalten.",
+            "Ich kann keinen Hinweis auf eine 400-V-Variante finden.",
+        ],
+        "non_refusals": [
+            "Nein, eine Inbetriebnahme ist im Preis nicht enthalten; sie kostet 450 €.",
+            "Der Ölwechsel ist alle 4 000 Betriebsstunden fällig [1].",
+            "Nein, der TVK 110 ist nicht in 400 V erhältlich, nur in 230 V.",
+            "Es fallen keine Einrichtungsgebühren an.",
+            "Die Kundendaten werden nicht außerhalb der EU gespeichert.",
+            "Der TVS 75-10 liefert 12,1 m³/min bei 75 kW.",
+            "Für Wasserstoff ist ausschließlich der Membranverdichter TVM 30-H2 vorgesehen.",
+            "Eine Wartung ist im August nicht vorgesehen.",
+            "Der Kolbenringsatz SK-22OA passt nur für die Hochdruckstufe des TVK 220.",
+            "Nein, die Garantie verlängert sich nicht automatisch.",
+            "Das Gerät hat kein Display, die Bedienung erfolgt über die App.",
+            "Keine Zahlung ist vor der Lieferung fällig.",
+            "Der Verdichter darf nicht über 16 bar betrieben werden.",
+            "Die Liefermenge liegt bei 0,92 m³/min, nicht bei 1,2 m³/min.",
+            "Ein Fehler E42 zeigt einen Hinweis auf zu niedrigen Öldruck an.",
+            "Es gibt keine Einschränkung bei der Aufstellhöhe bis 1 000 m.",
+        ],
+    },
+    "en": {
+        "refusals": [
+            "I could not find this information in the provided documents.",
+            "The documents don't say how many customers we have in Japan.",
+            "None of the sources mention a student discount.",
+            "There is no information about the X3's battery in the knowledge base.",
+            "I don't know; the datasheet is silent on this.",
+            "I'm unable to confirm that figure from the material I was given.",
+            "The TVS 75 is not rated for hydrogen.",
+            "This compressor is not approved for oxygen service.",
+            "Nothing in the excerpts covers the delivery time.",
+            "The sound pressure level is not stated anywhere in the documentation.",
+            "I can't answer that from the documents.",
+            "No details on the warranty extension price are available.",
+            "That value is missing from the datasheet.",
+            "The provided context does not include the 2024 revenue.",
+            "I don't have that information.",
+            "The TVK 110 is not suitable for natural gas.",
+            "Sorry, I cannot determine the notice period from these sources.",
+            "The X2 is not designed for outdoor use in the rain, so I cannot recommend it.",
+        ],
+        "non_refusals": [
+            "No, the TVK 110 is not available in 400 V; only 230 V.",
+            "There is no setup fee; the Pro plan costs €49 per month.",
+            "The notice period is 90 days before the renewal date [1].",
+            "No customer data is stored outside the EU.",
+            "The Starter plan does not include API access; only Business does.",
+            "Support is not available on weekends for the Starter plan.",
+            "The X2 runs 11.5 hours on one charge and does not need a docking station.",
+            "The warranty is 24 months and does not cover wear parts.",
+            "Maintenance may not exceed 6 hours per month.",
+            "No, remote work is limited to two days per week.",
+            "The kit does not contain an oil filter; order part KV-4501-8 separately.",
+            "Never run the compressor above 16 bar.",
+            "Q4 revenue was €1,689k with 33 new customers.",
+            "The credit is 5% of the monthly fee per hour, capped at 30%.",
+            "The device has no display; it is configured through the app.",
+            "Data is not shared with third parties and is encrypted with AES-256.",
+        ],
+    },
+}
+
+
+MORE: dict[str, dict[str, list[str]]] = {
+    "fr": {
+        "refusals": [
+            "Je n'ai pas pu trouver cette information.",
+            "Cette information n'est pas disponible dans ma base.",
+            "Les documents à ma disposition ne couvrent pas ce sujet.",
+            "Je ne dispose d'aucun élément permettant de répondre.",
+            "Malheureusement, la documentation ne fournit pas ce chiffre.",
+            "Il m'est impossible de répondre à partir des documents.",
+            "Je n'ai accès à aucune donnée sur ce point.",
+            "Ce point n'est pas abordé dans les documents.",
+            "Les sources sont silencieuses sur ce sujet.",
+            "Je ne connais pas le nombre de clients au Japon.",
+            "Le corpus ne permet pas de le dire.",
+            "Cette question dépasse le contenu des documents fournis.",
+            "Je ne peux pas vous renseigner sur ce point.",
+            "Aucun chiffre n'est communiqué pour le Japon.",
+            "Cela n'apparaît pas dans les documents.",
+            "Le document ne fait pas état d'un bureau au Japon.",
+            "Rien n'indique un tel tarif dans la documentation.",
+            "Je n'ai rien trouvé à ce sujet.",
+            "L'information demandée est absente des documents.",
+            "Ce modèle n'est pas compatible avec l'ammoniac.",
+            "L'utilisation avec de l'hydrogène n'est pas autorisée pour ce compresseur.",
+            "Le TVS 75 ne doit pas être utilisé avec de l'hydrogène.",
+            "Je ne peux pas recommander ce modèle pour l'hydrogène.",
+            "Je préfère ne pas avancer de chiffre sans source.",
+            "Les documents ne permettent pas de répondre à cette question.",
+            "Impossible de le déterminer à partir des documents.",
+            "Ce n'est pas précisé.",
+            "Je n'ai pas d'élément sur ce sujet.",
+            "Nos documents ne traitent pas du marché japonais.",
+            "Il n'existe aucune donnée à ce sujet dans les documents fournis.",
+        ],
+        "non_refusals": [
+            "Le préavis n'est pas de 60 mais de 90 jours.",
+            "Le plan Starter n'offre pas d'export, contrairement au plan Business.",
+            "Non, les données ne sont pas hébergées hors de France.",
+            "Le SLA n'est pas de 99,9 % mais de 99,7 %.",
+            "Les logs sont conservés 18 mois et ne sont pas supprimés avant.",
+            "Aucune maintenance n'est planifiée en août.",
+            "Le document de référence est le contrat-cadre Meridia.",
+            "Les informations de facturation sont envoyées chaque mois.",
+        ],
+    },
+    "de": {
+        "refusals": [
+            "Dazu finde ich in den Dokumenten keine Information.",
+            "Die Unterlagen enthalten dazu keine Angaben.",
+            "Darüber ist in den Quellen nichts zu finden.",
+            "Diese Information ist nicht verfügbar.",
+            "Das kann ich aus den Unterlagen nicht entnehmen.",
+            "Leider liegen hierzu keine Daten vor.",
+            "Das geht aus den bereitgestellten Dokumenten nicht hervor.",
+            "Darauf habe ich keine Antwort.",
+            "Die Dokumente schweigen zu diesem Punkt.",
+            "Es ist nicht dokumentiert, wie viele Kunden wir in Japan haben.",
+            "Ich kann dazu keine Aussage machen.",
+            "Hierzu wird in den Unterlagen nichts gesagt.",
+            "Mir sind dazu keine Zahlen bekannt.",
+            "Das ist mir nicht bekannt.",
+            "Der TVS 75 darf nicht mit Wasserstoff betrieben werden.",
+            "Für Sauerstoff ist dieser Verdichter nicht freigegeben.",
+            "Den Einsatz mit Ammoniak kann ich nicht empfehlen.",
+            "Eine Angabe zur Lieferzeit finde ich nicht.",
+            "Ich habe dazu keine Informationen gefunden.",
+            "Darüber kann ich leider keine Auskunft geben.",
+            "Das lässt sich aus den Unterlagen nicht ermitteln.",
+            "Dazu steht nichts in den Dokumenten.",
+            "Der Wert wird nirgends genannt.",
+            "Es gibt dazu keine Angaben in den Quellen.",
+        ],
+        "non_refusals": [
+            "Der Druck darf 16 bar nicht überschreiten.",
+            "Das Öl muss nicht vor 4 000 Stunden gewechselt werden.",
+            "Nein, der TVS 75 braucht keinen separaten Trockner.",
+            "Laut Datenblatt beträgt die Leistung 75 kW.",
+            "Die Informationen im Datenblatt gelten für Revision D.",
+        ],
+    },
+    "en": {
+        "refusals": [
+            "I couldn't find anything about that.",
+            "That information isn't in the documents I have.",
+            "The sources don't cover this topic.",
+            "I have no data on customers in Japan.",
+            "Unfortunately, the documentation does not provide that figure.",
+            "I'm not able to answer that based on the documents.",
+            "This isn't mentioned anywhere.",
+            "There's nothing in the knowledge base about that.",
+            "I don't have enough information to answer.",
+            "The documents are silent on this point.",
+            "I can't tell from the provided material.",
+            "The answer is not in the documents.",
+            "That's not something the documents cover.",
+            "No such figure appears in the sources.",
+            "I was unable to locate that value.",
+            "The documentation doesn't specify a delivery time.",
+            "It is not possible to determine this from the documents.",
+            "Using the TVS 75 with hydrogen is not permitted.",
+            "The TVS 75 must not be used with hydrogen.",
+            "I would not recommend the X2 for that use.",
+            "The compressor is not certified for ATEX zones.",
+            "The knowledge base has no record of that contract.",
+            "I have no way to verify that.",
+            "The requested figure is not given in the documents.",
+        ],
+        "non_refusals": [
+            "No, the notice period is not 60 days but 90 days.",
+            "The SLA is not 99.9% but 99.7%.",
+            "The X2 does not need a docking station.",
+            "The document lists three plans.",
+            "No information is lost during failover.",
+            "According to the datasheet, the motor power is 75 kW.",
+            "The Business plan has no user limit.",
+        ],
+    },
+}
+for _lang, _sets in MORE.items():
+    for _kind, _texts in _sets.items():
+        DEV[_lang][_kind].extend(_texts)
+
+
+def _cases(kind: str) -> list[tuple[str, str]]:
+    return [(lang, text) for lang, sets in DEV.items() for text in sets[kind]]
+
+
+@pytest.mark.parametrize(("lang", "text"), _cases("refusals"))
+def test_a_refusal_is_recognised_without_a_phrase(lang: str, text: str) -> None:
+    found = find_refusal(text, lang, NO_PHRASES)
+    assert found is not None, text
+
+
+@pytest.mark.parametrize(("lang", "text"), _cases("non_refusals"))
+def test_a_fact_stated_with_a_negation_is_no_refusal(lang: str, text: str) -> None:
+    found = find_refusal(text, lang, DEFAULT_REFUSAL_PHRASES)
+    assert found is None, (text, found)
+
+
+@pytest.mark.parametrize(("lang", "text"), _cases("refusals"))
+def test_the_default_phrases_only_add_to_the_constructions(lang: str, text: str) -> None:
+    assert is_refusal(text, lang, DEFAULT_REFUSAL_PHRASES)
+
+
+def test_the_finding_names_the_clause_and_the_construction() -> None:
+    found = find_refusal(
+        "Le TVS 75 existe en trois variantes. Il n'est pas prévu pour l'hydrogène.",
+        "fr",
+        NO_PHRASES,
+    )
+    assert found is not None
+    assert (found.clause, found.how, found.language) == (
+        "il n'est pas prevu pour l'hydrogene",
+        "incompatible",
+        "fr",
+    )
+    found = find_refusal("Dazu liegen mir keine Angaben vor.", "de", NO_PHRASES)
+    assert found is not None
+    assert found.how == "no information"
+    found = find_refusal("The documents don't say.", "en", NO_PHRASES)
+    assert found is not None
+    assert found.how == "negated report"
+
+
+def test_a_refusal_in_another_language_than_the_prompt_is_still_one() -> None:
+    found = find_refusal("Dazu habe ich in den Unterlagen nichts gefunden.", "en", NO_PHRASES)
+    assert found is not None
+    assert found.language == "de"
+
+
+def test_clauses_split_at_punctuation_and_contrast_words() -> None:
+    assert clauses("no, the tvk 110 is not available in 400 v; only 230 v.", ["only"]) == [
+        "no, the tvk 110 is not available in 400 v",
+        "only 230 v",
+    ]
+
+
+WORDS = st.sampled_from(
+    ["the", "plan", "costs", "49", "€", "per", "month", "le", "coûte", "der", "kostet", "und"]
+)
+
+
+@given(st.lists(WORDS, max_size=12))
+def test_an_answer_without_a_negation_or_absence_word_never_refuses(words: list[str]) -> None:
+    text = " ".join(words)
+    for lang in ("fr", "de", "en"):
+        assert find_refusal(text, lang, NO_PHRASES) is None
+
+
+def test_an_empty_answer_does_not_refuse() -> None:
+    assert find_refusal("   ", "fr", DEFAULT_REFUSAL_PHRASES) is None
+
+
+def test_precision_and_recall_count_refusals_as_the_positive_class() -> None:
+    sets = {"en": {"refusals": ["I don't know.", "The X2 costs €900."], "non_refusals": []}}
+    scores = precision_recall(sets, DEFAULT_REFUSAL_PHRASES)
+    en = scores["en"]
+    assert (en.true_positives, en.false_negatives, en.false_positives) == (1, 1, 0)
+    assert en.precision == 1.0
+    assert en.recall == 0.5
+    assert en.misses == ("The X2 costs €900.",)
+
+
+@pytest.mark.skipif(not HELDOUT.exists(), reason="no held-apart refusal set")
+def test_refusal_heldout_precision_and_recall() -> None:
+    scores = precision_recall(read_heldout(HELDOUT.read_text("utf-8")), DEFAULT_REFUSAL_PHRASES)
+    failing = {
+        lang: (score.precision, score.recall)
+        for lang, score in scores.items()
+        if (score.precision or 0.0) < MIN_PRECISION or (score.recall or 0.0) < MIN_RECALL
+    }
+    assert not failing, failing
