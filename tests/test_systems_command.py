@@ -104,12 +104,15 @@ def test_answer_with_command_execution_mcp_call_and_usage(tmp_path: Path) -> Non
             "name": "shell",
             "arguments": {"command": "bash -lc 'rg -n PN-4471 docs'"},
             "result": "docs/spec.md:12:PN-4471 max 16 bar\n",
+            "status": "completed",
+            "exit_code": 0,
         },
         {
             "id": "item_3",
             "name": "ragv2.search",
             "arguments": {"query": "max pressure of PN-4471?", "k": 5},
             "result": "spec.md p.3\ndatasheet.pdf p.1",
+            "status": "completed",
         },
     ]
     assert turn.usage == USAGE
@@ -163,6 +166,7 @@ def test_web_search_item_and_failed_mcp_call(tmp_path: Path) -> None:
             "name": "ragv2.fetch",
             "arguments": {"id": "x"},
             "result": "error: unknown document x",
+            "status": "failed",
         },
     ]
     assert transcript.turns[0].usage == {"input_tokens": 10, "output_tokens": 3}
@@ -185,7 +189,10 @@ def test_turn_failed_is_an_error_and_stops_the_conversation(tmp_path: Path) -> N
     assert first.error is not None
     assert first.error.kind == "adapter"
     assert first.error.message == "turn.failed: model overloaded"
-    assert first.answer == "Partial"
+    # what was printed before the failure is kept to be seen, not scored as the answer
+    assert first.answer == ""
+    assert first.partial_answer == "Partial"
+    assert transcript.final_answer == ""
     assert second.ran is False
     assert second.answer == ""
     assert len(first.exchanges) == 1
@@ -218,6 +225,7 @@ def test_error_event_followed_by_turn_completed_is_a_retried_stream_error(
 
     assert retried.ok
     assert retried.final_answer == "Done"
+    assert retried.turns[0].warnings == ["error event: Reconnecting... 1/5"]
     assert failed is not None
     assert failed.kind == "adapter"
     assert failed.message == "error: stream disconnected"
@@ -238,6 +246,7 @@ def test_non_zero_exit_is_an_error_with_stderr(tmp_path: Path) -> None:
     assert error is not None
     assert error.kind == "adapter"
     assert error.message == "exit status 3: fatal: not logged in"
+    assert transcript.turns[0].stderr_tail == "fatal: not logged in\n"
     assert transcript.turns[0].exchanges[0].status_code == 3
 
 
@@ -267,7 +276,8 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     turn = transcript.turns[0]
     assert turn.error is not None
     assert turn.error.kind == "timeout"
-    assert turn.answer == "Half an answer"
+    assert turn.answer == ""
+    assert turn.partial_answer == "Half an answer"
     assert transcript.turns[1].ran is False
     assert 1.0 <= elapsed < 5.0
     child_pid = turn.exchanges[0].response_body[0]["pid"]
@@ -463,3 +473,201 @@ def test_resume_without_a_thread_id_is_an_error_of_the_second_turn(tmp_path: Pat
     assert second.error is not None
     assert second.error.message == "no thread id from the first turn to resume"
     assert third.ran is False
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` is a live process (a zombie waiting for its reaper is not)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rindex(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def _wait_gone(pid: int, seconds: float = 5.0) -> bool:
+    gone_by = time.monotonic() + seconds
+    while _running(pid) and time.monotonic() < gone_by:
+        time.sleep(0.02)
+    return not _running(pid)
+
+
+# a grandchild in a session (and process group) of its own that ignores SIGTERM, as an MCP
+# server Codex starts lives in a process group of its own; its pid goes to a file
+_STUBBORN = """\
+import os, signal, subprocess, sys, time
+stubborn = (
+    "import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+    "open(sys.argv[1], 'w').write(f'{os.getpid()} {os.getsid(0)}'); time.sleep(120)"
+)
+subprocess.Popen([sys.executable, "-c", stubborn, sys.argv[1]], start_new_session=True,
+                 stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+time.sleep(120)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_timeout_kills_a_stubborn_grandchild_in_its_own_session(tmp_path: Path) -> None:
+    pid_file = tmp_path / "stubborn.pid"
+    script = _script(
+        tmp_path,
+        f"""\
+        middle = subprocess.Popen([sys.executable, "-c", {_STUBBORN!r}, {str(pid_file)!r}])
+        emit({{"type": "thread.started", "thread_id": "t-1"}})
+        time.sleep(120)
+        """,
+    )
+    transcript = _runner(script, timeout_s=1.5).converse(["q"])
+
+    error = transcript.turns[0].error
+    assert error is not None
+    assert error.kind == "timeout"
+    stubborn, session = map(int, pid_file.read_text().split())
+    assert session == stubborn  # a session (and process group) of its own
+    assert _wait_gone(stubborn), "the setsid'd grandchild ignoring SIGTERM outlived the turn"
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_an_interrupt_kills_a_stubborn_grandchild_in_its_own_session(tmp_path: Path) -> None:
+    import signal
+
+    pid_file = tmp_path / "stubborn.pid"
+    script = _script(
+        tmp_path,
+        f"""\
+        subprocess.Popen([sys.executable, "-c", {_STUBBORN!r}, {str(pid_file)!r}])
+        time.sleep(120)
+        """,
+    )
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 1.5)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _runner(script, timeout_s=30.0).converse(["q"])
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert _wait_gone(int(pid_file.read_text().split()[0]))
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+def test_a_process_left_behind_by_a_finished_turn_is_killed(tmp_path: Path) -> None:
+    """The command exits normally, its setsid'd helper (orphaned by then) does not."""
+    pid_file = tmp_path / "stubborn.pid"
+    script = _script(
+        tmp_path,
+        f"""\
+        stubborn = (
+            "import os, signal, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "open(sys.argv[1], 'w').write(str(os.getpid())); time.sleep(120)"
+        )
+        subprocess.Popen([sys.executable, "-c", stubborn, {str(pid_file)!r}],
+                         start_new_session=True, stdout=subprocess.DEVNULL)
+        while not os.path.exists({str(pid_file)!r}):
+            time.sleep(0.01)
+        time.sleep(0.5)  # long enough to be seen while the command runs
+        emit({{"type": "thread.started", "thread_id": "t-1"}})
+        emit({{"type": "item.completed", "item": {{"id": "i", "type": "agent_message",
+              "text": "done"}}}})
+        emit({{"type": "turn.completed", "usage": {{"input_tokens": 1}}}})
+        """,
+    )
+    transcript = _runner(script, timeout_s=10.0).converse(["q"])
+
+    assert transcript.ok
+    assert transcript.final_answer == "done"
+    assert _wait_gone(int(pid_file.read_text()))
+
+
+def _usage_script(tmp_path: Path) -> Path:
+    """A Codex-like command whose resumed turns report the thread's running total."""
+    return _script(
+        tmp_path,
+        """\
+        args = sys.argv[1:]
+        state = os.path.join(os.path.dirname(os.path.abspath(__file__)), "total.json")
+        own = {"input_tokens": 100 * len(args[-1]), "cached_input_tokens": 10,
+               "output_tokens": len(args[-1])}
+        total = {}
+        if args[0] == "resume":
+            total = json.load(open(state))
+        total = {k: total.get(k, 0) + v for k, v in own.items()}
+        json.dump(total, open(state, "w"))
+        emit({"type": "thread.started", "thread_id": "t-9"})
+        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+              "text": json.dumps(own)}})
+        emit({"type": "turn.completed", "usage": total})
+        """,
+    )
+
+
+def test_resumed_turns_report_their_own_usage_and_keep_the_running_total(
+    tmp_path: Path,
+) -> None:
+    script = _usage_script(tmp_path)
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "new", "{prompt}"],
+        resume_argv=[sys.executable, str(script), "resume", "{thread_id}", "{prompt}"],
+        timeout_s=10.0,
+    )
+    prompts = ["a", "bbb", "cc", "dddd"]
+    transcript = CommandRunner("codex-like", config).converse(prompts)
+
+    assert transcript.ok
+    own = [json.loads(turn.answer) for turn in transcript.turns]
+    assert [turn.usage for turn in transcript.turns] == own
+    assert transcript.turns[-1].usage_running_total == {
+        "input_tokens": 1000,
+        "cached_input_tokens": 40,
+        "output_tokens": 10,
+    }
+    assert [turn.thread_id for turn in transcript.turns] == ["t-9"] * 4
+    assert not any(turn.warnings for turn in transcript.turns)
+
+
+def test_per_turn_usage_of_resumed_turns_can_be_kept_as_reported(tmp_path: Path) -> None:
+    script = _usage_script(tmp_path)
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "new", "{prompt}"],
+        resume_argv=[sys.executable, str(script), "resume", "{thread_id}", "{prompt}"],
+        resume_usage="per_turn",
+        timeout_s=10.0,
+    )
+    transcript = CommandRunner("codex-like", config).converse(["a", "bb"])
+
+    assert transcript.turns[1].usage == {
+        "input_tokens": 300,
+        "cached_input_tokens": 20,
+        "output_tokens": 3,
+    }
+    assert transcript.turns[1].usage_running_total == {}
+
+
+def test_a_usage_below_the_previous_total_is_kept_with_a_warning(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        emit({"type": "thread.started", "thread_id": "t-2"})
+        emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message",
+              "text": "x"}})
+        tokens = 50 if sys.argv[1] == "resume" else 80
+        emit({"type": "turn.completed", "usage": {"input_tokens": tokens}})
+        """,
+    )
+    config = CommandConfig(
+        adapter="command",
+        argv=[sys.executable, str(script), "new", "{prompt}"],
+        resume_argv=[sys.executable, str(script), "resume", "{thread_id}", "{prompt}"],
+        timeout_s=10.0,
+    )
+    second = CommandRunner("codex-like", config).converse(["a", "b"]).turns[1]
+
+    assert second.usage == {"input_tokens": 50}
+    assert second.warnings == [
+        "usage below the previous turn's running total: kept as reported for this turn"
+    ]

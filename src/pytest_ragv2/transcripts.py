@@ -23,25 +23,42 @@ from pytest_ragv2.records import Exchange, RetrievedItem, RunError
 
 @dataclass(frozen=True, slots=True)
 class ToolCall:
-    """One tool call the model made; ``result`` is known only when the system executed it."""
+    """One tool call the model made; ``result`` is known only when the system executed it.
+
+    ``status`` and ``exit_code`` are what the system said of the execution when it says it
+    (Codex: a ``command_execution``'s ``status`` and ``exit_code``, an MCP call's ``status``);
+    they are written to JSON only when known.
+    """
 
     id: str
     name: str
     arguments: dict[str, Any]
     result: str | None = None
+    status: str | None = None
+    exit_code: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "id": self.id,
             "name": self.name,
             "arguments": self.arguments,
             "result": self.result,
         }
+        if self.status is not None:
+            data["status"] = self.status
+        if self.exit_code is not None:
+            data["exit_code"] = self.exit_code
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ToolCall:
         return cls(
-            id=data["id"], name=data["name"], arguments=data["arguments"], result=data["result"]
+            id=data["id"],
+            name=data["name"],
+            arguments=data["arguments"],
+            result=data["result"],
+            status=data.get("status"),
+            exit_code=data.get("exit_code"),
         )
 
 
@@ -85,7 +102,18 @@ class ChatTurn:
 
     ``usage`` holds the integer token counts the system reported, under its own names
     (OpenAI-compatible: ``prompt_tokens``, ``completion_tokens``, ``total_tokens``; nested
-    details flattened as ``"prompt_tokens_details.cached_tokens"``).
+    details flattened as ``"prompt_tokens_details.cached_tokens"``), for this turn alone.
+    A system that reports the conversation's running total instead (Codex on a resumed
+    thread) has that figure kept as ``usage_running_total``, and ``usage`` is the difference
+    from the previous turn's total.
+
+    A turn that failed after part of an answer arrived keeps it either in ``answer`` (a
+    partial streamed answer, the adapters' default) or, where the system's own answer
+    message arrived before its failure report (Codex's ``turn.failed``), in
+    ``partial_answer``, which is shown but never scored. ``warnings`` are the system's
+    non-fatal warnings, ``thread_id`` its conversation id, ``stderr_tail`` the end of a
+    command's standard error. The fields added after the first format are written to JSON
+    only when set, so older transcripts read back unchanged.
     """
 
     prompt: str
@@ -101,9 +129,14 @@ class ChatTurn:
     # The evidence the system put in front of the model for this turn (tool results parsed
     # into items, LibreChat attachment sources, injected excerpts), in the order it came.
     evidence: list[RetrievedItem] = field(default_factory=list)
+    partial_answer: str = ""
+    warnings: list[str] = field(default_factory=list)
+    thread_id: str | None = None
+    usage_running_total: dict[str, int] = field(default_factory=dict)
+    stderr_tail: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "prompt": self.prompt,
             "answer": self.answer,
             "tool_calls": [call.to_json() for call in self.tool_calls],
@@ -116,6 +149,15 @@ class ChatTurn:
             "ran": self.ran,
             "evidence": [item.to_json() for item in self.evidence],
         }
+        optional: dict[str, Any] = {
+            "partial_answer": self.partial_answer,
+            "warnings": self.warnings,
+            "thread_id": self.thread_id,
+            "usage_running_total": self.usage_running_total,
+            "stderr_tail": self.stderr_tail,
+        }
+        data.update((key, value) for key, value in optional.items() if value)
+        return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ChatTurn:
@@ -132,6 +174,11 @@ class ChatTurn:
             finish_reason=data.get("finish_reason"),
             ran=data.get("ran", True),
             evidence=[RetrievedItem(**item) for item in data.get("evidence", [])],
+            partial_answer=data.get("partial_answer", ""),
+            warnings=list(data.get("warnings", [])),
+            thread_id=data.get("thread_id"),
+            usage_running_total=dict(data.get("usage_running_total", {})),
+            stderr_tail=data.get("stderr_tail", ""),
         )
 
 

@@ -21,6 +21,9 @@ prints the answer. Events on stdout, one JSON object per line::
     {"type": "turn.completed", "usage": {"input_tokens", "cached_input_tokens",
                                          "output_tokens"}}
 
+As with Codex, the usage of a resumed turn is the thread's running total (the counts of
+every turn so far), not the turn's own: the command adapter takes the difference.
+
 A search that fails (HTTP error, timeout) is a failed ``mcp_tool_call`` (``error.message``,
 status ``failed``) and the model answers without sources; rag_api's 404 "no documents" is an
 empty result. Anything unexpected prints ``turn.failed`` and exits 1.
@@ -207,11 +210,29 @@ def load_thread(state_dir: str, thread_id: str) -> dict[str, Any]:
     return data
 
 
-def save_thread(state_dir: str, thread_id: str, messages: list[dict[str, Any]], n: int) -> None:
+def save_thread(
+    state_dir: str,
+    thread_id: str,
+    messages: list[dict[str, Any]],
+    n: int,
+    turn_usage: list[dict[str, int]] | None = None,
+) -> None:
+    """Save the thread; ``turn_usage`` is each turn's own usage, in order (the running
+    total a resumed turn reports is their sum)."""
     os.makedirs(state_dir, exist_ok=True)
     path = os.path.join(state_dir, f"{thread_id}.json")
+    data = {"messages": messages, "next_source": n, "turn_usage": turn_usage or []}
     with open(path, "w", encoding="utf-8") as stream:
-        json.dump({"messages": messages, "next_source": n}, stream, ensure_ascii=False)
+        json.dump(data, stream, ensure_ascii=False)
+
+
+def running_total(turn_usage: Sequence[dict[str, int]]) -> dict[str, int]:
+    """The thread's usage so far, as Codex reports it on a resumed turn."""
+    total: dict[str, int] = {}
+    for usage in turn_usage:
+        for key, value in usage.items():
+            total[key] = total.get(key, 0) + value
+    return total
 
 
 def run_turn(
@@ -227,12 +248,14 @@ def run_turn(
 ) -> None:
     """Print the Codex events of one turn (of a resumed thread with ``resume``)."""
     earlier: list[dict[str, Any]] = []
+    turn_usage: list[dict[str, int]] = []
     next_source = 1
     if resume is not None:
         if state_dir is None:
             raise ValueError("--resume needs --state-dir")
         thread = load_thread(state_dir, resume)
         earlier, next_source = list(thread["messages"]), int(thread["next_source"])
+        turn_usage = list(thread.get("turn_usage", []))
     thread_id = resume or _new_thread_id()
     _emit({"type": "thread.started", "thread_id": thread_id})
     _emit({"type": "turn.started"})
@@ -284,14 +307,15 @@ def run_turn(
                 item = {**item, "result": result, "status": "completed"}
             _emit({"type": "item.completed", "item": item})
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": content})
-    if state_dir is not None:
-        save_thread(state_dir, thread_id, messages, next_source)
     usage = {
         "input_tokens": input_tokens,
         "cached_input_tokens": 0,
         "output_tokens": output_tokens,
     }
-    _emit({"type": "turn.completed", "usage": usage})
+    turn_usage.append(usage)
+    if state_dir is not None:
+        save_thread(state_dir, thread_id, messages, next_source, turn_usage)
+    _emit({"type": "turn.completed", "usage": running_total(turn_usage)})
 
 
 def main(argv: Sequence[str] | None = None) -> int:

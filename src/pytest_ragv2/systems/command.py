@@ -37,7 +37,6 @@ every stdout line in order: the parsed event, or ``{"non_json_line": <text>}``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -51,16 +50,20 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pytest_ragv2.records import ErrorKind, Exchange, RunError
+from pytest_ragv2.systems.process_tree import ProcessTree
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 PROMPT_PLACEHOLDER = "{prompt}"
 THREAD_PLACEHOLDER = "{thread_id}"
 ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
 NON_JSON_KEY = "non_json_line"
-KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the process group
+KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the turn's processes
+DUPLICATE_KEYS = "_duplicate_keys"
 _STDERR_TAIL_CHARS = 2000
 _EXCERPT_CHARS = 300
 _POLL_S = 0.01
+_FIRST_SCAN_S = 0.02  # the turn's processes are looked up this soon, then less and less often
+_MAX_SCAN_S = 0.25
 
 
 class CommandConfig(BaseModel):
@@ -86,6 +89,12 @@ class CommandConfig(BaseModel):
         '["codex", "exec", "resume", "{thread_id}", "--json", "{prompt}"]); without it every '
         "turn is a fresh process that does not see the earlier turns",
     )
+    resume_usage: Literal["running_total", "per_turn"] = Field(
+        default="running_total",
+        description="what turn.completed.usage counts on a resumed turn: the thread's running "
+        "total (Codex; the turn's usage is the difference from the previous turn's) or the "
+        "turn alone",
+    )
 
 
 @dataclass(slots=True)
@@ -106,14 +115,18 @@ class CommandRunner:
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
         thread_id: str | None = None
+        running_total: dict[str, int] = {}
 
         def send(number: int, prompt: str) -> ChatTurn:
-            nonlocal thread_id
-            if number and self.config.resume_argv is not None and thread_id is None:
+            nonlocal thread_id, running_total
+            resuming = self.config.resume_argv is not None
+            if number and resuming and thread_id is None:
                 error = RunError("adapter", "no thread id from the first turn to resume")
                 return ChatTurn(prompt=prompt, error=error)
             turn, announced = self._turn(prompt, self.argv_for(prompt, thread_id))
             thread_id = thread_id or announced
+            if resuming and self.config.resume_usage == "running_total" and turn.usage:
+                running_total = turn_share(turn, running_total)
             return turn
 
         return run_conversation(prompts, send)
@@ -158,6 +171,7 @@ class CommandRunner:
                 )
             ],
         )
+        turn.stderr_tail = run.stderr_tail
         try:
             outcome = read_codex_events(events, turn)
             attach_numbered_sources(turn)
@@ -165,7 +179,27 @@ class CommandRunner:
             turn.error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
             return turn, None
         turn.error = _turn_error(run, outcome, self.config.timeout_s)
+        if turn.error is not None and turn.answer:
+            # a message printed before the turn failed is not the turn's answer: shown, unscored
+            turn.partial_answer, turn.answer, turn.citations = turn.answer, "", []
         return turn, outcome.thread_id
+
+
+def turn_share(turn: ChatTurn, previous_total: dict[str, int]) -> dict[str, int]:
+    """Make ``turn.usage`` (the thread's running total, as Codex reports it) the turn's own
+    share: the difference from ``previous_total``; the total is kept as
+    ``usage_running_total`` and returned. A count below the previous total means the figures
+    were not a running total: they are kept as reported, with a warning."""
+    total = dict(turn.usage)
+    turn.usage_running_total = total
+    share = {key: value - previous_total.get(key, 0) for key, value in total.items()}
+    if any(value < 0 for value in share.values()):
+        turn.warnings.append(
+            "usage below the previous turn's running total: kept as reported for this turn"
+        )
+        return total
+    turn.usage = share
+    return total
 
 
 @dataclass(slots=True)
@@ -177,7 +211,8 @@ class _Run:
 
 
 def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float) -> _Run:
-    """Run one process to its end or its deadline, collecting stdout lines as they arrive."""
+    """Run one process to its end or its deadline, collecting stdout lines as they arrive;
+    then kill whatever it started and left behind, in whatever process group or session."""
     deadline = time.monotonic() + timeout_s
     process = subprocess.Popen(
         argv,
@@ -190,6 +225,7 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     )
     assert process.stdout is not None
     assert process.stderr is not None
+    tree = ProcessTree(process.pid)
     output = _Output()
     readers = [
         threading.Thread(target=_collect, args=(process.stdout, output.lines), daemon=True),
@@ -198,22 +234,26 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     for reader in readers:
         reader.start()
     try:
-        # stdout reaches EOF when every process holding it is gone or has closed it
-        readers[0].join(timeout=max(0.0, deadline - time.monotonic()))
+        # stdout reaches EOF when every process holding it is gone or has closed it; the
+        # turn's processes are looked up meanwhile, so that one whose parent exits is known
+        interval = _FIRST_SCAN_S
+        while readers[0].is_alive() and time.monotonic() < deadline:
+            readers[0].join(timeout=max(0.0, min(interval, deadline - time.monotonic())))
+            tree.scan()
+            interval = min(interval * 1.5, _MAX_SCAN_S)
         exited = not readers[0].is_alive() and _wait_exited(process.pid, deadline)
     except BaseException:
-        # Ctrl-C (or anything else) while waiting: the process group lives in a session of
-        # its own, so the terminal's SIGINT never reached it; nothing it started may outlive
-        # the session
-        _signal_group(process.pid, signal.SIGKILL)
+        # Ctrl-C (or anything else) while waiting: the command lives in a session of its own,
+        # so the terminal's SIGINT never reached it; nothing it started may outlive the session
+        tree.signal(signal.SIGKILL)
         process.wait()
         raise
     timed_out = not exited
     if timed_out:
-        _signal_group(process.pid, signal.SIGTERM)
-        _wait_exited(process.pid, time.monotonic() + KILL_GRACE_S)
-    # the unreaped leader keeps the group id reserved, so this cannot hit another group
-    _signal_group(process.pid, signal.SIGKILL)
+        tree.signal(signal.SIGTERM)
+        _wait_gone(process.pid, tree, time.monotonic() + KILL_GRACE_S)
+    # the unreaped leader keeps its pid (the session and group id) reserved meanwhile
+    tree.signal(signal.SIGKILL)
     exit_code = process.wait()
     for reader in readers:
         reader.join(timeout=KILL_GRACE_S)
@@ -221,6 +261,14 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     return _Run(
         lines=list(output.lines), stderr_tail=stderr, exit_code=exit_code, timed_out=timed_out
     )
+
+
+def _wait_gone(pid: int, tree: ProcessTree, deadline: float) -> None:
+    """Wait until ``pid`` and every process of ``tree`` ended, or ``deadline``."""
+    while _wait_exited(pid, deadline) and tree.alive():
+        if time.monotonic() >= deadline:
+            return
+        time.sleep(_POLL_S)
 
 
 def _collect(stream: IO[bytes], sink: list[str]) -> None:
@@ -243,17 +291,27 @@ def _wait_exited(pid: int, deadline: float) -> bool:
         time.sleep(_POLL_S)
 
 
-def _signal_group(pgid: int, signum: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(pgid, signum)
-
-
 def _parse_line(line: str) -> Any:
     text = line.rstrip("\r\n")
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_first_key_wins)
     except json.JSONDecodeError:
         return {NON_JSON_KEY: text}
+
+
+def _first_key_wins(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object whose keys repeat (Codex's ``web_search`` item has two ``id``s: the item's,
+    then the search call's) keeps the first value; the later ones go under ``_duplicate_keys``."""
+    data: dict[str, Any] = {}
+    duplicates: dict[str, list[Any]] = {}
+    for key, value in pairs:
+        if key in data:
+            duplicates.setdefault(key, []).append(value)
+        else:
+            data[key] = value
+    if duplicates:
+        data[DUPLICATE_KEYS] = duplicates
+    return data
 
 
 @dataclass(slots=True)
@@ -281,6 +339,7 @@ def read_codex_events(events: Sequence[Any], turn: ChatTurn) -> CodexOutcome:
         kind = event.get("type")
         if kind == "thread.started" and isinstance(event.get("thread_id"), str):
             outcome.thread_id = event["thread_id"]
+            turn.thread_id = outcome.thread_id
         elif kind == "item.completed":
             _read_item(event.get("item"), turn)
         elif kind == "turn.completed":
@@ -290,6 +349,8 @@ def read_codex_events(events: Sequence[Any], turn: ChatTurn) -> CodexOutcome:
             outcome.failure = "turn.failed: " + _error_message(event.get("error"))
         elif kind == "error":
             outcome.errors.append(_error_message(event.get("message", event)))
+    if outcome.completed:  # the turn went on: its error events were retried stream errors
+        turn.warnings.extend(f"error event: {message}" for message in outcome.errors)
     return outcome
 
 
@@ -311,16 +372,22 @@ def _read_item(item: Any, turn: ChatTurn) -> None:
         return
     kind = item.get("type", item.get("item_type"))
     item_id = str(item.get("id", f"item_{len(turn.tool_calls)}"))
+    status = item.get("status") if isinstance(item.get("status"), str) else None
     if kind == "agent_message":
         turn.answer = str(item.get("text", ""))
+    elif kind == "error":  # a non-fatal warning ("Model metadata ... not found")
+        turn.warnings.append(_error_message(item))
     elif kind == "command_execution":
         output = item.get("aggregated_output")
+        exit_code = item.get("exit_code")
         turn.tool_calls.append(
             ToolCall(
                 id=item_id,
                 name="shell",
                 arguments={"command": item.get("command")},
                 result=None if output is None else str(output),
+                status=status,
+                exit_code=exit_code if type(exit_code) is int else None,
             )
         )
     elif kind == "mcp_tool_call":
@@ -331,11 +398,17 @@ def _read_item(item: Any, turn: ChatTurn) -> None:
                 name=f"{item.get('server')}.{item.get('tool')}",
                 arguments=arguments if isinstance(arguments, dict) else {"_raw": arguments},
                 result=_mcp_result(item),
+                status=status,
             )
         )
     elif kind == "web_search":
         turn.tool_calls.append(
-            ToolCall(id=item_id, name="web_search", arguments={"query": item.get("query")})
+            ToolCall(
+                id=item_id,
+                name="web_search",
+                arguments={"query": item.get("query")},
+                status=status,
+            )
         )
 
 
@@ -379,7 +452,7 @@ def _turn_error(run: _Run, outcome: CodexOutcome, timeout_s: float) -> RunError 
     """The turn's error, the most telling first: timeout, reported failure, exit, format."""
     kind: ErrorKind
     if run.timed_out:
-        kind, message = "timeout", f"no end within {timeout_s:g} s; process group killed"
+        kind, message = "timeout", f"no end within {timeout_s:g} s; its processes killed"
     elif outcome.failure is not None:
         kind, message = "adapter", outcome.failure
     elif outcome.errors and not outcome.completed:
