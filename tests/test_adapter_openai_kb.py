@@ -18,10 +18,12 @@ import pytest
 from pytest_ragv2.demo.chunks import Chunk
 from pytest_ragv2.demo.engine import DemoIndex
 from pytest_ragv2.demo.server import DemoServer
+from pytest_ragv2.demo_systems import v2_search_retrieval
 from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.config import PythonRetrieval, RagApiRetrieval, RetryPolicy
+from pytest_ragv2.systems.http_json import HttpJsonRetriever
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     cite_markers,
@@ -732,8 +734,14 @@ def test_multi_turn_history_keeps_tool_messages_and_numbering(
         assert not tools
         return Answer("Rappel : 1 689 k€ [3].")  # memory turn, no search
 
+    # demo V2's own search route: its rows keep their table and row (rag_api's have none)
+    search = HttpJsonRetriever(
+        "demo-v2",
+        v2_search_retrieval(f"{demo.url}/v2").model_copy(update={"k": 2}),
+        file_ids=["securite", "finances", "guide"],
+    )
     transcript = _converse(
-        model, _rag_api(demo), ["RPO ?", "CA T4 ?", "Rappelle le CA."], script, stream=stream
+        model, search, ["RPO ?", "CA T4 ?", "Rappelle le CA."], script, stream=stream
     )
 
     assert transcript.error is None

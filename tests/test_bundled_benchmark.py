@@ -56,9 +56,12 @@ def test_demo_session_serial_and_parallel_agree(bundled: pytest.Pytester) -> Non
     assert "verdict:" in out
     raw = (bundled.path / "raw-runs" / "serial" / "runs-main.jsonl").read_text().splitlines()
     assert len(raw) == first["runs"]["recorded"]
-    exchange = json.loads(raw[0])["exchanges"][0]
-    assert exchange["request"]["url"].endswith("/query_multiple")
-    assert isinstance(exchange["response_body"], list)
+    exchanges = {run["key"]["system"]: run["exchanges"][0] for run in map(json.loads, raw)}
+    # demo V1 speaks rag_api's wire; demo V2 is a new service with its own search route
+    assert exchanges["demo-v1"]["request"]["url"].endswith("/v1/query_multiple")
+    assert isinstance(exchanges["demo-v1"]["response_body"], list)
+    assert exchanges["demo-v2"]["request"]["url"].endswith("/v2/search")
+    assert isinstance(exchanges["demo-v2"]["response_body"]["results"], list)
 
 
 def test_html_reports_carry_the_verdict(bundled: pytest.Pytester) -> None:

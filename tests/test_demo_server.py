@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 from collections.abc import Iterator
 
@@ -82,27 +83,42 @@ def test_query_multiple_answers_pairs_with_rag_api_metadata(client: httpx.Client
     assert isinstance(score, float)
     assert document["type"] == "Document"
     assert document["page_content"] == "Le RPO est de 15 minutes, le RTO de 4 h."
-    assert isinstance(document["id"], str)
+    assert document["id"] is None  # rag_api sends null
     metadata = document["metadata"]
     assert metadata["file_id"] == "securite"
     assert metadata["page"] == 1  # 0-based, as rag_api: the chunk is on page 2
     assert metadata["page_label"] == "2"
     assert metadata["total_pages"] == 3
     assert metadata["user_id"] == "public"
-    assert metadata["source"] == "/app/uploads/temp/public-securite.pdf"
-    assert metadata["filename"] == "securite.pdf"
+    assert re.fullmatch(r"/app/uploads/public/securite_[0-9a-f]{32}\.pdf", metadata["source"])
+    assert "filename" not in metadata  # rag_api sends none: the name is in the source
+    assert metadata["_rag_chunk_index"] >= 0
     assert metadata["digest"] == hashlib.md5(document["page_content"].encode()).hexdigest()
 
 
-def test_table_rows_are_zero_based_and_carry_structure(client: httpx.Client) -> None:
-    response = client.post(
-        "/v2/query_multiple", json={"query": "1 689 k€", "file_ids": ["finances"], "k": 4}
-    )
-    metadata = response.json()[0][0]["metadata"]
-    assert metadata["row"] == 3  # the 4th data row
-    assert metadata["table"] == "CA 2025"
-    assert metadata["row_key"] == "T4"
-    assert "page" not in metadata
+def test_rag_api_routes_carry_no_structure_the_v2_search_route_does(
+    client: httpx.Client,
+) -> None:
+    body = {"query": "1 689 k€", "file_ids": ["finances"], "k": 4}
+    metadata = client.post("/v2/query_multiple", json=body).json()[0][0]["metadata"]
+    assert not {"row", "table", "row_key", "section", "filename", "page"} & set(metadata)
+    found = client.post("/v2/search", json=body).json()["results"][0]
+    assert found["doc"]["row"] == 4  # 1-based: the 4th data row
+    assert found["doc"]["table"] == "CA 2025"
+    assert found["doc"]["row_key"] == "T4"
+    assert found["doc"]["filename"] == "finances.xlsx"
+    assert found["doc"]["page"] is None
+
+
+def test_ids_and_documents_list_what_is_indexed(client: httpx.Client) -> None:
+    ids = client.get("/v1/ids").json()
+    assert "securite" in ids and len(ids) == len(set(ids))
+    stored = client.get("/v1/documents", params={"ids": ["securite"]}).json()
+    assert stored and all(set(doc) == {"page_content", "metadata"} for doc in stored)
+    assert [doc["metadata"]["_rag_chunk_index"] for doc in stored] == list(range(len(stored)))
+    missing = client.get("/v1/documents", params={"ids": ["securite", "nope"]})
+    assert missing.status_code == 404
+    assert missing.json() == {"detail": "One or more IDs not found"}
 
 
 def test_v1_and_v2_serve_their_own_chunks(client: httpx.Client) -> None:
@@ -110,7 +126,9 @@ def test_v1_and_v2_serve_their_own_chunks(client: httpx.Client) -> None:
     v1 = client.post("/v1/query_multiple", json=body).json()
     v2 = client.post("/v2/query_multiple", json=body).json()
     assert "section" not in v1[0][0]["metadata"]
-    assert v2[0][0]["metadata"]["section"] == "2. Offres et tarifs > 2.1 Starter"
+    assert "section" not in v2[0][0]["metadata"]
+    structured = client.post("/v2/search", json=body).json()["results"][0]
+    assert structured["doc"]["heading"] == "2. Offres et tarifs > 2.1 Starter"
 
 
 def test_scores_are_distances_ascending(client: httpx.Client) -> None:
@@ -225,7 +243,7 @@ def test_jwt_auth(index: DemoIndex) -> None:
         assert ok.status_code == 200
         metadata = ok.json()[0][0]["metadata"]
         assert metadata["user_id"] == "user-42"
-        assert metadata["source"] == "/app/uploads/temp/user-42-securite.pdf"
+        assert metadata["source"].startswith("/app/uploads/user-42/securite_")
 
 
 def test_latency_injection_per_path_prefix(index: DemoIndex) -> None:

@@ -86,7 +86,24 @@ def activate(config: pytest.Config) -> None:
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(settings.cases)]
     if workerinput is None and not config.option.collectonly:
+        if settings.systems and not config.getoption("ragv2_no_preflight"):
+            _preflight(config, ctx)
         _start_controller(config, ctx, demo_url)
+
+
+def _preflight(config: pytest.Config, ctx: RunContext) -> None:
+    """The checks of :mod:`pytest_ragv2.preflight`; a stop is a usage error naming them all."""
+    from pytest_ragv2.preflight import run_preflight
+
+    allowed = sorted(ctx.allowlist.file_ids) if ctx.allowlist else []
+    report = run_preflight(ctx.systems, ctx.layer, allowed)
+    ctx.preflight = report
+    if report.stops:
+        lines = "\n".join(f"  {finding}" for finding in report.stops)
+        raise pytest.UsageError(
+            f"preflight: {len(report.stops)} problem(s) stop this run before its first item:\n"
+            f"{lines}\n(--ragv2-no-preflight skips these checks)"
+        )
 
 
 def _unused_run_id(settings: Settings, explicit: str | None, seed: int) -> str:

@@ -33,6 +33,7 @@ from pytest_ragv2.transcripts import ChatTurn, Transcript
 
 if TYPE_CHECKING:  # the chat layer's scorers load only when a chat layer runs
     from pytest_ragv2.judge import Judge
+    from pytest_ragv2.preflight import PreflightReport
     from pytest_ragv2.scoring.answers import AnswerScoringOptions
 
 
@@ -58,6 +59,7 @@ class RunContext:
     _writer: RawRunWriter | None = None
     _files_by_path: dict[Path, CaseFile] | None = None
     registered_marks: set[str] = field(default_factory=set)
+    preflight: PreflightReport | None = None
 
     @property
     def run_dir(self) -> Path:

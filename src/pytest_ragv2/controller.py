@@ -122,6 +122,10 @@ class Controller:
             f"summary: {path} (and summary.md, report.html)",
             f"raw runs: {self.ctx.run_dir}",
         ]
+        if self.ctx.preflight is not None:
+            self.locations.extend(
+                f"preflight warning: {finding}" for finding in self.ctx.preflight.warnings
+            )
         if self.other_failures:
             self.locations.append(
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "

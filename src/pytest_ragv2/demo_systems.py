@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, THREAD_PLACEHOLDER, CommandConfig
-from pytest_ragv2.systems.config import RagApiRetrieval
+from pytest_ragv2.systems.config import HttpJsonFields, HttpJsonRetrieval, RagApiRetrieval
 
 if TYPE_CHECKING:
     from pytest_ragv2.demo.server import DemoServer
@@ -80,7 +80,7 @@ def demo_systems(
         ),
         "demo-v2": SystemSettings(
             role="candidate",
-            retrieval=RagApiRetrieval(adapter="rag-api", url=rag("v2", "demo-v2")),
+            retrieval=v2_search_retrieval(rag("v2", "demo-v2")),
             chat=_demo_chat(chat_url("v2", "demo-v2"), "v2", timeout_s) if chat else None,
             slot="demo-model",
             descriptors={
@@ -118,6 +118,29 @@ def demo_systems(
             descriptors={**descriptors, "runner": "Codex-shaped JSON lines, V2 retrieval"},
         )
     return systems
+
+
+def v2_search_retrieval(base_url: str) -> HttpJsonRetrieval:
+    """Demo V2 is a new retrieval service, not rag_api: its own ``POST /search`` answers
+    structure-aware chunks with the section, table and row rag_api's wire has no room for
+    (demo V1 keeps rag_api's wire, exactly as the real service sends it)."""
+    return HttpJsonRetrieval(
+        adapter="http-json",
+        url=f"{base_url}/search",
+        body={"query": "{query}", "k": "{k}", "file_ids": "{file_ids}"},
+        items_path="results",
+        fields=HttpJsonFields(
+            text="content",
+            file_id="doc.id",
+            filename="doc.filename",
+            page="doc.page",
+            section="doc.heading",
+            table="doc.table",
+            row="doc.row",
+            row_key="doc.row_key",
+            score="score",
+        ),
+    )
 
 
 def _demo_chat(url: str, variant: str, timeout_s: float) -> OpenAIChatConfig:

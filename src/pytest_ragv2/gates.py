@@ -83,6 +83,28 @@ def completeness_gate(results: SessionResults) -> GateResult:
     )
 
 
+def empty_results_gate(results: SessionResults) -> GateResult:
+    """Fails when a system answered every run successfully with nothing: an unindexed file
+    id, a token of a user who owns no file, an empty index — recall 0 with no error."""
+    silent = [
+        f"{name}: all {row['runs']} successful runs returned no item"
+        for name, row in results.systems.items()
+        if row.get("runs")
+        and row.get("errors", 0) < row["runs"]
+        and row.get("empty_runs") == row["runs"] - row.get("errors", 0)
+    ]
+    return GateResult(
+        name="results_returned",
+        description="every system returns items for some query (an all-empty system is "
+        "misconfigured, not bad at retrieval)",
+        value=len(silent),
+        threshold="= 0",
+        decision=_decide(not silent),
+        reason="; ".join(silent) if silent else "every system returned items",
+        details=silent,
+    )
+
+
 def leak_gate(results: SessionResults, candidate: str, allowlist_present: bool) -> GateResult:
     offending = [
         f"{record['key']['case']}[{candidate}-{record['key']['lang']}-r{record['key']['rep']}]: "
@@ -319,7 +341,7 @@ def error_rate_gate(
 
 
 def _dominant_error(row: Mapping[str, Any]) -> str:
-    """"mostly timeout (12 of 14), e.g. K03: read timed out" from a row's error kinds."""
+    """ "mostly timeout (12 of 14), e.g. K03: read timed out" from a row's error kinds."""
     kinds: Mapping[str, int] = row.get("error_kinds") or {}
     if not kinds:
         return "error kinds not recorded"
@@ -344,6 +366,8 @@ def evaluate_layer_a(
     comparisons instead of letting them pass unexamined."""
     roles = dict(configured_roles) if configured_roles else dict(results.roles)
     gates = [case_file_gate(case_errors), completeness_gate(results)]
+    if results.layer == "A":
+        gates.append(empty_results_gate(results))
     candidate = next((name for name, role in roles.items() if role == "candidate"), None)
     if candidate is None or candidate not in results.systems:
         gates.append(

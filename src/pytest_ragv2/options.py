@@ -16,6 +16,7 @@ class Option:
     metavar: str | None = None
     choices: tuple[str, ...] | None = None
     type: Any = str
+    flag_only: bool = False  # a switch (store_true) rather than an option with a value
 
 
 OPTIONS: tuple[Option, ...] = (
@@ -71,6 +72,13 @@ OPTIONS: tuple[Option, ...] = (
         "ragv2_run_id",
         "name of this run's folders under raw-runs/ and reports/ (default: UTC time + seed)",
         metavar="ID",
+    ),
+    Option(
+        "--ragv2-no-preflight",
+        "ragv2_no_preflight",
+        "skip the checks made before the first item (secrets set, credentials taken, "
+        "queried file ids indexed)",
+        flag_only=True,
     ),
 )
 

@@ -20,6 +20,9 @@ from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragv2", "pytest-ragv2: evaluate RAG systems against gold cases")
     for option in OPTIONS:
+        if option.flag_only:
+            group.addoption(option.flag, dest=option.dest, action="store_true", help=option.help)
+            continue
         group.addoption(
             option.flag,
             dest=option.dest,

@@ -134,6 +134,9 @@ def summarize(
     }
     if layer == "A":
         row["leaking_runs"] = sum(1 for record in records if record["metrics"].get("leaked"))
+        row["empty_runs"] = sum(
+            1 for record in records if record["ok"] and record.get("returned") == 0
+        )
     else:
         row["vetoed_runs"] = sum(1 for record in records if record.get("vetoes"))
         row.update(consistency_and_cost(records))

@@ -59,8 +59,9 @@ import re
 import sys
 import threading
 import time
+import urllib.parse
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -78,7 +79,8 @@ if TYPE_CHECKING:
     from pytest_ragv2.demo.chunks import Chunk
 
 NO_DOCUMENTS = "No documents found for the given query"
-_ROUTE = re.compile(r"^/(v1|v2)/(query|query_multiple)$")
+_ROUTE = re.compile(r"^/(v1|v2)/(query|query_multiple|search)$")
+_LISTING_ROUTE = re.compile(r"^/(v1|v2)/(ids|documents)$")
 _FAULT_PREFIX = re.compile(r"^/fault/([^/]+)(/.*)$")
 _CHAT_ROUTE = re.compile(r"^/chat/(v1|v2)(?:/fault/([^/]+))?/(chat/completions|models)$")
 _FAULT = re.compile(
@@ -98,6 +100,15 @@ class QueryMultipleBody(BaseModel):
     k: int = 4
 
 
+class SearchBody(BaseModel):
+    """The V2 service's ``POST /v2/search`` body."""
+
+    model_config = ConfigDict(extra="ignore")
+    query: str
+    k: int = 10
+    file_ids: list[str] | None = None
+
+
 class QueryRequestBody(BaseModel):
     """rag_api's ``QueryRequestBody``."""
 
@@ -108,34 +119,82 @@ class QueryRequestBody(BaseModel):
     entity_id: str | None = None
 
 
-def _document(chunk: Chunk, user_id: str, total_pages: int | None) -> dict[str, Any]:
-    metadata: dict[str, Any] = {
-        "file_id": chunk.file_id,
-        "user_id": user_id,
-        "digest": text_digest(chunk.text),
-        "source": f"/app/uploads/temp/{user_id}-{chunk.filename}",
-        "filename": chunk.filename,
-        "chunk_id": chunk.chunk_id,
-    }
+# A fixed "ingestion time" keeps the demo's answers byte-identical across runs.
+_INGESTED_AT_NS = 1_767_225_600_000_000_000  # 2026-01-01T00:00:00Z
+
+
+def upload_source(user_id: str, filename: str) -> str:
+    """Where rag_api (since 2026-03) says an upload lives: a unique name per upload under the
+    user's folder, ``<stem>_<32 hex digits><suffix>`` (stable here: derived from the name)."""
+    stem, dot, suffix = filename.rpartition(".")
+    if not dot:
+        stem, suffix = filename, ""
+    unique = uuid.uuid5(_CHUNK_ID_NAMESPACE, f"{user_id}/{filename}").hex
+    return f"/app/uploads/{user_id}/{stem}_{unique}{dot}{suffix}"
+
+
+def _metadata(
+    chunk: Chunk, user_id: str, total_pages: int | None, chunk_index: int
+) -> dict[str, Any]:
+    """Exactly the metadata keys rag_api stores for the chunk's file type (recorded from a
+    real instance, tests/fixtures/rag_api): a PDF page (0-based) with its label and the page
+    count; for every other type nothing but the source, the ids and the digest — no file
+    name, section, table or row, which rag_api's loaders do not keep."""
+    metadata: dict[str, Any] = {}
     if chunk.page is not None:
         metadata["page"] = chunk.page - 1
+    metadata["digest"] = text_digest(chunk.text)
+    metadata["source"] = upload_source(user_id, chunk.filename)
+    metadata["file_id"] = chunk.file_id
+    metadata["user_id"] = user_id
+    if chunk.page is not None:
         metadata["page_label"] = str(chunk.page)
         if total_pages is not None:
             metadata["total_pages"] = total_pages
-    if chunk.section is not None:
-        metadata["section"] = chunk.section
-    if chunk.table is not None:
-        metadata["table"] = chunk.table
-    if chunk.row is not None:
-        metadata["row"] = chunk.row - 1
-    if chunk.row_key is not None:
-        metadata["row_key"] = chunk.row_key
+    metadata["_rag_chunk_index"] = chunk_index
+    metadata["_rag_ingestion_attempt_id"] = uuid.uuid5(_CHUNK_ID_NAMESPACE, chunk.file_id).hex
+    metadata["_rag_ingestion_attempt_started_at_ns"] = _INGESTED_AT_NS
+    return metadata
+
+
+def _document(
+    chunk: Chunk, user_id: str, total_pages: int | None, chunk_index: int
+) -> dict[str, Any]:
+    """A ``/query`` or ``/query_multiple`` document, as rag_api sends it (``id`` is null)."""
     return {
-        "id": str(uuid.uuid5(_CHUNK_ID_NAMESPACE, chunk.chunk_id)),
-        "type": "Document",
+        "id": None,
+        "metadata": _metadata(chunk, user_id, total_pages, chunk_index),
         "page_content": chunk.text,
-        "metadata": metadata,
+        "type": "Document",
     }
+
+
+def _search_item(chunk: Chunk, score: float) -> dict[str, Any]:
+    """One item of the V2 service's own ``/search`` answer: its structure-aware chunks carry
+    the section, table and row rag_api's wire has no room for (1-based pages and rows)."""
+    return {
+        "content": chunk.text,
+        "score": score,
+        "doc": {
+            "id": chunk.file_id,
+            "filename": chunk.filename,
+            "page": chunk.page,
+            "heading": chunk.section,
+            "table": chunk.table,
+            "row": chunk.row,
+            "row_key": chunk.row_key,
+        },
+    }
+
+
+def _chunk_indexes(retriever: Retriever) -> dict[str, int]:
+    """chunk_id -> its position among its file's chunks (rag_api's ``_rag_chunk_index``)."""
+    counts: dict[str, int] = {}
+    indexes: dict[str, int] = {}
+    for chunk in retriever.chunks:
+        indexes[chunk.chunk_id] = counts.get(chunk.file_id, 0)
+        counts[chunk.file_id] = indexes[chunk.chunk_id] + 1
+    return indexes
 
 
 def _total_pages(retriever: Retriever) -> dict[str, int]:
@@ -156,12 +215,15 @@ class _Server(ThreadingHTTPServer):
         index: DemoIndex,
         jwt_secret: str | None,
         latency_ms: dict[str, float],
+        owner: str | None = None,
     ) -> None:
         super().__init__(address, _Handler)
         self.index = index
         self.jwt_secret = jwt_secret
+        self.owner = owner
         self.latency_ms = latency_ms
         self.total_pages = {name: _total_pages(index.path(name)) for name in ("v1", "v2")}
+        self.chunk_indexes = {name: _chunk_indexes(index.path(name)) for name in ("v1", "v2")}
         self.lock = threading.Lock()
         self.stopping = threading.Event()
         self.request_log: list[tuple[str, float, float]] = []
@@ -227,11 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
             return None
         try:
             payload = jwt.decode(header[len("Bearer ") :], secret, algorithms=["HS256"])
-        except jwt.ExpiredSignatureError:
-            self._send_json(401, {"detail": "Token has expired"})
-            return None
-        except jwt.InvalidTokenError:
-            self._send_json(401, {"detail": "Invalid token"})
+        except jwt.InvalidTokenError as exc:  # rag_api's middleware words it so
+            self._send_json(401, {"detail": f"Invalid token: {exc}"})
             return None
         return str(payload.get("id", "public"))
 
@@ -243,6 +302,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._chat(path, chat, b"")
         elif path == "/health":
             self._send_json(200, {"status": "UP"})
+        elif (listing := _LISTING_ROUTE.match(path)) is not None:
+            self._listing(listing.group(1), listing.group(2))
         else:
             self._send_json(404, {"detail": "Not Found"})
 
@@ -465,29 +526,84 @@ class _Handler(BaseHTTPRequestHandler):
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             send(422, _json_error(exc))
             return
+        retriever = self.server.index.path(path_name)
+        if endpoint == "search":
+            self._search(retriever, data, send)
+            return
         model = QueryMultipleBody if endpoint == "query_multiple" else QueryRequestBody
         try:
             request = model.model_validate(data)
         except ValidationError as exc:
             send(422, _validation_error(exc))
             return
-        retriever = self.server.index.path(path_name)
         if isinstance(request, QueryMultipleBody):
             file_ids: list[str] = request.file_ids
         else:
             assert isinstance(request, QueryRequestBody)
             file_ids = [request.file_id]
             user_id = request.entity_id or user_id
+            if self.server.owner is not None and user_id != self.server.owner:
+                send(200, [])  # rag_api's /query filters by the token's user
+                return
+        user_id = self.server.owner or user_id
         hits = retriever.search(request.query, max(0, request.k), file_ids)
         if not hits and endpoint == "query_multiple":
             send(404, {"detail": NO_DOCUMENTS})
             return
         total_pages = self.server.total_pages[path_name]
+        indexes = self.server.chunk_indexes[path_name]
         body = [
-            [_document(chunk, user_id, total_pages.get(chunk.file_id)), score]
+            [
+                _document(chunk, user_id, total_pages.get(chunk.file_id), indexes[chunk.chunk_id]),
+                score,
+            ]
             for chunk, score in hits
         ]
         send(200, body)
+
+    def _search(self, retriever: Retriever, data: Any, send: Callable[..., None]) -> None:
+        """The V2 service's own route: ``{"query", "k", "file_ids"?}`` -> ``{"results"}``."""
+        try:
+            request = SearchBody.model_validate(data)
+        except ValidationError as exc:
+            send(422, _validation_error(exc))
+            return
+        hits = retriever.search(request.query, max(0, request.k), request.file_ids)
+        send(200, {"results": [_search_item(chunk, score) for chunk, score in hits]})
+
+    def _listing(self, path_name: str, route: str) -> None:
+        """rag_api's ``GET /ids`` (every indexed file id) and ``GET /documents?ids=...``
+        (every stored chunk of those files, in order; 404 when one id is unknown)."""
+        user_id = self._user_id()
+        if user_id is None:
+            return
+        retriever = self.server.index.path(path_name)
+        if route == "ids":
+            self._send_json(200, list(dict.fromkeys(chunk.file_id for chunk in retriever.chunks)))
+            return
+        query = urllib.parse.parse_qs(self.path.partition("?")[2])
+        wanted = query.get("ids", [])
+        known = {chunk.file_id for chunk in retriever.chunks}
+        if not wanted or any(file_id not in known for file_id in wanted):
+            self._send_json(404, {"detail": "One or more IDs not found"})
+            return
+        total_pages = self.server.total_pages[path_name]
+        indexes = self.server.chunk_indexes[path_name]
+        owner = self.server.owner or user_id
+        self._send_json(
+            200,
+            [
+                {
+                    "page_content": chunk.text,
+                    "metadata": _metadata(
+                        chunk, owner, total_pages.get(chunk.file_id), indexes[chunk.chunk_id]
+                    ),
+                }
+                for file_id in wanted
+                for chunk in retriever.chunks
+                if chunk.file_id == file_id
+            ],
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -620,10 +736,13 @@ class DemoServer:
         port: int = 0,
         jwt_secret: str | None = None,
         latency_ms: dict[str, float] | None = None,
+        owner: str | None = None,
     ) -> None:
         """``latency_ms`` maps a path prefix ("/v2", "/v1/query") to added latency in ms;
-        the longest matching prefix applies."""
-        self._server = _Server((host, port), index, jwt_secret, dict(latency_ms or {}))
+        the longest matching prefix applies. ``owner``: the user every file belongs to, as
+        on a real rag_api, whose ``/query`` answers ``[]`` to anyone else (default: whoever
+        asks owns every file)."""
+        self._server = _Server((host, port), index, jwt_secret, dict(latency_ms or {}), owner=owner)
         self._thread: threading.Thread | None = None
 
     @property

@@ -120,6 +120,7 @@ def item_record(
         "error": error,
         "latency_s": latency_s,
         "metrics": score.to_json(),
+        "returned": len(items),
         "met": not reasons,
         "reasons": reasons,
         "top": [

@@ -46,6 +46,11 @@ class RagApiRetrieval(_Config):
     file_ids: list[str] | None = Field(
         default=None, description="None: the run's allow-list file ids are queried"
     )
+    file_id_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="the gold's file id -> the id the service stores it under (LibreChat "
+        "gives every upload its own id); queried ids are mapped, returned ids mapped back",
+    )
     k: int = Field(default=10, ge=1)
     entity_id: str | None = Field(default=None, description="sent on /query only")
     jwt_secret_env: str | None = Field(

@@ -7,6 +7,7 @@ DISTANCE (lower is better), ``metadata.page`` is 0-based (PDF) and ``metadata.ro
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import re
 import time
@@ -42,9 +43,9 @@ class RagApiRetriever(HttpRetrieverBase):
         super().__init__(config.timeout_s, config.url)
         self.name = name
         self.config = config
-        self.file_ids: list[str] = list(
-            config.file_ids if config.file_ids is not None else file_ids
-        )
+        gold_ids = config.file_ids if config.file_ids is not None else file_ids
+        self.file_ids: list[str] = [config.file_id_map.get(one, one) for one in gold_ids]
+        self._gold_id = {service: gold for gold, service in config.file_id_map.items()}
         self._base_url = config.url.rstrip("/")
         # (digest of the secret it was signed with, token, when to sign a new one)
         self._token: tuple[str, str, float] | None = None
@@ -62,10 +63,16 @@ class RagApiRetriever(HttpRetrieverBase):
             pairs = self._query_multiple(query, k, headers, exchanges)
         else:
             pairs = self._query_per_file(query, k, headers, exchanges)
-        return [
+        items = [
             document_to_item(rank, document, distance)
             for rank, (document, distance) in enumerate(pairs[:k], start=1)
         ]
+        return [self.to_gold_ids(item) for item in items] if self._gold_id else items
+
+    def to_gold_ids(self, item: RetrievedItem) -> RetrievedItem:
+        """The item with the service's file id mapped back to the gold's (``file_id_map``)."""
+        gold = self._gold_id.get(item.file_id or "")
+        return item if gold is None else dataclasses.replace(item, file_id=gold)
 
     def _query_multiple(
         self, query: str, k: int, headers: dict[str, str], exchanges: list[Exchange]
@@ -105,6 +112,10 @@ class RagApiRetriever(HttpRetrieverBase):
             exchanges=exchanges,
             retry=self.config.retry,
         )
+
+    def auth_headers(self) -> dict[str, str]:
+        """The headers every route but /health needs (a JWT signed from the named secret)."""
+        return self._headers()
 
     def _headers(self) -> dict[str, str]:
         headers = headers_from_env(self.config.headers_env)
