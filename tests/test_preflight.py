@@ -122,7 +122,8 @@ def _configure(project: pytest.Pytester, url: str) -> None:
 
             [tool.ragv2.systems.v1]
             role = "baseline"
-            retrieval = {{adapter = "rag-api", url = "{url}", jwt_secret_env = "PF_SECRET", jwt_user_id = "{OWNER}"}}
+            retrieval = {{adapter = "rag-api", url = "{url}", jwt_secret_env = "PF_SECRET", \
+            jwt_user_id = "{OWNER}"}}
 
             [tool.ragv2.systems.v2]
             role = "candidate"
