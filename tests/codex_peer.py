@@ -3,7 +3,7 @@ tiny stdio MCP knowledge-base server. Used to record ``tests/fixtures/codex/`` (
 ``tests/codex_record.py``); not imported by the test suite.
 
     python -m tests.codex_peer serve --port 0 --log requests.jsonl   # prints the port
-    python -m tests.codex_peer mcp                                   # an MCP server on stdio
+    python -m tests.codex_peer mcp [--pid-file F]                    # an MCP server on stdio
 
 The Responses server answers ``POST /v1/responses`` with a Server-Sent-Events stream
 (``response.created``, ``response.output_item.added``/``done``, ``response.output_text.delta``,
@@ -21,6 +21,7 @@ import json
 import os
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -222,8 +223,13 @@ def serve(port: int, log_path: str) -> None:
     server.serve_forever()
 
 
-def mcp() -> None:
-    """A stdio MCP server with one tool, ``search``, answering numbered sources."""
+def mcp(pid_file: str | None = None) -> None:
+    """A stdio MCP server with one tool, ``search``, answering numbered sources; a query
+    containing "slow" takes a minute. With ``pid_file`` it writes its pid, process group and
+    session there."""
+    if pid_file:
+        with open(pid_file, "w", encoding="utf-8") as stream:
+            stream.write(f"{os.getpid()} {os.getpgrp()} {os.getsid(0)}")
     tool = {
         "name": "search",
         "description": "Search the knowledge base; returns numbered sources.",
@@ -248,6 +254,8 @@ def mcp() -> None:
         elif method == "tools/list":
             result = {"tools": [tool]}
         elif method == "tools/call":
+            if "slow" in json.dumps(message["params"].get("arguments")):
+                time.sleep(60)
             text = json.dumps(KB_SOURCES)
             result = {"content": [{"type": "text", "text": text}], "isError": False}
         else:
@@ -265,4 +273,4 @@ if __name__ == "__main__":
     if sys.argv[1] == "serve":
         serve(int(sys.argv[sys.argv.index("--port") + 1]), sys.argv[sys.argv.index("--log") + 1])
     else:
-        mcp()
+        mcp(sys.argv[sys.argv.index("--pid-file") + 1] if "--pid-file" in sys.argv else None)

@@ -671,3 +671,22 @@ def test_a_usage_below_the_previous_total_is_kept_with_a_warning(tmp_path: Path)
     assert second.warnings == [
         "usage below the previous turn's running total: kept as reported for this turn"
     ]
+
+
+def test_a_failed_start_is_reported_by_its_error_line_not_its_backtrace(tmp_path: Path) -> None:
+    script = _script(
+        tmp_path,
+        """\
+        sys.stderr.write("Reading additional input from stdin...\\n")
+        sys.stderr.write("Error: thread/start failed: required MCP servers failed to "
+                         "initialize: kb\\n\\nStack backtrace:\\n" + "   0: <unknown>\\n" * 40)
+        sys.exit(1)
+        """,
+    )
+    turn = _runner(script).converse(["q"]).turns[0]
+
+    assert turn.error is not None
+    assert turn.error.message == (
+        "exit status 1: thread/start failed: required MCP servers failed to initialize: kb"
+    )
+    assert turn.stderr_tail.endswith("   0: <unknown>\n")

@@ -3,32 +3,47 @@
 One ``converse`` call is one fresh conversation. Every turn starts a fresh process with the
 turn's prompt substituted into ``argv``. With ``resume_argv`` the turns after the first run
 that command instead, with the thread id the first turn's ``thread.started`` event announced
-(Codex: ``codex exec resume <thread_id> --json "<prompt>"``), so a multi-turn case stays one
-conversation; without it each turn is a process that does not see the earlier turns. As for
-the other chat adapters, a failed turn stops the conversation and the later turns are
-recorded as not run. Nothing raises out of ``converse``.
+(Codex: ``codex exec resume --json -c ... -- <thread_id> "<prompt>"``; ``resume`` keeps none
+of the first turn's ``-c`` options and rejects ``-s``, so they are repeated, the sandbox as
+``-c sandbox_mode=...``, and ``--`` keeps a prompt starting with ``-`` a prompt), so a
+multi-turn case stays one conversation; without it each turn is a process that does not see
+the earlier turns. As for the other chat adapters, a failed turn stops the conversation and
+the later turns are recorded as not run. Nothing raises out of ``converse``.
 
 The process gets a closed standard input, a stripped environment (``PATH``, ``HOME``,
-``LANG`` and the variables named in ``env_pass``) and a session of its own, so that on
-timeout the whole process group (the command and everything it started) is killed. The
-group is also killed when a turn ends normally: nothing started by a turn outlives it.
+``LANG`` and the variables named in ``env_pass``) and a session of its own. Codex starts its
+MCP servers in process groups of their own, so killing the command's process group is not
+enough: every process of the turn (``process_tree``: the session's processes and every
+descendant, whatever its group or session, looked up in ``/proc`` while the turn runs) is
+signalled, on timeout (SIGTERM, then SIGKILL after ``KILL_GRACE_S``), on an interrupt and
+when the turn ends normally: nothing started by a turn outlives it.
 
 Codex mapping (``events: codex``), over ``item.completed`` events only:
 - ``agent_message`` -> the answer. Codex may send several in one turn (progress notes, then
   the answer); the last one wins, as with ``codex exec --output-last-message``.
-- ``command_execution`` -> ``ToolCall("shell", {"command": ...}, aggregated_output)``.
-- ``mcp_tool_call`` -> ``ToolCall("<server>.<tool>", arguments, result)``; the result's text
-  content is joined, and a failed call's result is ``"error: <message>"``.
-- ``web_search`` -> ``ToolCall("web_search", {"query": ...})``.
+- ``command_execution`` -> ``ToolCall("shell", {"command": ...}, aggregated_output)`` with
+  its ``status`` and ``exit_code``.
+- ``mcp_tool_call`` -> ``ToolCall("<server>.<tool>", arguments, result)`` with its ``status``;
+  the result's text content is joined, and a failed call's result is ``"error: <message>"``.
+- ``web_search`` -> ``ToolCall("web_search", {"query": ...})``. Its object repeats the ``id``
+  key (the item's, then the search call's): the first wins, the others are kept in the raw
+  event under ``_duplicate_keys``.
+- ``error`` -> a non-fatal warning on ``ChatTurn.warnings`` ("Model metadata ... not found").
 - ``reasoning`` and unknown item types are ignored.
-``turn.completed.usage`` gives the usage, integer counts under Codex's own names. A tool
-result in the knowledge-base tool's numbered-source JSON (``systems/kb_tool.py``) becomes the
-turn's evidence, and the answer's ``[n]`` markers are resolved to those sources.
+``turn.completed.usage`` gives the usage, integer counts under Codex's own names. On a
+resumed turn Codex reports the thread's running total: the turn's ``usage`` is the
+difference from the previous turn's total, which is kept as ``usage_running_total``
+(``resume_usage = "per_turn"`` for a command that reports each turn alone). A tool result in
+the knowledge-base tool's numbered-source JSON (``systems/kb_tool.py``) becomes the turn's
+evidence, and the answer's ``[n]`` markers are resolved to those sources. The thread id and
+the end of standard error are kept on the turn as well.
 
 ``turn.failed`` makes the turn an error. A top-level ``error`` event does only when no
 ``turn.completed`` follows: Codex also prints its transient stream errors ("Reconnecting...
-1/5", retried by Codex itself) as ``error`` events, and such a turn may still complete.
-The error events stay in the exchange either way.
+1/5", retried by Codex itself) as ``error`` events, and such a turn may still complete (the
+events are then the turn's warnings). The error events stay in the exchange either way. A
+message printed by a turn that then failed (``turn.failed``, a timeout, a bad exit) is not
+its answer: it is kept as ``partial_answer``, shown but never scored.
 
 The turn's single ``Exchange`` holds the request (``argv`` with the prompt, ``cwd``), the
 exit status as ``status_code`` (negative: killed by that signal) and, as ``response_body``,
@@ -458,7 +473,7 @@ def _turn_error(run: _Run, outcome: CodexOutcome, timeout_s: float) -> RunError 
     elif outcome.errors and not outcome.completed:
         kind, message = "adapter", "error: " + "; ".join(outcome.errors)
     elif run.exit_code != 0:
-        kind, message = "adapter", f"exit status {run.exit_code}: {_excerpt(run.stderr_tail)}"
+        kind, message = "adapter", f"exit status {run.exit_code}: {_stderr_reason(run.stderr_tail)}"
     elif not outcome.completed and outcome.non_json_lines:
         kind = "malformed"
         message = f"{outcome.non_json_lines} non-JSON stdout line(s) and no turn.completed"
@@ -467,6 +482,15 @@ def _turn_error(run: _Run, outcome: CodexOutcome, timeout_s: float) -> RunError 
     else:
         return None
     return RunError(kind=kind, message=message, status_code=None)
+
+
+def _stderr_reason(stderr: str) -> str:
+    """The line of ``stderr`` that says why (Codex: ``Error: ...``, before a backtrace), or
+    its end."""
+    for line in stderr.splitlines():
+        if line.startswith("Error: "):
+            return _excerpt(line[len("Error: ") :])
+    return _excerpt(stderr)
 
 
 def _excerpt(text: str) -> str:
