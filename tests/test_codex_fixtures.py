@@ -212,3 +212,27 @@ def test_prompts_starting_with_a_dash_reach_codex_as_prompts() -> None:
         "Answer: -v is this taken as an option?",
         "Answer: --help and this one?",
     ]
+
+
+def test_the_new_turn_fields_round_trip_and_older_transcripts_still_read() -> None:
+    transcript = replay("resumed-ten-turns")
+    data = json.loads(json.dumps(transcript.to_json()))
+
+    assert Transcript.from_json(data) == transcript
+    shell = data["turns"][4]["tool_calls"][0]
+    assert (shell["status"], shell["exit_code"]) == ("completed", 0)
+    # a transcript written before these fields existed (and any other adapter's, which
+    # leaves them unset) has none of their keys
+    new_keys = {"partial_answer", "warnings", "thread_id", "usage_running_total", "stderr_tail"}
+    for turn in data["turns"]:
+        for key in new_keys:
+            turn.pop(key, None)
+        for call in turn["tool_calls"]:
+            call.pop("status", None)
+            call.pop("exit_code", None)
+    older = Transcript.from_json(data)
+    assert older.turns[4].tool_calls[0].exit_code is None
+    assert older.turns[0].warnings == []
+    assert older.turns[0].thread_id is None
+    assert set(older.turns[0].to_json()) & new_keys == set()
+    assert [turn.usage for turn in older.turns] == [turn.usage for turn in transcript.turns]
