@@ -43,6 +43,11 @@ def test_demo_session_serial_and_parallel_agree(bundled: pytest.Pytester) -> Non
     assert set(first["systems"]) == {"demo-v1", "demo-v2"}
     assert first["runs"]["recorded"] == first["runs"]["expected"] > 0
     assert first["systems"]["demo-v2"]["errors"] == 0
+    # both demo services list what they store: every gold entry is attainable in it
+    assert {name: found["ceiling"] for name, found in first["attainable"].items()} == {
+        "demo-v1": 1.0,
+        "demo-v2": 1.0,
+    }
     assert 0.0 < first["systems"]["demo-v1"]["recall@5"] <= 1.0
     assert (
         first["systems"]["demo-v2"]["exact_metadata"]

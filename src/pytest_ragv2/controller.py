@@ -21,7 +21,7 @@ from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import write_terminal_summary
-from pytest_ragv2.session import aggregate
+from pytest_ragv2.session import SessionResults, aggregate
 
 RECORD_ATTRIBUTE = "ragv2"
 KEEP_STATUSES = (
@@ -100,6 +100,9 @@ class Controller:
             ok = passed and not self.other_failures
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
+        ceilings = self._ceilings(results) if self.ctx.layer == "A" else {}
+        for name, found in ceilings.items():
+            results.systems[name]["ceiling"] = found["ceiling"]
         self.summary = build_summary(
             run_id=self.ctx.run_id,
             seed=self.ctx.seed,
@@ -112,6 +115,8 @@ class Controller:
             descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
             raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
         )
+        if ceilings:
+            self.summary["attainable"] = ceilings
         path = write_summary(
             self.ctx.report_dir,
             self.summary,
@@ -131,6 +136,35 @@ class Controller:
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
                 "gold cases: the exit status is 1 whatever the gates say"
             )
+
+    def _ceilings(self, results: SessionResults) -> dict[str, dict[str, Any]]:
+        """Each system's attainable ceiling (:mod:`pytest_ragv2.attainable`), for the
+        systems whose service lists what it stores."""
+        from pytest_ragv2.attainable import CaseGold, ceiling, fetch_stored_chunks
+
+        allowed = sorted(self.ctx.allowlist.file_ids) if self.ctx.allowlist else []
+        found: dict[str, dict[str, Any]] = {}
+        for name in results.systems:
+            stored = self.ctx.preflight.stored_chunks.get(name) if self.ctx.preflight else None
+            if stored is None:
+                try:  # the demo may not have started; a listing is never worth a report
+                    retrieval = self.ctx.system_settings(name).retrieval
+                except Exception:
+                    continue
+                stored = fetch_stored_chunks(name, retrieval, allowed)
+            if stored is None:
+                continue
+            ran = sorted({(r["key"]["case"], r["key"]["lang"]) for r in results.records_of(name)})
+            cases = []
+            for case_id, lang in ran:
+                loaded = self.ctx.catalog.find(case_id)
+                if loaded is not None:
+                    case = loaded.case
+                    cases.append(
+                        CaseGold(case_id, case.category, lang, tuple(case.evidence_for(lang)))
+                    )
+            found[name] = ceiling(cases, stored).to_json()
+        return found
 
     def terminal_summary(self, reporter: Any) -> None:
         if self.summary is None:

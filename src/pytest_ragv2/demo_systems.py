@@ -127,6 +127,7 @@ def v2_search_retrieval(base_url: str) -> HttpJsonRetrieval:
     return HttpJsonRetrieval(
         adapter="http-json",
         url=f"{base_url}/search",
+        documents_url=f"{base_url}/documents",
         body={"query": "{query}", "k": "{k}", "file_ids": "{file_ids}"},
         items_path="results",
         fields=HttpJsonFields(

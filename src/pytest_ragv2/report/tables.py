@@ -18,6 +18,7 @@ SYSTEM_COLUMNS = (
     ("recall@3", "R@3"),
     ("recall@5", "R@5"),
     ("recall@10", "R@10"),
+    ("ceiling", "ceiling"),
     ("hit@5", "hit@5"),
     ("mrr", "MRR"),
     ("exact_metadata", "exact"),
@@ -177,7 +178,35 @@ def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
             "Recall@5 by language",
             breakdown_table("language", summary["by_language"], "recall@5", roles),
         ),
+        *(
+            [("Attainable ceiling by category", ceiling_table(summary))]
+            if summary.get("attainable")
+            else []
+        ),
     ]
+
+
+def ceiling_table(summary: Mapping[str, Any]) -> Table:
+    """Recall@5 beside the attainable ceiling (a perfect ranker over what the system
+    stores), per category and system: a low ceiling is a loader or gold problem, a recall
+    far under its ceiling a ranking problem."""
+    attainable: Mapping[str, Mapping[str, Any]] = summary["attainable"]
+    systems = list(attainable)
+    categories = sorted({c for found in attainable.values() for c in found["by_category"]})
+    header = ["category", *(f"{name} R@5 / ceiling" for name in systems)]
+    rows = []
+    for category in [*categories, "all"]:
+        cells = [category]
+        for name in systems:
+            if category == "all":
+                recall = summary["systems"].get(name, {}).get("recall@5")
+                limit = attainable[name]["ceiling"]
+            else:
+                recall = summary["by_category"].get(name, {}).get(category, {}).get("recall@5")
+                limit = attainable[name]["by_category"].get(category)
+            cells.append(f"{fmt_rate(recall)} / {fmt_rate(limit)}")
+        rows.append(cells)
+    return header, rows
 
 
 ANSWER_COLUMNS = (

@@ -100,6 +100,11 @@ class HttpJsonRetrieval(_Config):
     higher_score_is_better: bool = Field(
         default=True, description="kept as metadata; ranks are the list order"
     )
+    documents_url: str | None = Field(
+        default=None,
+        description='a rag_api-shaped "GET …/documents?ids=" listing every stored chunk of '
+        "the queried files; with it the report shows the system's attainable ceiling",
+    )
     headers_env: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0.0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)

@@ -1,0 +1,207 @@
+"""The attainable ceiling: how much of the gold a system could find at all.
+
+A recall of 0.55 means one thing when the gold is in the service's chunks and the ranker
+missed it, and another when no chunk the service stores can meet the gold entry (a loader
+that drops a table, a page the extractor cannot read). So, for each system whose service can
+list what it stores (rag_api's ``GET /documents?ids=``, or ``documents_url`` of an http-json
+service answering the same shape), every stored chunk of the queried files is matched
+against every gold entry, as a retrieved item would be (:func:`match_step`), and
+
+- an entry is **attainable** at the best granularity any stored chunk meets
+  (document, page, section, row);
+- a case's **ceiling** is the fraction of its required entries attainable at full
+  granularity: the recall@k of a perfect ranker with k at least the number of entries;
+- a system's and a category's ceiling is the mean of its cases' ceilings, as recall is.
+
+Pure but for :func:`fetch_stored_chunks`, which asks the service. A system whose service
+cannot list its chunks has no ceiling (shown as "—"), never a guessed one.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragv2.records import RetrievedItem
+from pytest_ragv2.schema import Evidence
+from pytest_ragv2.scoring.evidence import FULL_STEP, GRANULARITIES, match_step
+
+_DOCUMENT_BATCH = 50
+
+
+@dataclass(frozen=True, slots=True)
+class CaseGold:
+    """What the ceiling needs of one case in one prompt language."""
+
+    case: str
+    category: str
+    lang: str
+    required: tuple[Evidence, ...]
+
+
+@dataclass(slots=True)
+class Ceiling:
+    """One system's attainable ceiling."""
+
+    chunks: int
+    value: float | None
+    by_category: dict[str, float] = field(default_factory=dict)
+    by_case: dict[str, float] = field(default_factory=dict)
+    unattainable: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "stored_chunks": self.chunks,
+            "ceiling": self.value,
+            "by_category": self.by_category,
+            "by_case": self.by_case,
+            "unattainable": self.unattainable,
+        }
+
+
+def best_step(entry: Evidence, chunks: Sequence[RetrievedItem]) -> int:
+    """The finest step of the granularity ladder any chunk meets (0: not even the file)."""
+    best = 0
+    for chunk in chunks:
+        best = max(best, match_step(chunk, entry))
+        if best == FULL_STEP:
+            break
+    return best
+
+
+def ceiling(cases: Sequence[CaseGold], chunks: Sequence[RetrievedItem]) -> Ceiling:
+    """The system's ceiling over ``cases`` (cases without required evidence have none)."""
+    by_file: dict[str, list[RetrievedItem]] = defaultdict(list)
+    for chunk in chunks:
+        by_file[chunk.file_id or chunk.filename or ""].append(chunk)
+        if chunk.file_id and chunk.filename:
+            by_file[chunk.filename].append(chunk)
+    steps: dict[tuple[Any, ...], int] = {}
+    per_case: dict[str, list[float]] = defaultdict(list)
+    categories: dict[str, str] = {}
+    unattainable: list[str] = []
+    for gold in cases:
+        if not gold.required:
+            continue
+        hits = 0
+        for entry in gold.required:
+            key = (
+                entry.file_id,
+                entry.filename,
+                entry.page,
+                entry.section,
+                entry.table,
+                entry.row,
+                entry.anchor,
+            )
+            if key not in steps:
+                candidates = by_file.get(entry.file_id or "", []) or by_file.get(
+                    entry.filename or "", []
+                )
+                steps[key] = best_step(entry, candidates)
+                if steps[key] < FULL_STEP:
+                    reached = _reached(entry, steps[key])
+                    unattainable.append(
+                        f"{gold.case}: {entry.filename or entry.file_id} "
+                        f"{_location(entry)} — best: {reached}"
+                    )
+            hits += steps[key] == FULL_STEP
+        per_case[gold.case].append(hits / len(gold.required))
+        categories[gold.case] = gold.category
+    case_values = {case: sum(values) / len(values) for case, values in per_case.items()}
+    grouped: dict[str, list[float]] = defaultdict(list)
+    for case, value in case_values.items():
+        grouped[categories[case]].append(value)
+    return Ceiling(
+        chunks=len(chunks),
+        value=sum(case_values.values()) / len(case_values) if case_values else None,
+        by_category={name: sum(v) / len(v) for name, v in sorted(grouped.items())},
+        by_case=dict(sorted(case_values.items())),
+        unattainable=unattainable,
+    )
+
+
+def _reached(entry: Evidence, step: int) -> str:
+    """The step's name; a step past a field the gold does not give is the one before it."""
+    if step == 0:
+        return "nothing"
+    if step == 2 and entry.page is None:
+        return "document"
+    return GRANULARITIES[step - 1]
+
+
+def _location(entry: Evidence) -> str:
+    parts = []
+    if entry.page is not None:
+        parts.append(f"page {entry.page}")
+    if entry.section:
+        parts.append(f"section {entry.section!r}")
+    if entry.table:
+        parts.append(f"table {entry.table!r}")
+    if entry.row is not None:
+        parts.append(f"row {entry.row}")
+    if entry.anchor:
+        parts.append(f"anchor {entry.anchor!r}")
+    return ", ".join(parts)
+
+
+def listing_url(retrieval: Any) -> str | None:
+    """The rag_api-shaped ``GET …/documents`` of a system's retrieval config, if any."""
+    from pytest_ragv2.systems.config import HttpJsonRetrieval, RagApiRetrieval
+
+    if isinstance(retrieval, RagApiRetrieval):
+        return retrieval.url.rstrip("/") + "/documents"
+    if isinstance(retrieval, HttpJsonRetrieval) and retrieval.documents_url:
+        return retrieval.documents_url
+    return None
+
+
+def fetch_stored_chunks(
+    name: str, retrieval: Any, file_ids: Sequence[str], timeout_s: float = 30.0
+) -> list[RetrievedItem] | None:
+    """Every chunk the system's service stores for ``file_ids`` (gold file ids), as items;
+    None when it cannot list them or the listing fails (never raises)."""
+    import httpx
+
+    from pytest_ragv2.systems.base import RetrievalFailure, headers_from_env
+    from pytest_ragv2.systems.config import RagApiRetrieval
+    from pytest_ragv2.systems.rag_api import RagApiRetriever, document_to_item
+
+    url = listing_url(retrieval)
+    if url is None or not file_ids:
+        return None
+    try:
+        if isinstance(retrieval, RagApiRetrieval):
+            retriever = RagApiRetriever(name, retrieval, file_ids=file_ids)
+            headers, queried, to_gold = (
+                retriever.auth_headers(),
+                retriever.file_ids,
+                retriever.to_gold_ids,
+            )
+        else:
+            headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
+            to_gold = None
+        documents: list[Mapping[str, Any]] = []
+        with httpx.Client(timeout=timeout_s) as client:
+            for start in range(0, len(queried), _DOCUMENT_BATCH):
+                batch = list(queried[start : start + _DOCUMENT_BATCH])
+                reply = client.get(url, params={"ids": batch}, headers=headers)
+                if reply.status_code == 404:  # one id of the batch unknown: ask one by one
+                    for one in batch:
+                        single = client.get(url, params={"ids": [one]}, headers=headers)
+                        if single.status_code == 200:
+                            documents.extend(single.json())
+                    continue
+                if reply.status_code != 200:
+                    return None
+                documents.extend(reply.json())
+    except (httpx.HTTPError, RetrievalFailure, ValueError):
+        return None
+    items = [
+        document_to_item(rank, dict(document), 0.0)
+        for rank, document in enumerate(documents, 1)
+        if isinstance(document, Mapping) and isinstance(document.get("page_content"), str)
+    ]
+    return [to_gold(item) for item in items] if to_gold is not None else items
