@@ -149,6 +149,10 @@ DEV: dict[str, dict[str, list[str]]] = {
             "The credit is 5% of the monthly fee per hour, capped at 30%.",
             "The device has no display; it is configured through the app.",
             "Data is not shared with third parties and is encrypted with AES-256.",
+            # a synthetic-data label is no refusal (a demo V1 answer of the bundled benchmark)
+            "According to the documents: note: SYNTHETIC DEMO DATA: these project records are "
+            "generated for the benchmark and describe no real customer, site or installation. "
+            "Synthetische Demodaten, keine bestätigten Projektdaten. | synthetic: true [1].",
         ],
     },
 }

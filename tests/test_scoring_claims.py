@@ -124,7 +124,10 @@ def test_identifiers_dates_and_phone_numbers() -> None:
     assert values("TW-P-24-003 und SK-22OA, KV-4501-8 im T4", "de") == []
     assert values("Stand 12.03.2025", "de") == [(12.0, None), (3.0, None), (2025.0, None)]
     assert values("En 2025 100 clients", "fr") == [(2025.0, None), (100.0, None)]
-    assert values("+33 2 85 52 41 90", "fr")[0] == (33.0, None)
+    # a phone number, an e-mail address or a URL is one identifier, never numbers
+    assert values("+33 2 85 52 41 90", "fr") == []
+    assert values("Tel. 0711 12345-0, 48 h", "de") == [(48.0, "h")]
+    assert values("Mail an support24@nimbus.fr oder https://nimbus.fr/v2/faq", "de") == []
     assert values("3x33 %", "fr") == [(3.0, None)]
 
 

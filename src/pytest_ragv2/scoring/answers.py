@@ -70,12 +70,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 from typing import Any, Literal
 
 from pytest_ragv2.records import RetrievedItem
-from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
+from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer, ExpectTools
 from pytest_ragv2.scoring.answer_format import format_ok
 from pytest_ragv2.scoring.answer_records import (
     RUBRIC_DIMENSIONS,
@@ -88,6 +88,7 @@ from pytest_ragv2.scoring.answer_records import (
 )
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.citations import check_citations
+from pytest_ragv2.scoring.claim_values import contradicted_values
 from pytest_ragv2.scoring.claims import ClaimMatch, normalise_unit, score_claims, unit_scale
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import (
@@ -378,11 +379,22 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     ]
     markers = [citation.marker for citation in turn.citations]
     facts = answer_facts(answer, lang, support, markers=markers, gold_spans=gold_spans)
+    # claim-bound grounding: a value given for a missed claim must be its gold value
+    bound = {
+        fact.span: (claim, fact.supported)
+        for fact, claim in contradicted_values(
+            answer, facts, expected, claims.required_missed, gold_spans
+        )
+    }
+    facts = [replace(f, supported=False) if f.span in bound else f for f in facts]
     score.facts = len(facts)
     score.unsupported = [fact.text for fact in facts if not fact.supported]
+    score.contradicted = [
+        f"{fact.text} (gold: {bound[fact.span][0].text})" for fact in facts if fact.span in bound
+    ]
 
     vetoes: list[Veto] = []
-    _fabrication_vetoes(gold, expected, facts, vetoes)
+    _fabrication_vetoes(gold, expected, facts, bound, vetoes)
     for match in claims.forbidden_found:
         if match.claim.veto is not None:
             vetoes.append(
@@ -441,7 +453,11 @@ def _dedupe(vetoes: Sequence[Veto]) -> list[Veto]:
 
 
 def _fabrication_vetoes(
-    gold: TurnGold, expected: ExpectedAnswer, facts: Sequence[Fact], vetoes: list[Veto]
+    gold: TurnGold,
+    expected: ExpectedAnswer,
+    facts: Sequence[Fact],
+    contradicted: Mapping[tuple[int, int], tuple[Claim, bool]],
+    vetoes: list[Veto],
 ) -> None:
     dimensions, unitless = _high_severity_units(expected)
     required = expected.required_claims
@@ -450,16 +466,34 @@ def _fabrication_vetoes(
         if fact.supported:
             continue
         if fact.kind in ("identifier", "filename"):
+            kind = {"phone": "phone number", "email": "e-mail address", "url": "URL"}.get(
+                fact.type, (fact.type and f"{fact.type} identifier") or fact.kind
+            )
             vetoes.append(
                 Veto(
                     "fabricated_identifier",
                     gold.turn,
                     clip(fact.text),
-                    f"{fact.kind} in neither the evidence, the tool results, the prompts "
+                    f"{kind} in neither the evidence, the tool results, the prompts "
                     "nor the conversation",
                 )
             )
             continue
+        bound = contradicted.get(fact.span)
+        if bound is not None and bound[0].severity == "high":
+            where = "held elsewhere in the sources" if bound[1] else "in no source"
+            vetoes.append(
+                Veto(
+                    "unsupported_high_severity_number",
+                    gold.turn,
+                    clip(fact.text),
+                    f"not the gold value of the high-severity claim {bound[0].text!r} "
+                    f"(the number is {where})",
+                )
+            )
+            continue
+        if bound is not None and bound[1]:
+            continue  # a value the sources hold, bound to a claim that is not high severity
         dimension = _fact_dimension(fact)
         if all_high or (dimension in dimensions) or (dimension is None and unitless):
             why = (

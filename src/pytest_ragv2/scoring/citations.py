@@ -38,7 +38,7 @@ from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import (
     Fact,
-    identifier_key,
+    identifier_supported,
     number_supported,
     text_support,
 )
@@ -122,7 +122,7 @@ def _backs(source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch]) -> 
         if fact.kind == "number" and fact.value is not None:
             if number_supported(fact.value, fact.unit, fact.decimals, support):
                 return True
-        elif fact.kind == "identifier" and identifier_key(fact.text) in support.identifiers:
+        elif fact.kind == "identifier" and identifier_supported(fact, support):
             return True
     return any(claim_found(match.claim, source, None).matched for match in claims)
 

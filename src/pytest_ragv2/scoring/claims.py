@@ -84,12 +84,14 @@ from functools import lru_cache
 from typing import Literal
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.scoring.identifiers import typed_spans
 
 MatchHow = Literal["", "text", "any_of", "pattern", "number"]
 
 # --------------------------------------------------------------------------- normalisation
 
 _DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+_SUPERSCRIPT_DIGITS = frozenset("\u00b9\u00b2\u00b3\u2070\u2074\u2075\u2076\u2077\u2078\u2079")
 _TYPOGRAPHIC = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4\uff07", "'"),
@@ -173,6 +175,8 @@ def _normalise(text: str) -> _Normalised:
         cluster = text[start:end]
         if cluster in _DROPPED:
             continue
+        if cluster in _SUPERSCRIPT_DIGITS and start > 0 and text[start - 1].isdigit():
+            continue  # a footnote marker glued to a number: "16² bar" is 16 bar
         for char in _fold_cluster(cluster):
             if char.isspace():
                 if not out or out[-1] == " ":
@@ -524,7 +528,11 @@ def _mask_compound(match: re.Match[str]) -> str:
 def _masked_identifiers(text: str) -> str:
     if not _DIGIT.search(text):
         return text
-    return _COMPOUND.sub(_mask_compound, text)
+    masked = _COMPOUND.sub(_mask_compound, text)
+    for start, end in typed_spans(text):
+        # a phone number, e-mail address, URL or IBAN is one identifier, not numbers
+        masked = masked[:start] + "#" * (end - start) + masked[end:]
+    return masked
 
 
 def _unit_at(text: str, position: int) -> tuple[str, int] | None:

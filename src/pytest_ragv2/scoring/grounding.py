@@ -35,7 +35,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
 from typing import Any, Literal
@@ -50,6 +50,7 @@ from pytest_ragv2.scoring.answer_text import (
 )
 from pytest_ragv2.scoring.claims import _UNIT_DIMENSIONS, parse_numbers, unit_scale
 from pytest_ragv2.scoring.evidence import normalise_filename
+from pytest_ragv2.scoring.identifiers import typed_identifiers, typed_keys
 
 FactKind = Literal["number", "identifier", "filename"]
 
@@ -75,6 +76,8 @@ class Fact:
     unit: str | None = None
     value: float | None = None
     decimals: int = 0
+    type: str = ""  # a typed identifier's type: phone, email, url, iban, part
+    keys: frozenset[str] = frozenset()  # a typed identifier's comparison keys
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +91,7 @@ class Support:
     values: tuple[tuple[str | None, Decimal], ...]  # (dimension or None, value), for rounding
     identifiers: frozenset[str]
     filenames: frozenset[str]
+    typed: frozenset[str] = frozenset()  # keys of typed identifiers (phone, e-mail, URL, ...)
 
     @classmethod
     def merge(cls, parts: Iterable[Support], extra_filenames: Iterable[str] = ()) -> Support:
@@ -102,6 +106,7 @@ class Support:
             tuple(value for part in parts for value in part.values),
             empty.union(*(part.identifiers for part in parts)),
             extra.union(*(part.filenames for part in parts)),
+            empty.union(*(part.typed for part in parts)),
         )
 
 
@@ -157,6 +162,7 @@ def text_support(text: str) -> Support:
         tuple(values),
         frozenset(identifiers),
         filenames,
+        typed_keys(text),
     )
 
 
@@ -188,6 +194,16 @@ def number_supported(value: float, unit: str | None, decimals: int, support: Sup
                 if rounded == number:
                     return True
     return False
+
+
+def identifier_supported(fact: Fact, support: Support) -> bool:
+    """A typed identifier by its keys (a part number also by its letters and digits, as
+    any other identifier), an identifier by its letters and digits."""
+    if fact.keys and fact.keys & support.typed:
+        return True
+    if fact.type and fact.type != "part":
+        return False
+    return identifier_key(fact.text) in support.identifiers
 
 
 def _exempt_identifier(token: str) -> bool:
@@ -222,8 +238,14 @@ def answer_facts(
 ) -> list[Fact]:
     """Every fact of ``answer`` with whether ``support`` (or a gold claim span) backs it."""
     hidden = marker_spans(answer, markers)
-    hidden += [m.span() for m in URL.finditer(answer)]
     facts: list[Fact] = []
+    for typed in typed_identifiers(mask(answer, hidden)):
+        fact = Fact("identifier", typed.text, typed.span, False, type=typed.type, keys=typed.keys)
+        if identifier_supported(fact, support) or overlaps(typed.span, gold_spans):
+            fact = replace(fact, supported=True)
+        facts.append(fact)
+        hidden.append(typed.span)
+    hidden += [m.span() for m in URL.finditer(answer)]
     for match in FILENAME.finditer(answer):
         if overlaps(match.span(), hidden):
             continue

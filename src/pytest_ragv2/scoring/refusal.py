@@ -22,9 +22,9 @@ rated for hydrogen"). It is recognised without an exact phrase: the answer is cu
   données", "keine Angaben", "no information", "no details"), unless the clause says what
   happens to the data ("aucune donnée n'est perdue", "no data is stored": a fact); or
 - a **weak report** word (contain, provide, available, include, cover, describe, give ...)
-  together with a source or information word ("les documents ne contiennent pas", "this
-  information is not available") — alone it states a fact ("not available in 400 V", "the
-  kit does not contain a filter"); or
+  with a source or information word near the negation ("les documents ne contiennent
+  pas", "this information is not available") — alone it states a fact ("not available in
+  400 V", "the kit does not contain a filter"); or
 - a prohibited use with something ("ne doit pas être utilisé avec de l'hydrogène", "darf
   nicht mit Wasserstoff betrieben werden", "must not be used with hydrogen"), or
 - a **compatibility** word: an incompatibility refusal (FR "compatible", "adapté",
@@ -32,9 +32,11 @@ rated for hydrogen"). It is recognised without an exact phrase: the answer is cu
   "freigegeben", "für ... ausgelegt"; EN "rated", "approved", "suitable", "designed for",
   "intended for").
 
-So a fact stated with a negation ("Le plan Pro n'inclut pas de frais de mise en service",
-"No, the TVK 110 is not available in 400 V; only 230 V.") is no refusal: nothing in it is
-about the sources, the model's knowledge or compatibility. The configured phrase lists
+A clause holding a synthetic-data label ("keine bestätigten Projektdaten", "not confirmed",
+"données fictives") labels data and is no refusal. A fact stated with a negation ("Le plan
+Pro n'inclut pas de frais de mise en service", "No, the TVK 110 is not available in 400 V;
+only 230 V.") is no refusal either: nothing in it is about the sources, the model's
+knowledge or compatibility. The configured phrase lists
 (:mod:`pytest_ragv2.scoring.phrases`) are looked up as well, as additions.
 
 Every language's lexicon is tried, the prompt's first: a German refusal to an English prompt
@@ -71,6 +73,7 @@ class Lexicon:
     use_verbs: tuple[str, ...]  # ... of a use ...
     with_words: frozenset[str]  # ... with something (a medium): an incompatibility
     splitters: frozenset[str]  # words that open a new clause ("mais", "only")
+    labels: tuple[str, ...]  # synthetic-data labels: "keine bestätigten Projektdaten"
     compounds: bool = False  # German: a source or information word may end a compound
 
 
@@ -96,7 +99,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "savons",
             "savoir",
             "connai*",
-            "confirm*",
+            "confirmer",
             "repondre",
             "determin*",
             "documente*",
@@ -188,6 +191,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("utilis*", "employ*", "fonctionn*", "exploit*", "comprim*", "alimente*"),
         with_words=frozenset({"avec", "sous"}),
         splitters=frozenset({"mais", "seulement", "cependant", "toutefois", "neanmoins"}),
+        labels=("synthetique*", "demonstration", "fictif*", "fictive*", "confirme", "confirmee*"),
     ),
     "de": Lexicon(
         negations=frozenset(
@@ -211,7 +215,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "weiss",
             "wissen",
             "bekannt",
-            "bestatig*",
+            "bestatigen",
             "beantwort*",
             "sagen",
             "hervor",
@@ -308,6 +312,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("betrieben", "betreiben", "eingesetzt", "einsetzen", "verwende*", "verdicht*"),
         with_words=frozenset({"mit"}),
         splitters=frozenset({"aber", "sondern", "nur", "jedoch", "allerdings", "lediglich"}),
+        labels=("synthetisch*", "demodaten", "beispieldaten", "fiktiv*", "bestatigt*"),
         compounds=True,
     ),
     "en": Lexicon(
@@ -330,7 +335,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "documented",
             "know",
             "known",
-            "confirm*",
+            "confirm",
             "answer",
             "say",
             "says",
@@ -376,7 +381,6 @@ LEXICONS: Mapping[str, Lexicon] = {
             "context",
             "material*",
             "file*",
-            "records",
             "manual*",
         ),
         information=(
@@ -387,7 +391,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "mention*",
             "figure*",
             "value*",
-            "record*",
+            "record",
             "reference*",
             "indication*",
             "answer*",
@@ -422,6 +426,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("used", "use", "operated", "operate", "run", "compress*", "fed"),
         with_words=frozenset({"with", "on"}),
         splitters=frozenset({"but", "only", "however", "although", "though", "instead"}),
+        labels=("synthetic", "demo", "fictional", "fictitious", "confirmed"),
     ),
 }
 
@@ -502,8 +507,8 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     negations = [i for i, w in enumerate(words) if w in lexicon.negations]
     absence = [i for i, w in enumerate(words) if _is(w, lexicon.absence)]
     cues = sorted(negations + absence)
-    if not cues:
-        return None
+    if not cues or any(_is(w, lexicon.labels) for w in words):
+        return None  # nothing negated, or a synthetic-data label ("not confirmed")
 
     def at(entries: Sequence[str], compounds: bool = False) -> list[int]:
         return [i for i, w in enumerate(words) if _is(w, entries, compounds)]
@@ -525,7 +530,7 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     if absence and (_near(absence, information) or _near(absence, sources)):
         return "absent information"
     weak = at(lexicon.weak_report)
-    if negations and _near(negations, weak) and (sources or information) and not fates:
+    if _near(negations, weak) and _near(negations, sources + information) and not fates:
         return "negated availability"
     compatible = at(lexicon.compatibility)
     if negations and _near(negations, compatible):

@@ -30,7 +30,7 @@ from pytest_ragv2.scoring.answer_text import URL, fold
 from pytest_ragv2.scoring.grounding import (
     Fact,
     Support,
-    identifier_key,
+    identifier_supported,
     number_supported,
     text_support,
 )
@@ -163,9 +163,9 @@ def _grounded_check(
                 continue
             own.append((fact, number_supported(fact.value, fact.unit, fact.decimals, support)))
         elif fact.kind == "identifier":
-            if identifier_key(fact.text) in prompt_support.identifiers:
+            if identifier_supported(fact, prompt_support):
                 continue
-            own.append((fact, identifier_key(fact.text) in support.identifiers))
+            own.append((fact, identifier_supported(fact, support)))
     if not own:
         return ToolCheck(tool, "grounded_in_results", False, "the answer states no fact to check")
     missing = [fact.text for fact, backed in own if not backed]

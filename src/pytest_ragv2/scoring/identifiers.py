@@ -1,0 +1,178 @@
+"""Typed identifiers: phone numbers, e-mail addresses, URLs, IBANs and part numbers.
+
+Pure functions, no I/O. Such an identifier is one fact, compared **whole**: it is supported
+only when the support holds the same identifier (its digits spread over other numbers do
+not count), and its digits are never read as numbers ("+33 2 85 52 41 90" is not five
+numbers). Each has one or more **keys**, the form identifiers are compared in:
+
+- **phone**: a number written with a ``+`` or ``00`` country prefix ("+49 711 12345-0",
+  "0049 711 123450", "+33 (0)2 85 52 41 90") or a national ``0`` trunk prefix ("0711
+  123450", "(0711) 12345-0", "02 85 52 41 90"), 8 to 15 digits in groups joined by spaces,
+  ``-``, ``.`` or ``/``; a date ("01.02.2025") is none. Its key is the national significant
+  number: the digits after the country code (a table of common codes; others keep every
+  digit) or after the trunk ``0``, with an "(0)" dropped — so the international and the
+  national writing of one number have the same key;
+- **email**: ``local@domain.tld``, casefolded;
+- **url**: ``http(s)://...`` or ``www....``, without scheme, ``www.``, trailing ``/`` and
+  punctuation, casefolded; in a support text also a bare ``domain.tld/path``;
+- **iban**: two capital letters, two check digits and 11 to 30 letters or digits, in groups
+  of four or not ("DE89 3704 0044 0532 0130 00"), spaces ignored;
+- **part**: a part or model number written without a letter: three or more digit groups
+  joined by ``-`` or ``/`` ("301-224-05"; an ISO date is none), or any token holding a
+  digit right after a part-number label ("Art.-Nr. 4711", "part no. 0815", "réf. 12.345",
+  "Teilenummer 4711-0815"). A part number is compared as letters and digits, so it needs
+  the same consecutive groups in the support, as any other identifier.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+IdentifierType = Literal["phone", "email", "url", "iban", "part"]
+
+# country calling codes tried longest first; a code outside the table keeps every digit
+COUNTRY_CODES = frozenset(
+    {"1", "7", "20", "27", "30", "31", "32", "33", "34", "36", "39", "40", "41", "43", "44"}
+    | {"45", "46", "47", "48", "49", "52", "55", "61", "64", "81", "82", "86", "90", "91"}
+    | {"351", "352", "353", "354", "356", "357", "358", "359", "370", "371", "372", "377"}
+    | {"385", "386", "420", "421", "423"}
+)
+
+# one separator style per number ("+49 711 12345-0": spaces, then a "-" extension)
+_STYLES = (r"[ \u00a0\u202f\u2009]", r"\.", r"[-\u2010\u2011]")
+
+
+def _phone_patterns() -> tuple[re.Pattern[str], ...]:
+    patterns = []
+    for sep in _STYLES:
+        tail = rf"(?:{sep}\d{{2,8}}){{1,6}}(?:-\d{{1,4}})?(?![\w]|[.,]\d)"
+        international = rf"(?:\+|00)[1-9]\d{{0,2}}(?:{sep}?\(0\))?{sep}?\(?\d{{1,6}}\)?"
+        national = r"(?:\(0[1-9]\d{0,4}\)|0[1-9]\d{0,4})"
+        lead = r"(?<![\w+.,/\-])(?<!\d[ \u00a0\u202f\u2009])"
+        patterns.append(re.compile(lead + international + tail))
+        patterns.append(re.compile(lead + national + tail))
+    return tuple(patterns)
+
+
+_PHONES = _phone_patterns()
+_DATE = re.compile(r"^\d{1,2}([./-])\d{1,2}\1\d{2,4}$|^\d{4}-\d{2}-\d{2}$")
+_EMAIL = re.compile(r"(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)*\.[^\W\d_]{2,}(?![\w-])")
+URL = re.compile(r"(?:https?://|(?<![\w/.@])www\.)[^\s<>()\[\]\"'|]+", re.IGNORECASE)
+_BARE_URL = re.compile(r"(?<![\w/.@-])(?:[a-z0-9-]+\.)+[a-z]{2,}/[^\s<>()\[\]\"'|]*", re.IGNORECASE)
+_IBAN = re.compile(
+    r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?(?![\w])", re.IGNORECASE
+)
+_PART_GROUPS = re.compile(r"(?<![\w.,/-])\d+(?:[-/]\d+){2,}(?![\w/-]|[.,]\d)")
+_PART_LABEL = re.compile(
+    r"(?:\b(?:art\.?\s*-?\s*nr|artikel-?\s*nr|artikelnummer|teilenummer|teile-?nr|sachnummer"
+    r"|best\.?\s*-?\s*nr|bestellnummer|bestell-?nr|part\s+(?:no|number|#)|p/n"
+    r"|model\s+(?:no|number)|r[ée]f(?=\.)|n°\s+de\s+pi[èe]ce|num[ée]ro\s+de\s+pi[èe]ce"
+    r"|r[ée]f[ée]rence\s+(?:article|pi[èe]ce))\.?\s*:?\s*)"
+    r"(\w[\w.\-/]*\d[\w\-/]*|\d[\w.\-/]*)",
+    re.IGNORECASE,
+)
+_TRAILING = ".,;:!?)]}>\"'"
+
+
+@dataclass(frozen=True, slots=True)
+class TypedIdentifier:
+    """One typed identifier of a text: its type, text, span and comparison keys."""
+
+    type: IdentifierType
+    text: str
+    span: tuple[int, int]
+    keys: frozenset[str]
+
+
+def _digits(text: str) -> str:
+    return "".join(char for char in unicodedata.normalize("NFKC", text) if char.isdigit())
+
+
+def phone_keys(text: str) -> frozenset[str]:
+    """The national significant number(s) of a phone number as written (module docstring)."""
+    compact = re.sub(r"\(0\)", "", unicodedata.normalize("NFKC", text))
+    digits = _digits(compact)
+    international = compact.lstrip().startswith("+") or digits.startswith("00")
+    if international:
+        digits = digits[2:] if not compact.lstrip().startswith("+") else digits
+        for size in (3, 2, 1):
+            if digits[:size] in COUNTRY_CODES:
+                rest = digits[size:]
+                return frozenset({"tel:" + rest.removeprefix("0")})
+        return frozenset({"tel:+" + digits})
+    return frozenset({"tel:" + digits.removeprefix("0")})
+
+
+def url_key(url: str) -> str:
+    """A URL without scheme, ``www.``, trailing ``/`` and punctuation, casefolded."""
+    key = re.sub(r"^(?:https?://)?(?:www\.)?", "", url.strip().casefold())
+    return key.rstrip("/" + _TRAILING)
+
+
+def _strip(match: re.Match[str]) -> tuple[str, int, int]:
+    text = match.group()
+    trimmed = text.rstrip(_TRAILING)
+    return trimmed, match.start(), match.start() + len(trimmed)
+
+
+def _free(span: tuple[int, int], taken: Iterable[tuple[int, int]]) -> bool:
+    return not any(span[0] < end and start < span[1] for start, end in taken)
+
+
+def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifier]:
+    """Every typed identifier of ``text``, in order; ``support`` adds bare URLs
+    (``domain.tld/path``), which an answer does not state as facts."""
+    found: list[TypedIdentifier] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: IdentifierType, value: str, start: int, end: int, keys: frozenset[str]) -> None:
+        if keys and _free((start, end), taken):
+            found.append(TypedIdentifier(kind, value, (start, end), keys))
+            taken.append((start, end))
+
+    for match in _EMAIL.finditer(text):
+        value, start, end = _strip(match)
+        add("email", value, start, end, frozenset({"mail:" + value.casefold()}))
+    patterns = (URL, _BARE_URL) if support else (URL,)
+    for pattern in patterns:
+        for match in pattern.finditer(text):
+            value, start, end = _strip(match)
+            add("url", value, start, end, frozenset({"url:" + url_key(value)}))
+    for match in _IBAN.finditer(text):
+        compact = re.sub(r"\s", "", match.group())
+        if 15 <= len(compact) <= 34:
+            add("iban", match.group(), *match.span(), frozenset({"iban:" + compact.upper()}))
+    phones = [match for pattern in _PHONES for match in pattern.finditer(text)]
+    for match in sorted(phones, key=lambda m: (m.start(), -m.end())):
+        value = match.group()
+        count = len(_digits(value))
+        if 8 <= count <= 15 and not _DATE.match(value.strip()):
+            add("phone", value, *match.span(), phone_keys(value))
+    for match in _PART_LABEL.finditer(text):
+        value = match.group(1).rstrip(_TRAILING)
+        start = match.start(1)
+        add("part", value, start, start + len(value), frozenset({"part:" + _key(value)}))
+    for match in _PART_GROUPS.finditer(text):
+        if not _DATE.match(match.group()):
+            add("part", match.group(), *match.span(), frozenset({"part:" + _key(match.group())}))
+    found.sort(key=lambda identifier: identifier.span)
+    return found
+
+
+def _key(token: str) -> str:
+    return "".join(re.findall(r"[^\W_]+", unicodedata.normalize("NFKC", token).casefold()))
+
+
+def typed_keys(text: str) -> frozenset[str]:
+    """The keys of every typed identifier a support text holds (bare URLs included)."""
+    return frozenset(key for found in typed_identifiers(text, support=True) for key in found.keys)
+
+
+def typed_spans(text: str) -> list[tuple[int, int]]:
+    """Spans of the phone numbers, e-mail addresses, URLs and IBANs of ``text``: text whose
+    digits are no numbers."""
+    return [found.span for found in typed_identifiers(text, support=True) if found.type != "part"]
