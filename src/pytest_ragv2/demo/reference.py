@@ -51,6 +51,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.demo.answer import SEARCH_TOOL_NAME, answer
+from pytest_ragv2.systems.upload_names import filename_from_source
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -184,6 +185,11 @@ def source_objects(documents: Sequence[dict[str, Any]], start: int) -> list[dict
     for n, document in enumerate(documents, start=start):
         metadata = document.get("metadata") or {}
         source: dict[str, Any] = {"n": n}
+        if "filename" not in metadata and isinstance(metadata.get("source"), str):
+            metadata = {
+                **metadata,
+                "filename": filename_from_source(metadata["source"], metadata.get("user_id")),
+            }
         for name in ("file_id", "filename", "page", "section", "table", "row"):
             value = metadata.get(name)
             if value is None:

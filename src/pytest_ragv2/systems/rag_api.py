@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import re
 import time
 import warnings
 from collections.abc import Sequence
@@ -28,6 +27,7 @@ from pytest_ragv2.systems.base import (
     timed_retrieval,
 )
 from pytest_ragv2.systems.config import RagApiRetrieval
+from pytest_ragv2.systems.upload_names import filename_from_source
 
 NO_DOCUMENTS_DETAIL = "No documents found for the given query"
 
@@ -182,9 +182,6 @@ def document_to_item(rank: int, document: dict[str, Any], distance: float) -> Re
     )
 
 
-_UPLOAD_SUFFIX = re.compile(r"^(?P<stem>.+)_[0-9a-f]{32}(?P<suffix>\.[^./\\]*)?$")
-
-
 def _filename(metadata: dict[str, Any]) -> str | None:
     """The original file name: ``metadata.filename`` where a service sends one, else read
     from ``source`` in every form rag_api has written it:
@@ -200,17 +197,6 @@ def _filename(metadata: dict[str, Any]) -> str | None:
     if not isinstance(source, str) or not source:
         return None
     return filename_from_source(source, metadata.get("user_id"))
-
-
-def filename_from_source(source: str, user_id: object = None) -> str | None:
-    """The original file name of a rag_api ``source`` path (see :func:`_filename`)."""
-    basename = re.split(r"[\\/]", source)[-1]
-    unique = _UPLOAD_SUFFIX.match(basename)
-    if unique is not None:
-        return unique["stem"] + (unique["suffix"] or "")
-    if isinstance(user_id, str) and user_id and basename.startswith(f"{user_id}-"):
-        basename = basename[len(user_id) + 1 :]
-    return basename or None
 
 
 def _one_based(value: Any) -> int | None:

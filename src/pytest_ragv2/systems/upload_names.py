@@ -1,0 +1,26 @@
+"""The original file name of a rag_api ``source`` path (stdlib only: the demo reference
+runner, a subprocess per turn, imports it too)."""
+
+from __future__ import annotations
+
+import re
+
+_UPLOAD_SUFFIX = re.compile(r"^(?P<stem>.+)_[0-9a-f]{32}(?P<suffix>\.[^./\\]*)?$")
+
+
+def filename_from_source(source: str, user_id: object = None) -> str | None:
+    """The original file name of a rag_api ``source`` path, in every form rag_api has
+    written it:
+
+    - ``<upload dir>/<user_id>/<stem>_<32 hex digits><suffix>`` (since 2026-03: a unique name
+      per upload under the user's folder) -> ``<stem><suffix>``;
+    - ``<upload dir>/<user_id>-<original name>`` (older builds) -> ``<original name>``;
+    - any other path -> its basename.
+    """
+    basename = re.split(r"[\\/]", source)[-1]
+    unique = _UPLOAD_SUFFIX.match(basename)
+    if unique is not None:
+        return unique["stem"] + (unique["suffix"] or "")
+    if isinstance(user_id, str) and user_id and basename.startswith(f"{user_id}-"):
+        basename = basename[len(user_id) + 1 :]
+    return basename or None
