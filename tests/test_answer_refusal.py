@@ -7,6 +7,8 @@ The development set below is written for the detector's tests; the held-apart se
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -370,3 +372,19 @@ def test_refusal_heldout_precision_and_recall() -> None:
         if (score.precision or 0.0) < MIN_PRECISION or (score.recall or 0.0) < MIN_RECALL
     }
     assert not failing, failing
+
+
+def test_the_refusal_benchmark_prints_precision_and_recall_per_language(tmp_path: Path) -> None:
+    labelled = tmp_path / "set.yaml"
+    labelled.write_text(
+        "fr: {refusals: ['Je ne sais pas.'], non_refusals: ['Le préavis est de 90 jours.']}\n"
+        "de: {refusals: ['Dazu liegen keine Angaben vor.', 'Der Preis ist 48 900 €.']}\n",
+        "utf-8",
+    )
+    script = ROOT / "benchmarks" / "bench_refusal.py"
+    done = subprocess.run(
+        [sys.executable, str(script), str(labelled)], capture_output=True, text=True, check=True
+    )
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:]}
+    assert rows["fr"][-2:] == ["1.000", "1.000"]
+    assert rows["de"][-2:] == ["1.000", "0.500"]
