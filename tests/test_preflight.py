@@ -163,3 +163,31 @@ def test_a_session_against_a_healthy_rag_api_runs(
     result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=ok")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     assert (project.path / "reports" / "ok" / "summary.json").is_file()
+
+
+def test_a_service_up_but_failing_is_a_warning() -> None:
+    import http.server
+    import threading
+
+    class Failing(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = b'{"detail": "database is down"}'
+            self.send_response(500 if self.path.startswith("/ids") else 200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            return
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Failing)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        report = run_preflight({"v1": system(url)}, "A", ALLOWED)
+    finally:
+        server.shutdown()
+    assert report.stops == []
+    (warning,) = report.warnings
+    assert "GET /ids" in warning.message
+    assert "answered HTTP 500" in warning.message

@@ -150,6 +150,16 @@ def _check_rag_api(
             ids_reply = client.get(f"{base}/ids", headers=headers)
             if _refused(name, "GET /ids", ids_reply, report):
                 return
+            if ids_reply.status_code >= 500:  # /health says UP even with the database down
+                report.findings.append(
+                    Finding(
+                        name,
+                        "warn",
+                        f"GET /ids at {base} answered HTTP {ids_reply.status_code}: the "
+                        "service is up but failing (is its database reachable?)",
+                    )
+                )
+                return
             indexed = _json(ids_reply)
             if ids_reply.status_code == 200 and isinstance(indexed, list):
                 known = {str(file_id) for file_id in indexed}
