@@ -67,6 +67,7 @@ def stored_chunks(filename: str) -> tuple[RetrievedItem, ...]:
         ("C:\\uploads\\u1\\notes_0123456789abcdef0123456789abcdef", "u1", "notes"),
         ("/srv/files/handbook.pdf", "u1", "handbook.pdf"),
         ("/srv/files/report_2025.pdf", None, "report_2025.pdf"),
+        ("/tmp/tmpk7p2rk8b.csv", "u1", None),  # a re-encoded CSV: the name is lost
     ],
 )
 def test_every_source_form_rag_api_has_written_maps_to_the_original_name(
@@ -78,6 +79,8 @@ def test_every_source_form_rag_api_has_written_maps_to_the_original_name(
 def test_real_query_answers_map_to_original_file_names_and_one_based_pages() -> None:
     checked = 0
     for path in sorted((FIXTURES / "queries").glob("*query*.json")):
+        if path.name.startswith("csv-"):
+            continue  # a file outside the corpus: test_a_real_csv_row_is_one_based below
         recorded = json.loads(path.read_text(encoding="utf-8"))
         if recorded["status_code"] != 200:
             continue
@@ -93,6 +96,30 @@ def test_real_query_answers_map_to_original_file_names_and_one_based_pages() -> 
             assert (item.section, item.table, item.row) == (None, None, None)
             checked += 1
     assert checked >= 20
+
+
+def test_a_real_csv_row_is_one_based_and_its_lost_name_is_not_guessed() -> None:
+    """rag_api's CSV loader stores one chunk per row ("column: value" lines) with a 0-based
+    ``row``; an ASCII CSV is re-encoded into a temporary copy whose path becomes ``source``,
+    so the original name is gone and the file is known by its id alone."""
+    recorded = fixture("queries/csv-query_multiple.json")
+    items = [
+        document_to_item(rank, document, distance)
+        for rank, (document, distance) in enumerate(parse_pairs(recorded["body"], "csv"), 1)
+    ]
+    top = items[0]
+    assert top.row == recorded["body"][0][0]["metadata"]["row"] + 1 == 2
+    assert top.filename is None
+    assert top.file_id == "csv--ersatzteile-auszug.csv"
+    gold = Evidence(
+        file_id="csv--ersatzteile-auszug.csv",
+        table="ersatzteile-auszug",
+        row=2,
+        anchor="KV-4501-9 | Ventilplatte Saugseite | TVK 110 | 3 800",
+    )
+    assert match_step(top, gold) == FULL_STEP  # by its row metadata
+    assert match_step(dataclasses.replace(top, row=None), gold) == FULL_STEP  # by the anchor
+    assert match_step(items[1], gold) < FULL_STEP
 
 
 def test_real_service_keeps_no_structure_beyond_pdf_pages() -> None:

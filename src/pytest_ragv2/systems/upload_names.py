@@ -6,6 +6,9 @@ from __future__ import annotations
 import re
 
 _UPLOAD_SUFFIX = re.compile(r"^(?P<stem>.+)_[0-9a-f]{32}(?P<suffix>\.[^./\\]*)?$")
+# Python's tempfile names: rag_api re-encodes a CSV that is not UTF-8 (chardet says "ascii"
+# for a plain ASCII file) into a temporary copy, and that copy's path becomes the source.
+_TEMP_NAME = re.compile(r"^tmp[a-z0-9_]{8}(?:\.[^./\\]*)?$")
 
 
 def filename_from_source(source: str, user_id: object = None) -> str | None:
@@ -15,9 +18,13 @@ def filename_from_source(source: str, user_id: object = None) -> str | None:
     - ``<upload dir>/<user_id>/<stem>_<32 hex digits><suffix>`` (since 2026-03: a unique name
       per upload under the user's folder) -> ``<stem><suffix>``;
     - ``<upload dir>/<user_id>-<original name>`` (older builds) -> ``<original name>``;
+    - a temporary copy (``/tmp/tmpk7p2rk8b.csv``: a CSV rag_api re-encoded) -> None: the
+      name is lost, and the file is known by its ``file_id`` only;
     - any other path -> its basename.
     """
     basename = re.split(r"[\\/]", source)[-1]
+    if _TEMP_NAME.match(basename):
+        return None
     unique = _UPLOAD_SUFFIX.match(basename)
     if unique is not None:
         return unique["stem"] + (unique["suffix"] or "")
