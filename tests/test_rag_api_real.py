@@ -27,7 +27,6 @@ from pytest_ragv2.systems.upload_names import filename_from_source
 from tests.test_corpus_gold import all_gold_units
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rag_api"
-PDF_INFO_KEYS = {"title", "author", "creator", "producer", "creationdate"}  # the PDF's own
 
 
 def fixture(name: str) -> dict[str, Any]:
@@ -176,7 +175,10 @@ def demo() -> Any:
         Chunk("manual#0", "anleitung", "anleitung.docx", "1. Sicherheit", section="1"),
         Chunk("twin#0", "twin", "twin.json", '"project_id": "TW-P-24-001"'),
     ]
-    with DemoServer(DemoIndex.from_chunks(chunks, chunks)) as server:
+    index = DemoIndex.from_chunks(chunks, chunks)
+    info = {key: f"demo {key}" for key in ("title", "author", "creator", "producer")}
+    info["creationdate"] = "2026-02-02T08:00:00+00:00"
+    with DemoServer(dataclasses.replace(index, file_info={"datenblatt": info})) as server:
         yield server
 
 
@@ -199,12 +201,10 @@ def test_the_demos_rag_api_documents_have_the_real_shape(
     real = _real_document(file_type)
     assert list(document) == list(real)  # id, metadata, page_content, type
     assert document["id"] is real["id"] is None
-    demo_keys, real_keys = set(document["metadata"]), set(real["metadata"])
-    assert demo_keys <= real_keys, "the demo must never send a field the real service lacks"
-    # the only keys the demo leaves out are a PDF's own information dictionary
-    assert real_keys - demo_keys <= PDF_INFO_KEYS
-    for key in demo_keys:
-        assert type(document["metadata"][key]) is type(real["metadata"][key]), key
+    # the same keys in the same order (Postgres' jsonb order), with values of the same types
+    assert list(document["metadata"]) == list(real["metadata"])
+    for key, value in document["metadata"].items():
+        assert type(value) is type(real["metadata"][key]), key
 
 
 def test_the_demos_listing_routes_have_the_real_shape(demo: DemoServer) -> None:
@@ -219,3 +219,18 @@ def test_the_demos_listing_routes_have_the_real_shape(demo: DemoServer) -> None:
     missing = httpx.get(f"{demo.url}/v1/documents", params={"ids": ["nope"]})
     recorded = fixture("queries/documents-missing-id.json")
     assert (missing.status_code, missing.json()) == (recorded["status_code"], recorded["body"])
+
+
+def test_the_demo_gives_a_pdf_the_information_the_real_service_stores() -> None:
+    from pytest_ragv2.demo.parsers import parse_pdf
+
+    compared = 0
+    for name, entry in manifest_files().items():
+        if entry["file_type"] != "pdf":
+            continue
+        real = fixture(f"chunks/{name}.json")["body"][0]["metadata"]
+        info = dict(parse_pdf(Path(__file__).resolve().parent.parent / entry["path"]).info)
+        assert info == {key: real[key] for key in info}, name
+        assert {"title", "author", "creator", "producer", "creationdate"} <= set(info)
+        compared += 1
+    assert compared == 15

@@ -68,6 +68,7 @@ V2 (``V2Retriever``)
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import logging
@@ -75,8 +76,8 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -820,6 +821,8 @@ class DemoIndex:
 
     v1: V1Retriever
     v2: V2Retriever
+    # file_id -> a PDF's information dictionary (ParsedDocument.info)
+    file_info: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
 
     @classmethod
     def from_chunks(
@@ -844,7 +847,9 @@ class DemoIndex:
 
         docs = load_corpus(corpus_dir)
         embedder = sentence_transformer_embedder(sentence_model) if sentence_model else None
-        return cls.from_chunks(chunk_fixed(docs), chunk_structured(docs), embedder=embedder)
+        index = cls.from_chunks(chunk_fixed(docs), chunk_structured(docs), embedder=embedder)
+        info = {doc.file_id: dict(doc.info) for doc in docs if doc.info}
+        return dataclasses.replace(index, file_info=info)
 
     def path(self, name: str) -> Retriever:
         """The retriever of path "v1" or "v2"."""

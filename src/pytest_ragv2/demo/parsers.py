@@ -78,6 +78,9 @@ class ParsedDocument:
     blocks: tuple[Block, ...]
     title: str | None = None
     page_count: int | None = None
+    # a PDF's information dictionary as langchain's PyPDFLoader names it (title, author,
+    # creator, producer, creationdate): rag_api puts it on every chunk of the file
+    info: tuple[tuple[str, str], ...] = ()
 
     def sections(self) -> list[str]:
         """Every distinct section path, in document order."""
@@ -334,7 +337,27 @@ def parse_pdf(path: Path) -> ParsedDocument:
             lines = lines[1:]  # the title line printed at the top of page 1
         items.extend(_pdf_page_items(lines, number))
     blocks = _assemble(items, title, title_page=1 if reader.pages else None)
-    return _document(path, "pdf", blocks, title=title, page_count=len(reader.pages))
+    return _document(
+        path, "pdf", blocks, title=title, page_count=len(reader.pages), info=_pdf_info(reader)
+    )
+
+
+def _pdf_info(reader: Any) -> tuple[tuple[str, str], ...]:
+    """The information dictionary as langchain's PyPDFLoader (and so rag_api) stores it on
+    every page: "PyPDF" as producer and creator unless the file names its own, keys
+    lower-cased without "/", dates in ISO form."""
+    info: dict[str, str] = {"producer": "PyPDF", "creator": "PyPDF", "creationdate": ""}
+    for key, value in (reader.metadata or {}).items():
+        name = str(key).lstrip("/").lower()
+        text = str(value)
+        if name in ("creationdate", "moddate"):
+            try:
+                stamp = datetime.strptime(text.replace("'", ""), "D:%Y%m%d%H%M%S%z")
+                text = stamp.isoformat("T")
+            except ValueError:
+                pass
+        info[name] = text.strip()
+    return tuple(info.items())
 
 
 def _pdf_page_items(lines: list[str], page: int) -> list[_Item]:

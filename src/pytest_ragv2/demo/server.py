@@ -61,7 +61,7 @@ import threading
 import time
 import urllib.parse
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -134,7 +134,11 @@ def upload_source(user_id: str, filename: str) -> str:
 
 
 def _metadata(
-    chunk: Chunk, user_id: str, total_pages: int | None, chunk_index: int
+    chunk: Chunk,
+    user_id: str,
+    total_pages: int | None,
+    chunk_index: int,
+    info: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """Exactly the metadata keys rag_api stores for the chunk's file type (recorded from a
     real instance, tests/fixtures/rag_api): a PDF page (0-based) with its label and the page
@@ -151,19 +155,26 @@ def _metadata(
         metadata["page_label"] = str(chunk.page)
         if total_pages is not None:
             metadata["total_pages"] = total_pages
+    if chunk.page is not None and info:
+        metadata.update(info)
     metadata["_rag_chunk_index"] = chunk_index
     metadata["_rag_ingestion_attempt_id"] = uuid.uuid5(_CHUNK_ID_NAMESPACE, chunk.file_id).hex
     metadata["_rag_ingestion_attempt_started_at_ns"] = _INGESTED_AT_NS
-    return metadata
+    # in the order Postgres' jsonb gives them back: shorter keys first, then bytewise
+    return dict(sorted(metadata.items(), key=lambda pair: (len(pair[0]), pair[0])))
 
 
 def _document(
-    chunk: Chunk, user_id: str, total_pages: int | None, chunk_index: int
+    chunk: Chunk,
+    user_id: str,
+    total_pages: int | None,
+    chunk_index: int,
+    info: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """A ``/query`` or ``/query_multiple`` document, as rag_api sends it (``id`` is null)."""
     return {
         "id": None,
-        "metadata": _metadata(chunk, user_id, total_pages, chunk_index),
+        "metadata": _metadata(chunk, user_id, total_pages, chunk_index, info),
         "page_content": chunk.text,
         "type": "Document",
     }
@@ -554,7 +565,13 @@ class _Handler(BaseHTTPRequestHandler):
         indexes = self.server.chunk_indexes[path_name]
         body = [
             [
-                _document(chunk, user_id, total_pages.get(chunk.file_id), indexes[chunk.chunk_id]),
+                _document(
+                    chunk,
+                    user_id,
+                    total_pages.get(chunk.file_id),
+                    indexes[chunk.chunk_id],
+                    self.server.index.file_info.get(chunk.file_id),
+                ),
                 score,
             ]
             for chunk, score in hits
@@ -596,7 +613,11 @@ class _Handler(BaseHTTPRequestHandler):
                 {
                     "page_content": chunk.text,
                     "metadata": _metadata(
-                        chunk, owner, total_pages.get(chunk.file_id), indexes[chunk.chunk_id]
+                        chunk,
+                        owner,
+                        total_pages.get(chunk.file_id),
+                        indexes[chunk.chunk_id],
+                        self.server.index.file_info.get(chunk.file_id),
                     ),
                 }
                 for file_id in wanted
