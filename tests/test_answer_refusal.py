@@ -283,6 +283,91 @@ for _lang, _sets in MORE.items():
         DEV[_lang][_kind].extend(_texts)
 
 
+MORE_2: dict[str, dict[str, list[str]]] = {
+    "fr": {
+        "refusals": [
+            "Je suis désolé, mais je ne dispose pas de cette information.",
+            "Les documents fournis ne permettent pas de déterminer le nombre de clients au Japon.",
+            "Cette information n'est pas présente dans les documents à ma disposition.",
+            "Je n'ai pas accès à cette information.",
+            "Aucun élément des documents ne répond à cette question.",
+            "Il m'est impossible de vous donner ce chiffre.",
+            "Je ne peux pas vous répondre avec certitude.",
+            "Les documents que j'ai consultés restent muets à ce sujet.",
+            "Désolé, cela ne figure dans aucune des sources.",
+            "Je n'ai pas de données concernant le Japon.",
+            "Il n'y a aucune trace du Japon dans nos documents.",
+            "Les documents ne disent rien à ce propos.",
+            "Ma base documentaire ne contient rien sur ce sujet.",
+            "Cette question est hors du périmètre des documents.",
+            "J'ignore combien de clients nous avons au Japon.",
+            "Je n'en ai aucune idée d'après les documents.",
+            "L'hydrogène n'est pas un fluide admissible pour le TVS 75.",
+        ],
+        "non_refusals": [
+            "Aucune donnée client n'est stockée hors de l'UE.",
+            "Les données sont hébergées hors de France, à Francfort.",
+            "Je ne peux pas garantir une disponibilité supérieure à 99,7 %, selon le contrat.",
+            "Non, le plan Business n'a aucune limite d'utilisateurs.",
+        ],
+    },
+    "de": {
+        "refusals": [
+            "Dazu kann ich leider nichts sagen.",
+            "Diese Information liegt mir nicht vor.",
+            "In den mir vorliegenden Dokumenten ist dazu nichts zu finden.",
+            "Das lässt sich anhand der Unterlagen nicht beantworten.",
+            "Ich habe keinen Zugriff auf diese Information.",
+            "Darüber ist mir nichts bekannt.",
+            "Leider kann ich Ihnen dazu keine Auskunft geben.",
+            "Eine Angabe zum Japan-Geschäft findet sich in den Dokumenten nicht.",
+            "Das geht über die vorliegenden Unterlagen hinaus.",
+            "Die Frage kann ich mit den vorhandenen Dokumenten nicht klären.",
+            "Hierzu gibt es keine Informationen.",
+            "Ich weiß es nicht.",
+            "Für Ammoniak ist der TVS 75 nicht ausgelegt.",
+            "Den TVS 75 mit Wasserstoff zu betreiben ist nicht zulässig.",
+            "Das ist unbekannt; die Dokumente äußern sich dazu nicht.",
+        ],
+        "non_refusals": [
+            "Der Verdichter darf nicht ohne Ölabscheider betrieben werden.",
+            "Nein, die Wartung ist nicht im Preis enthalten, sie kostet 450 €.",
+            "Das Öl muss nicht vor 4 000 Stunden gewechselt werden, laut Betriebsanleitung "
+            "alle 4 000 Betriebsstunden.",
+        ],
+    },
+    "en": {
+        "refusals": [
+            "I'm sorry, but I don't have information about that.",
+            "Based on the provided documents, I cannot answer this question.",
+            "That detail isn't covered in the documents.",
+            "There's no mention of Japan in the sources.",
+            "The documents provided do not contain any pricing information.",
+            "I wasn't able to find that in the knowledge base.",
+            "The price of the X2 is unknown from the available documents.",
+            "Unfortunately, that's outside the scope of the documents.",
+            "I have no knowledge of that.",
+            "I can't provide that information.",
+            "The datasheet gives no value for the sound level.",
+            "This model is not meant for hydrogen.",
+            "Hydrogen is not a permitted medium for the TVS 75.",
+            "The TVS 75 cannot be used with hydrogen.",
+            "Nothing about that appears in the provided material.",
+            "The list price of the X2 is unspecified in what I have.",
+        ],
+        "non_refusals": [
+            "Customer data is never stored outside the EU.",
+            "The X2 is not waterproof, but it is splash-resistant (IP54).",
+            "No, there is no setup fee.",
+            "The Business plan has no user limit and costs €290 per month.",
+        ],
+    },
+}
+for _lang, _sets in MORE_2.items():
+    for _kind, _texts in _sets.items():
+        DEV[_lang][_kind].extend(_texts)
+
+
 def _cases(kind: str) -> list[tuple[str, str]]:
     return [(lang, text) for lang, sets in DEV.items() for text in sets[kind]]
 

@@ -32,7 +32,9 @@ rated for hydrogen"). It is recognised without an exact phrase: the answer is cu
   "freigegeben", "für ... ausgelegt"; EN "rated", "approved", "suitable", "designed for",
   "intended for").
 
-A clause holding a synthetic-data label ("keine bestätigten Projektdaten", "not confirmed",
+A clause holding "j'ignore", "keine Ahnung", "unknown" or "unspecified" refuses by itself.
+A source word right after an attribution ("selon", "laut", "according to") cites the source
+and does not count. A clause holding a synthetic-data label ("keine bestätigten Projektdaten", "not confirmed",
 "données fictives") labels data and is no refusal. A fact stated with a negation ("Le plan
 Pro n'inclut pas de frais de mise en service", "No, the TVK 110 is not available in 400 V;
 only 230 V.") is no refusal either: nothing in it is about the sources, the model's
@@ -74,6 +76,8 @@ class Lexicon:
     with_words: frozenset[str]  # ... with something (a medium): an incompatibility
     splitters: frozenset[str]  # words that open a new clause ("mais", "only")
     labels: tuple[str, ...]  # synthetic-data labels: "keine bestätigten Projektdaten"
+    attributions: frozenset[str]  # "laut Datenblatt": a source cited, not one that is silent
+    self_refusals: tuple[str, ...]  # word sequences that refuse by themselves ("j'ignore")
     compounds: bool = False  # German: a source or information word may end a compound
 
 
@@ -83,7 +87,16 @@ LEXICONS: Mapping[str, Lexicon] = {
             {"pas", "aucun", "aucune", "aucuns", "aucunes", "rien", "jamais", "nulle"}
             | {"nullement", "sans", "impossible", "guere", "ni"}
         ),
-        absence=("manque*", "absent*", "inexistant*", "silencieu*", "muet*", "depasse*"),
+        absence=(
+            "manque*",
+            "absent*",
+            "inexistant*",
+            "silencieu*",
+            "muet*",
+            "depasse*",
+            "hors",
+            "perimetre",
+        ),
         determiners=frozenset({"aucun", "aucune", "pas", "sans", "nulle"}),
         report=(
             "trouv*",
@@ -184,6 +197,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "valide*",
             "utilisable*",
             "recommand*",
+            "admissible*",
         ),
         purpose=("prevu*", "concu*", "destine*", "dimensionne*"),
         purpose_prepositions=frozenset({"pour", "a", "au", "aux"}),
@@ -192,13 +206,15 @@ LEXICONS: Mapping[str, Lexicon] = {
         with_words=frozenset({"avec", "sous"}),
         splitters=frozenset({"mais", "seulement", "cependant", "toutefois", "neanmoins"}),
         labels=("synthetique*", "demonstration", "fictif*", "fictive*", "confirme", "confirmee*"),
+        attributions=frozenset({"selon", "apres", "conformement", "suivant"}),
+        self_refusals=("j ignore", "nous ignorons", "aucune idee", "pas la moindre idee"),
     ),
     "de": Lexicon(
         negations=frozenset(
             {"nicht", "kein", "keine", "keinen", "keiner", "keines", "keinem", "nichts"}
             | {"weder", "nie", "niemals", "nirgends", "nirgendwo", "ohne", "unmoglich"}
         ),
-        absence=("fehlt", "fehlen", "fehlend*", "schweig*"),
+        absence=("fehlt", "fehlen", "fehlend*", "schweig*", "hinaus", "ausserhalb"),
         determiners=frozenset({"kein", "keine", "keinen", "keiner", "keines", "keinem", "ohne"}),
         report=(
             "gefunden",
@@ -305,6 +321,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "tauglich",
             "erlaubt",
             "empfehl*",
+            "zulassig",
         ),
         purpose=("ausgelegt", "vorgesehen", "bestimmt", "konzipiert", "gedacht"),
         purpose_prepositions=frozenset({"fur"}),
@@ -313,6 +330,8 @@ LEXICONS: Mapping[str, Lexicon] = {
         with_words=frozenset({"mit"}),
         splitters=frozenset({"aber", "sondern", "nur", "jedoch", "allerdings", "lediglich"}),
         labels=("synthetisch*", "demodaten", "beispieldaten", "fiktiv*", "bestatigt*"),
+        attributions=frozenset({"laut", "gemass", "entsprechend", "zufolge"}),
+        self_refusals=("keine ahnung", "unbekannt"),
         compounds=True,
     ),
     "en": Lexicon(
@@ -320,7 +339,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             {"no", "not", "nothing", "none", "never", "unable", "cannot", "without"}
             | {"nowhere", "neither", "nor"}
         ),
-        absence=("missing", "absent", "lack", "lacks", "lacking", "silent", "beyond"),
+        absence=("missing", "absent", "lack", "lacks", "lacking", "silent", "beyond", "outside"),
         determiners=frozenset({"no", "without"}),
         report=(
             "found",
@@ -395,6 +414,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "reference*",
             "indication*",
             "answer*",
+            "knowledge",
         ),
         data_fates=(
             "lost",
@@ -427,6 +447,8 @@ LEXICONS: Mapping[str, Lexicon] = {
         with_words=frozenset({"with", "on"}),
         splitters=frozenset({"but", "only", "however", "although", "though", "instead"}),
         labels=("synthetic", "demo", "fictional", "fictitious", "confirmed"),
+        attributions=frozenset({"according", "per", "citing"}),
+        self_refusals=("unknown", "unspecified", "undocumented", "no idea"),
     ),
 }
 
@@ -504,16 +526,25 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     words = _WORD.findall(clause.replace("'", " "))
     if not words:
         return None
+    if any(_is(w, lexicon.labels) for w in words):
+        return None  # a synthetic-data label ("not confirmed")
+    joined = " ".join(words)
+    if any(re.search(rf"(?<!\w){phrase}(?!\w)", joined) for phrase in lexicon.self_refusals):
+        return "self refusal"
     negations = [i for i, w in enumerate(words) if w in lexicon.negations]
     absence = [i for i, w in enumerate(words) if _is(w, lexicon.absence)]
     cues = sorted(negations + absence)
-    if not cues or any(_is(w, lexicon.labels) for w in words):
-        return None  # nothing negated, or a synthetic-data label ("not confirmed")
+    if not cues:
+        return None
 
     def at(entries: Sequence[str], compounds: bool = False) -> list[int]:
         return [i for i, w in enumerate(words) if _is(w, entries, compounds)]
 
-    sources = at(lexicon.sources, lexicon.compounds)
+    sources = [
+        i
+        for i in at(lexicon.sources, lexicon.compounds)
+        if not any(w in lexicon.attributions for w in words[max(0, i - 3) : i])
+    ]
     if _multi(clause, lexicon.sources):
         sources = sources or [cues[0]]
     information = at(lexicon.information, lexicon.compounds)
@@ -527,7 +558,7 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
         before = words[max(0, index - 2) : index]
         if any(w in lexicon.determiners for w in before) and not fates:
             return "no information"
-    if absence and (_near(absence, information) or _near(absence, sources)):
+    if absence and (_near(absence, information) or _near(absence, sources)) and not fates:
         return "absent information"
     weak = at(lexicon.weak_report)
     if _near(negations, weak) and _near(negations, sources + information) and not fates:
