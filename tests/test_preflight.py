@@ -191,3 +191,23 @@ def test_a_service_up_but_failing_is_a_warning() -> None:
     (warning,) = report.warnings
     assert "GET /ids" in warning.message
     assert "answered HTTP 500" in warning.message
+
+
+def test_a_chat_service_refusing_the_key_is_stopped_and_the_key_sent_is_the_named_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+    from tests.scripted_server import Reply, serve
+
+    monkeypatch.setenv("PF_CHAT_KEY", "sk-test-key")
+    with serve("/v1") as server:
+        server.answer_path("/v1/models", Reply(401, {"error": {"message": "bad key"}}))
+        chat = OpenAIChatConfig(
+            adapter="openai-chat", url=server.url, model="m", api_key_env="PF_CHAT_KEY"
+        )
+        report = run_preflight({"v2": SystemSettings(role="candidate", chat=chat)}, "B", [])
+        (seen,) = server.seen
+    (stop,) = report.stops
+    assert stop.message.startswith(f"GET {server.url}/models refused the credentials: HTTP 401")
+    assert seen.headers["authorization"] == "Bearer sk-test-key"
+    assert "sk-test-key" not in str(report.findings)

@@ -252,8 +252,8 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
 
 
 def _models_url(chat: Any) -> str:
-    completions: str = chat.completions_url()
-    return completions.rsplit("/chat/completions", 1)[0] + "/models"
+    url = str(chat.completions_url)  # a property of both chat configurations
+    return url.rsplit("/chat/completions", 1)[0] + "/models"
 
 
 def _refused(name: str, route: str, reply: httpx.Response, report: PreflightReport) -> bool:
