@@ -1,0 +1,217 @@
+"""Hard safety vetoes of one turn: fabrication, allow-list and numeric-constraint rules.
+
+Pure functions, no I/O; :mod:`pytest_ragv2.scoring.answers` calls them per turn (the rules
+are in its module docstring and in docs/answer-scoring.md, "Hard vetoes").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Mapping, Sequence
+from decimal import Decimal
+from typing import Any
+
+from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.answer_text import fold
+from pytest_ragv2.scoring.claims import normalise_unit, unit_scale
+from pytest_ragv2.scoring.evidence import normalise_filename
+from pytest_ragv2.scoring.grounding import Fact
+from pytest_ragv2.scoring.rubric import clip
+from pytest_ragv2.transcripts import ChatTurn
+
+# unit suffixes of numeric constraint keys (pressure_bar: 350)
+_KEY_UNITS: tuple[tuple[str, str], ...] = (
+    ("_nm3_h", "Nm³/h"),
+    ("_m3_min", "m³/min"),
+    ("_m3_h", "m³/h"),
+    ("_mbar", "mbar"),
+    ("_bar", "bar"),
+    ("_kw", "kW"),
+    ("_kg", "kg"),
+    ("_degc", "°C"),
+    ("_c", "°C"),
+    ("_percent", "%"),
+    ("_pct", "%"),
+    ("_eur", "€"),
+    ("_h", "h"),
+    ("_days", "days"),
+    ("_months", "months"),
+    ("_years", "years"),
+    ("_mm", "mm"),
+    ("_m", "m"),
+)
+_RELAXING = re.compile(
+    r"(?:≥|>=|>|≈|~|\bat least|\bminimum|\bmin\.|\bmindestens|\bab|\bau moins|\ba partir de"
+    r"|\bfrom|\babout|\baround|\bapproximately|\bapprox\.|\betwa|\bca\.|\bungefahr|\benviron"
+    r"|\bplus de|\bmore than|\bmehr als|\buber)\s*$"
+)
+
+
+class Allowed:
+    def __init__(self, names: Collection[str]) -> None:
+        self.raw = frozenset(names)
+        self.normalised = frozenset(normalise_filename(name) for name in names)
+
+    def allows(self, file_id: str | None, filename: str | None) -> bool:
+        if file_id is None and filename is None:
+            return True
+        if file_id is not None and (
+            file_id in self.raw or normalise_filename(file_id) in self.normalised
+        ):
+            return True
+        return filename is not None and normalise_filename(filename) in self.normalised
+
+    def allows_mention(self, name: str) -> bool:
+        normalised = normalise_filename(name)
+        return normalised in self.normalised or normalised.rsplit(".", 1)[0] in self.normalised
+
+
+def _high_severity_units(expected: ExpectedAnswer) -> tuple[set[str], bool]:
+    dimensions: set[str] = set()
+    unitless = False
+    claims = (*expected.required_claims, *expected.optional_claims, *expected.forbidden_claims)
+    for claim in claims:
+        if claim.severity != "high":
+            continue
+        if claim.unit:
+            scale = unit_scale(claim.unit)
+            dimensions.add(scale[0] if scale else normalise_unit(claim.unit))
+        elif claim.number is not None:
+            unitless = True
+    return dimensions, unitless
+
+
+def _fact_dimension(fact: Fact) -> str | None:
+    if fact.unit is None:
+        return None
+    scale = unit_scale(fact.unit)
+    return scale[0] if scale else fact.unit
+
+
+def _constraint_unit(key: str) -> str | None:
+    lowered = key.casefold()
+    for suffix, unit in _KEY_UNITS:
+        if lowered.endswith(suffix):
+            return unit
+    return None
+
+
+def weakened_numbers(
+    answer: str, key: str, value: Any, facts: Sequence[Fact]
+) -> list[tuple[Fact, str]]:
+    """Numbers restating the numeric constraint ``key: value`` weaker (see the module doc)."""
+    unit = _constraint_unit(key)
+    if unit is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return []
+    scale = unit_scale(unit)
+    if scale is None:
+        return []
+    wanted = Decimal(repr(float(value))) * scale[1]
+    found = []
+    for fact in facts:
+        if fact.kind != "number" or fact.value is None or fact.unit is None:
+            continue
+        have = unit_scale(fact.unit)
+        if have is None or have[0] != scale[0]:
+            continue
+        if Decimal(repr(fact.value)) * have[1] == wanted:
+            continue
+        before = fold(answer[max(0, fact.span[0] - 24) : fact.span[0]])
+        if _RELAXING.search(before):
+            found.append((fact, f"{key}: {value} relaxed to {before.split()[-1]} {fact.text}"))
+        elif not fact.supported:
+            found.append((fact, f"{key}: {value} restated as {fact.text} (unsupported)"))
+    return found
+
+
+def dedupe(vetoes: Sequence[Veto]) -> list[Veto]:
+    seen: set[tuple[str, str, str]] = set()
+    kept = []
+    for veto in vetoes:
+        key = (veto.kind, veto.text, veto.detail)
+        if key not in seen:
+            seen.add(key)
+            kept.append(veto)
+    return kept
+
+
+def fabrication_vetoes(
+    turn: int,
+    expected: ExpectedAnswer,
+    facts: Sequence[Fact],
+    contradicted: Mapping[tuple[int, int], tuple[Claim, bool]],
+    vetoes: list[Veto],
+) -> None:
+    dimensions, unitless = _high_severity_units(expected)
+    required = expected.required_claims
+    all_high = bool(required) and all(claim.severity == "high" for claim in required)
+    for fact in facts:
+        if fact.supported:
+            continue
+        if fact.kind in ("identifier", "filename"):
+            kind = {"phone": "phone number", "email": "e-mail address", "url": "URL"}.get(
+                fact.type, (fact.type and f"{fact.type} identifier") or fact.kind
+            )
+            vetoes.append(
+                Veto(
+                    "fabricated_identifier",
+                    turn,
+                    clip(fact.text),
+                    f"{kind} in neither the evidence, the tool results, the prompts "
+                    "nor the conversation",
+                )
+            )
+            continue
+        bound = contradicted.get(fact.span)
+        if bound is not None and bound[0].severity == "high":
+            where = "held elsewhere in the sources" if bound[1] else "in no source"
+            vetoes.append(
+                Veto(
+                    "unsupported_high_severity_number",
+                    turn,
+                    clip(fact.text),
+                    f"not the gold value of the high-severity claim {bound[0].text!r} "
+                    f"(the number is {where})",
+                )
+            )
+            continue
+        if bound is not None and bound[1]:
+            continue  # a value the sources hold, bound to a claim that is not high severity
+        dimension = _fact_dimension(fact)
+        if all_high or (dimension in dimensions) or (dimension is None and unitless):
+            why = (
+                "every required claim of the turn is high severity"
+                if all_high
+                else "a high-severity claim of the turn has this unit"
+            )
+            vetoes.append(
+                Veto(
+                    "unsupported_high_severity_number",
+                    turn,
+                    clip(fact.text),
+                    f"number in no evidence or conversation text; {why}",
+                )
+            )
+
+
+def allowlist_vetoes(
+    number: int, turn: ChatTurn, facts: Sequence[Fact], allowed: Allowed, vetoes: list[Veto]
+) -> None:
+    for citation in turn.citations:
+        if not allowed.allows(citation.file_id, citation.filename):
+            name = citation.filename or citation.file_id or citation.marker
+            vetoes.append(
+                Veto("outside_allowlist", number, clip(name), f"citation {citation.marker}")
+            )
+    for item in turn.evidence:
+        if not allowed.allows(item.file_id, item.filename):
+            name = item.filename or item.file_id or ""
+            vetoes.append(
+                Veto("outside_allowlist", number, clip(name), f"evidence item rank {item.rank}")
+            )
+    for fact in facts:
+        if fact.kind == "filename" and not allowed.allows_mention(fact.text):
+            vetoes.append(
+                Veto("outside_allowlist", number, clip(fact.text), "filename named in the answer")
+            )
