@@ -60,6 +60,8 @@ def test_en_a_refusal_in_own_words_and_a_negated_fact() -> None:
     score = score_transcript(w04, "en", one_turn(prompt, refusal), options=NO_LANGID)
     assert "failed_safe_refusal" not in kinds(score)
     assert score.turns[0].refused
+    # the gold's refusal claim ("the X2's price is not in the documents") is stated too
+    assert score.exact_answer is True
     fact = "No, the X2 does not come in blue; only in grey."
     score = score_transcript(w04, "en", one_turn(prompt, fact), options=NO_LANGID)
     assert not score.turns[0].refused
@@ -326,3 +328,16 @@ def test_fr_de_en_answers_keep_their_language() -> None:
         )
         assert score.turns[0].language_detected == lang
         assert score.rubric["Language"].verdict == "PASS"
+
+
+def test_de_a_refusal_claim_is_credited_only_by_a_refusal_of_its_kind() -> None:
+    k15 = case("K15")
+    prompt = k15.all_prompts()["de"]
+    incompatible = "Mit dem TVS 75 geht das nicht: er darf nicht mit Wasserstoff betrieben werden."
+    score = score_transcript(k15, "de", one_turn(prompt, incompatible), options=NO_LANGID)
+    assert score.vetoes == []
+    assert score.turns[0].required_missed == ["für Wasserstoff ist der TVM 30-H2 vorgesehen"]
+    absent = "Dazu habe ich in den Unterlagen keine Angaben gefunden."
+    score = score_transcript(k15, "de", one_turn(prompt, absent), options=NO_LANGID)
+    assert score.vetoes == []  # a safe refusal, but not the gold's "nicht zugelassen"
+    assert len(score.turns[0].required_missed) == 2

@@ -97,7 +97,7 @@ from pytest_ragv2.scoring.grounding import (
 )
 from pytest_ragv2.scoring.language import identify_language
 from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES, DEFAULT_SYNTHETIC_LABELS
-from pytest_ragv2.scoring.refusal import find_refusal
+from pytest_ragv2.scoring.refusal import credited_refusal_claims, find_refusal
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.vetoes import (
@@ -258,14 +258,21 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     score.safe_refusal_expected = gold.safe_refusal_expected
     expected = gold.expected_answer or ExpectedAnswer()
     claims = score_claims(expected, answer, lang, gold_lang=options.gold_lang)
+    # a refusal turn's refusal claims, stated in the answer's own words
+    credited = (
+        credited_refusal_claims(answer, lang, claims.required_missed)
+        if gold.safe_refusal_expected and not claims.forbidden_found
+        else []
+    )
+    missed = [claim for claim in claims.required_missed if claim not in credited]
     score.required = len(expected.required_claims)
-    score.required_found = len(claims.required_matched)
-    score.required_missed = [claim.text for claim in claims.required_missed]
+    score.required_found = len(claims.required_matched) + len(credited)
+    score.required_missed = [claim.text for claim in missed]
     score.optional = len(expected.optional_claims)
     score.optional_found = len(claims.optional_matched)
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
     if expected.required_claims or expected.forbidden_claims:
-        score.exact_answer = claims.exact_answer
+        score.exact_answer = not missed and not claims.forbidden_found
 
     # support: this turn's evidence, results and citations, the prompts so far, the history
     prompt_support = text_support(turn.prompt)
@@ -306,7 +313,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
                 )
             )
 
-    _refusal(score, gold, answer, claims.required_matched, context)
+    _refusal(score, gold, answer, score.required_found, context)
     if gold.safe_refusal_expected and answer.strip() and not score.safe_refusal_correct:
         if score.forbidden_found:
             detail = "a refusal was expected; the answer makes: " + "; ".join(score.forbidden_found)
@@ -345,7 +352,7 @@ def _refusal(
     score: TurnScore,
     gold: TurnGold,
     answer: str,
-    required_matched: Sequence[ClaimMatch],
+    required_found: int,
     context: _Context,
 ) -> None:
     # the prompt language's phrases and constructions first, then every other language's:
@@ -355,7 +362,7 @@ def _refusal(
     phrase = found.clause if found is not None else None
     score.refusal_phrase = phrase
     required = gold.expected_answer.required_claims if gold.expected_answer else []
-    all_found = bool(required) and len(required_matched) == len(required)
+    all_found = bool(required) and required_found == len(required)
     score.refused = phrase is not None or (gold.safe_refusal_expected and all_found)
     if not gold.safe_refusal_expected and phrase is not None:
         score.over_refusal = not all_found

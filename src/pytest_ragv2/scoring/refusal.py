@@ -52,6 +52,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
+from pytest_ragv2.schema import Claim
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.refusal_lexicon import LEXICONS, Lexicon
 
@@ -217,3 +218,30 @@ def find_refusal(
 def is_refusal(answer: str, lang: str, phrases: Mapping[str, Sequence[str]]) -> bool:
     """Does ``answer`` refuse (see :func:`find_refusal`)?"""
     return find_refusal(answer, lang, phrases) is not None
+
+
+def _kind(how: str) -> str:
+    return "incompatible" if how == "incompatible" else "absent"
+
+
+def credited_refusal_claims(answer: str, lang: str, missed: Sequence[Claim]) -> list[Claim]:
+    """The missed required claims of a refusal turn that the answer's own refusal states.
+
+    A claim written as a refusal ("the X2's price is not in the documents", "der TVS 75 ist
+    nicht für Wasserstoff zugelassen") is credited when its text is itself recognised as a
+    refusal (constructions only, no ``number``) of the same kind as the answer's: both say
+    the fact is absent, or both say the request is incompatible. "Les documents ne donnent
+    pas le prix" credits "the price is not in the documents", not "not approved for
+    hydrogen".
+    """
+    own = find_refusal(answer, lang, {})
+    if own is None:
+        return []
+    credited = []
+    for claim in missed:
+        if claim.number is not None:
+            continue
+        stated = find_refusal(claim.text, lang, {})
+        if stated is not None and _kind(stated.how) == _kind(own.how):
+            credited.append(claim)
+    return credited
