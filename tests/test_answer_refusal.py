@@ -368,6 +368,85 @@ for _lang, _sets in MORE_2.items():
         DEV[_lang][_kind].extend(_texts)
 
 
+MORE_3: dict[str, dict[str, list[str]]] = {
+    "fr": {
+        "refusals": [
+            "Je n'ai pas d'information à ce sujet.",
+            "Les documents n'abordent pas ce point.",
+            "Je ne trouve aucune référence au Japon.",
+            "Rien n'est dit sur ce sujet.",
+            "Il n'est fait mention nulle part d'un tel chiffre.",
+            "Je ne peux pas vous le dire.",
+            "Pas d'information disponible sur ce point.",
+            "Ce n'est pas documenté.",
+            "Je ne dispose d'aucune donnée chiffrée sur le Japon.",
+            "Le nombre de clients au Japon n'est pas communiqué.",
+            "Aucune réponse ne peut être apportée à partir des documents.",
+            "Je ne saurais vous répondre.",
+            "Cette donnée n'est pas connue.",
+            "Information non disponible.",
+            "Le TVS 75 est inadapté à l'hydrogène.",
+            "Ce compresseur est incompatible avec l'oxygène.",
+        ],
+        "non_refusals": [
+            "Non, l'installation n'est pas incluse ; elle coûte 450 €.",
+            "Le TVS 75 n'est pas livré avec un sécheur.",
+            "Les données ne sont pas perdues en cas de panne grâce au PRA.",
+            "Non connecté au réseau, l'appareil fonctionne en mode local.",
+        ],
+    },
+    "de": {
+        "refusals": [
+            "Dazu gibt es in den Unterlagen keine Informationen.",
+            "Das steht nicht in den Dokumenten.",
+            "Leider habe ich dazu keine Daten.",
+            "Diese Frage lässt sich nicht beantworten.",
+            "Angaben dazu fehlen.",
+            "Das kann ich nicht sagen.",
+            "Der Preis ist nicht bekannt.",
+            "Hierzu finden sich keine Hinweise.",
+            "Ich kann das nicht beurteilen.",
+            "Darüber liegen keine Erkenntnisse vor.",
+            "Nicht angegeben.",
+            "Das ist in den bereitgestellten Informationen nicht enthalten.",
+            "Für diesen Einsatzzweck ist der TVS 75 ungeeignet.",
+            "Der Betrieb mit Wasserstoff ist unzulässig.",
+        ],
+        "non_refusals": [
+            "Die Garantie deckt keine Verschleißteile ab.",
+            "Der TVS 75 braucht keinen Trockner, er hat einen integrierten Kältetrockner.",
+            "Unbefugte haben keinen Zugriff auf die Daten.",
+        ],
+    },
+    "en": {
+        "refusals": [
+            "I'm afraid I don't have that information.",
+            "This information is not included in the documents.",
+            "The documents make no reference to Japan.",
+            "I'm not aware of any such figure.",
+            "I couldn't locate this in the knowledge base.",
+            "That's not something I can answer.",
+            "It isn't stated.",
+            "No data available.",
+            "The sources don't specify.",
+            "Sorry, I have no details on that.",
+            "This question cannot be answered from the provided documents.",
+            "The TVS 75 is unsuitable for hydrogen.",
+            "Hydrogen service is not supported by the TVS 75.",
+            "There's nothing I can find on that.",
+        ],
+        "non_refusals": [
+            "The compressor does not support remote start without the portal.",
+            "Unauthorised users have no access to customer data.",
+            "The unit is not supplied with a dryer.",
+        ],
+    },
+}
+for _lang, _sets in MORE_3.items():
+    for _kind, _texts in _sets.items():
+        DEV[_lang][_kind].extend(_texts)
+
+
 def _cases(kind: str) -> list[tuple[str, str]]:
     return [(lang, text) for lang, sets in DEV.items() for text in sets[kind]]
 

@@ -27,12 +27,16 @@ rated for hydrogen"). It is recognised without an exact phrase: the answer is cu
   400 V", "the kit does not contain a filter"); or
 - a prohibited use with something ("ne doit pas être utilisé avec de l'hydrogène", "darf
   nicht mit Wasserstoff betrieben werden", "must not be used with hydrogen"), or
+- "no access" in the first person ("je n'ai pas accès à cette information", "I have no
+  access to the price list"; "unauthorised users have no access to the data" states a
+  fact), or
 - a **compatibility** word: an incompatibility refusal (FR "compatible", "adapté",
   "homologué", "autorisé", "prévu pour", "conçu pour"; DE "zugelassen", "geeignet",
   "freigegeben", "für ... ausgelegt"; EN "rated", "approved", "suitable", "designed for",
   "intended for").
 
-A clause holding "j'ignore", "keine Ahnung", "unknown" or "unspecified" refuses by itself.
+A clause holding "j'ignore", "keine Ahnung", "unknown" or "unspecified" refuses by itself,
+and one holding an incompatibility word ("inadapté", "ungeeignet", "unsuitable") too.
 A source word right after an attribution ("selon", "laut", "according to") cites the source
 and does not count. A clause holding a synthetic-data label ("keine bestätigten
 Projektdaten", "not confirmed", "données fictives") labels data and is no refusal. A fact
@@ -138,6 +142,8 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     joined = " ".join(words)
     if any(re.search(rf"(?<!\w){phrase}(?!\w)", joined) for phrase in lexicon.self_refusals):
         return "self refusal"
+    if any(_is(w, lexicon.incompatible) for w in words):
+        return "incompatible"
     negations = [i for i, w in enumerate(words) if w in lexicon.negations]
     absence = [i for i, w in enumerate(words) if _is(w, lexicon.absence)]
     cues = sorted(negations + absence)
@@ -160,6 +166,13 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
         return "negated report"
     if negations and _near(negations, sources):
         return "negated source"
+    access = at(lexicon.access)
+    if access and _near(negations, access):
+        # "je n'ai pas accès à cette information" refuses; "unauthorised users have no
+        # access to customer data" states a fact
+        if any(w in lexicon.first_person for w in words):
+            return "no access"
+        return None
     fates = at(lexicon.data_fates)
     for index in information:
         before = words[max(0, index - 2) : index]

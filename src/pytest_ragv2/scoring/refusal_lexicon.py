@@ -32,6 +32,9 @@ class Lexicon:
     labels: tuple[str, ...]  # synthetic-data labels: "keine bestätigten Projektdaten"
     attributions: frozenset[str]  # "laut Datenblatt": a source cited, not one that is silent
     self_refusals: tuple[str, ...]  # word sequences that refuse by themselves ("j'ignore")
+    incompatible: tuple[str, ...]  # incompatibility words without a negation ("ungeeignet")
+    access: tuple[str, ...] = ()  # "I have no access to ...": a refusal in the first person
+    first_person: frozenset[str] = frozenset()
     compounds: bool = False  # German: a source or information word may end a compound
 
 
@@ -39,7 +42,7 @@ LEXICONS: Mapping[str, Lexicon] = {
     "fr": Lexicon(
         negations=frozenset(
             {"pas", "aucun", "aucune", "aucuns", "aucunes", "rien", "jamais", "nulle"}
-            | {"nullement", "sans", "impossible", "guere", "ni"}
+            | {"nullement", "sans", "impossible", "guere", "ni", "non"}
         ),
         absence=(
             "manque*",
@@ -66,6 +69,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "savons",
             "savoir",
             "connai*",
+            "connu*",
+            "communiqu*",
             "confirmer",
             "repondre",
             "determin*",
@@ -90,7 +95,6 @@ LEXICONS: Mapping[str, Lexicon] = {
             "couvr*",
             "inclu*",
             "comport*",
-            "communiqu*",
             "publi*",
             "existe",
             "trace*",
@@ -161,7 +165,17 @@ LEXICONS: Mapping[str, Lexicon] = {
         splitters=frozenset({"mais", "seulement", "cependant", "toutefois", "neanmoins"}),
         labels=("synthetique*", "demonstration", "fictif*", "fictive*", "confirme", "confirmee*"),
         attributions=frozenset({"selon", "apres", "conformement", "suivant"}),
-        self_refusals=("j ignore", "nous ignorons", "aucune idee", "pas la moindre idee"),
+        self_refusals=(
+            "j ignore",
+            "nous ignorons",
+            "aucune idee",
+            "pas la moindre idee",
+            "ne saurais",
+            "ne saurions",
+        ),
+        incompatible=("inadapte*", "incompatible*", "inapproprie*", "interdit*", "proscrit*"),
+        access=("acces",),
+        first_person=frozenset({"je", "j", "nous", "me", "m"}),
     ),
     "de": Lexicon(
         negations=frozenset(
@@ -197,6 +211,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "beziffer*",
             "auffind*",
             "sicher",
+            "beurteil*",
         ),
         weak_report=(
             "enthalt*",
@@ -250,6 +265,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "zahlen",
             "antwort*",
             "beleg*",
+            "erkenntnis*",
             "aussage*",
         ),
         data_fates=(
@@ -286,6 +302,9 @@ LEXICONS: Mapping[str, Lexicon] = {
         labels=("synthetisch*", "demodaten", "beispieldaten", "fiktiv*", "bestatigt*"),
         attributions=frozenset({"laut", "gemass", "entsprechend", "zufolge"}),
         self_refusals=("keine ahnung", "unbekannt"),
+        incompatible=("ungeeignet*", "unzulassig*", "inkompatibel*", "verboten", "untersagt"),
+        access=("zugriff*", "zugang*"),
+        first_person=frozenset({"ich", "wir", "mir", "uns", "mich"}),
         compounds=True,
     ),
     "en": Lexicon(
@@ -319,6 +338,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "verify",
             "cite",
             "address",
+            "aware",
             "addressed",
             "addresses",
             "sure",
@@ -392,6 +412,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "permitted",
             "qualified",
             "allowed",
+            "supported",
             "recommend*",
         ),
         purpose=("rated", "designed", "intended", "meant", "built", "made"),
@@ -403,5 +424,8 @@ LEXICONS: Mapping[str, Lexicon] = {
         labels=("synthetic", "demo", "fictional", "fictitious", "confirmed"),
         attributions=frozenset({"according", "per", "citing"}),
         self_refusals=("unknown", "unspecified", "undocumented", "no idea"),
+        incompatible=("unsuitable", "incompatible", "unapproved", "prohibited", "forbidden"),
+        access=("access",),
+        first_person=frozenset({"i", "we", "me", "us", "my"}),
     ),
 }
