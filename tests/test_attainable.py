@@ -43,7 +43,5 @@ def test_the_ceiling_is_a_mean_of_case_ceilings_and_names_what_cannot_be_met() -
     assert found.by_case == {"C1": 1.0, "C2": pytest.approx(0.75)}  # (0.5 + 1.0) / 2
     assert found.value == pytest.approx(0.875)
     assert found.by_category == {"semantic": pytest.approx(0.75), "technical_table": 1.0}
-    assert found.unattainable == [
-        "C2: faq.md section 'Astreinte', anchor '+33 2 85 52' — best: document"
-    ]
+    assert found.unattainable == ["C2: faq.md § Astreinte anchor '+33 2 85 52' — best: document"]
     assert found.chunks == 3

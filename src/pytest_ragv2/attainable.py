@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pytest_ragv2.layers.retrieval import describe_evidence
 from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, GRANULARITIES, match_step
@@ -103,9 +104,9 @@ def ceiling(cases: Sequence[CaseGold], chunks: Sequence[RetrievedItem]) -> Ceili
                 steps[key] = best_step(entry, candidates)
                 if steps[key] < FULL_STEP:
                     reached = _reached(entry, steps[key])
+                    anchor = f" anchor {entry.anchor!r}" if entry.anchor else ""
                     unattainable.append(
-                        f"{gold.case}: {entry.filename or entry.file_id} "
-                        f"{_location(entry)} — best: {reached}"
+                        f"{gold.case}: {describe_evidence(entry)}{anchor} — best: {reached}"
                     )
             hits += steps[key] == FULL_STEP
         per_case[gold.case].append(hits / len(gold.required))
@@ -132,19 +133,41 @@ def _reached(entry: Evidence, step: int) -> str:
     return GRANULARITIES[step - 1]
 
 
-def _location(entry: Evidence) -> str:
-    parts = []
-    if entry.page is not None:
-        parts.append(f"page {entry.page}")
-    if entry.section:
-        parts.append(f"section {entry.section!r}")
-    if entry.table:
-        parts.append(f"table {entry.table!r}")
-    if entry.row is not None:
-        parts.append(f"row {entry.row}")
-    if entry.anchor:
-        parts.append(f"anchor {entry.anchor!r}")
-    return ", ".join(parts)
+def stored_documents(
+    client: Any,
+    url: str,
+    headers: Mapping[str, str],
+    file_ids: Sequence[str],
+    *,
+    one_by_one: bool = False,
+) -> list[dict[str, Any]] | None:
+    """Every document a rag_api-shaped ``GET url?ids=…`` lists for ``file_ids``, asked in
+    batches; None when the listing fails. rag_api answers 404 for a whole batch when one id
+    is unknown: with ``one_by_one`` such a batch is asked again id by id, keeping the rest."""
+    documents: list[dict[str, Any]] = []
+    for start in range(0, len(file_ids), _DOCUMENT_BATCH):
+        batch = list(file_ids[start : start + _DOCUMENT_BATCH])
+        reply = client.get(url, params={"ids": batch}, headers=headers)
+        if reply.status_code == 404 and one_by_one:
+            for one in batch:
+                single = client.get(url, params={"ids": [one]}, headers=headers)
+                if single.status_code == 200:
+                    documents.extend(_documents_in(single.json()))
+            continue
+        if reply.status_code != 200:
+            return None
+        documents.extend(_documents_in(reply.json()))
+    return documents
+
+
+def _documents_in(body: Any) -> list[dict[str, Any]]:
+    if not isinstance(body, list):
+        return []
+    return [
+        document
+        for document in body
+        if isinstance(document, dict) and isinstance(document.get("page_content"), str)
+    ]
 
 
 def listing_url(retrieval: Any) -> str | None:
@@ -175,6 +198,7 @@ def fetch_stored_chunks(
     try:
         if isinstance(retrieval, RagApiRetrieval):
             retriever = RagApiRetriever(name, retrieval, file_ids=file_ids)
+            retriever.close()  # only its token, id mapping and file ids are needed
             headers, queried, to_gold = (
                 retriever.auth_headers(),
                 retriever.file_ids,
@@ -183,25 +207,11 @@ def fetch_stored_chunks(
         else:
             headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
             to_gold = None
-        documents: list[Mapping[str, Any]] = []
         with httpx.Client(timeout=timeout_s) as client:
-            for start in range(0, len(queried), _DOCUMENT_BATCH):
-                batch = list(queried[start : start + _DOCUMENT_BATCH])
-                reply = client.get(url, params={"ids": batch}, headers=headers)
-                if reply.status_code == 404:  # one id of the batch unknown: ask one by one
-                    for one in batch:
-                        single = client.get(url, params={"ids": [one]}, headers=headers)
-                        if single.status_code == 200:
-                            documents.extend(single.json())
-                    continue
-                if reply.status_code != 200:
-                    return None
-                documents.extend(reply.json())
+            documents = stored_documents(client, url, headers, queried, one_by_one=True)
+        if documents is None:
+            return None
     except (httpx.HTTPError, RetrievalFailure, ValueError):
         return None
-    items = [
-        document_to_item(rank, dict(document), 0.0)
-        for rank, document in enumerate(documents, 1)
-        if isinstance(document, Mapping) and isinstance(document.get("page_content"), str)
-    ]
+    items = [document_to_item(rank, document, 0.0) for rank, document in enumerate(documents, 1)]
     return [to_gold(item) for item in items] if to_gold is not None else items

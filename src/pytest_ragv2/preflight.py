@@ -38,7 +38,6 @@ from pytest_ragv2.systems.base import RetrievalFailure
 
 Severity = Literal["stop", "warn"]
 PROBE_TIMEOUT_S = 10.0
-_DOCUMENT_BATCH = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +138,7 @@ def _check_system(
 def _check_rag_api(
     name: str, config: Any, file_ids: Sequence[str], report: PreflightReport
 ) -> None:
+    from pytest_ragv2.attainable import stored_documents
     from pytest_ragv2.systems.rag_api import RagApiRetriever, document_to_item
 
     retriever = RagApiRetriever(name, config, file_ids=file_ids)
@@ -175,7 +175,7 @@ def _check_rag_api(
                         )
                     )
                     return
-            documents = _stored_documents(client, base, headers, queried)
+            documents = stored_documents(client, f"{base}/documents", headers, queried)
     except RetrievalFailure as exc:
         report.findings.append(Finding(name, "stop", exc.error.message))
         return
@@ -210,25 +210,6 @@ def _check_rag_api(
                     'entity_id), or use endpoint = "query_multiple"',
                 )
             )
-
-
-def _stored_documents(
-    client: httpx.Client, base: str, headers: Mapping[str, str], file_ids: Sequence[str]
-) -> list[dict[str, Any]] | None:
-    """Every document rag_api stores for ``file_ids`` (None when the route is missing)."""
-    documents: list[dict[str, Any]] = []
-    for start in range(0, len(file_ids), _DOCUMENT_BATCH):
-        batch = file_ids[start : start + _DOCUMENT_BATCH]
-        reply = client.get(f"{base}/documents", params={"ids": list(batch)}, headers=headers)
-        body = _json(reply)
-        if reply.status_code != 200 or not isinstance(body, list):
-            return None
-        documents.extend(
-            document
-            for document in body
-            if isinstance(document, dict) and isinstance(document.get("page_content"), str)
-        )
-    return documents
 
 
 def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
