@@ -544,6 +544,19 @@ def test_refusal_heldout_precision_and_recall() -> None:
     assert not failing, failing
 
 
+# What the detector reached on the held-apart set when it was measured (above): it may do
+# better, never worse, so a change that loses held-apart refusals fails here even while the
+# target is not met.
+HELDOUT_FLOOR = {"fr": (0.956, 0.796), "de": (0.933, 0.808), "en": (0.898, 0.846)}
+
+
+def test_refusal_heldout_never_falls_below_what_it_measured() -> None:
+    scores = precision_recall(read_heldout(HELDOUT.read_text("utf-8")), DEFAULT_REFUSAL_PHRASES)
+    for lang, (precision, recall) in HELDOUT_FLOOR.items():
+        assert (scores[lang].precision or 0.0) >= precision - 0.0005, lang
+        assert (scores[lang].recall or 0.0) >= recall - 0.0005, lang
+
+
 def test_the_refusal_benchmark_prints_precision_and_recall_per_language(tmp_path: Path) -> None:
     labelled = tmp_path / "set.yaml"
     labelled.write_text(
