@@ -419,6 +419,10 @@ def test_request_log_shows_sequential_and_overlapping_requests(index: DemoIndex)
         for thread in threads:
             thread.join()
         http.get(f"{own.url}/health")  # not a chat path: not logged
+        # a request is logged once its last byte is written, which the client may see first
+        deadline = time.monotonic() + 5.0
+        while len(own.request_log) < 4 and time.monotonic() < deadline:
+            time.sleep(0.01)
         log = own.request_log
     assert [path for path, _, _ in log] == ["/chat/v1/fault/latency-200/chat/completions"] * 4
     assert all(end - start >= 0.2 for _, start, end in log)
