@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.cases import load_allowlist, load_catalog
+from pytest_ragv2.allowlist import load_allowlist
+from pytest_ragv2.cases import load_catalog
 from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answers import (

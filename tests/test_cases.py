@@ -9,16 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_ragv2.cases import (
-    AllowedFile,
-    Allowlist,
-    CaseError,
-    CaseLoadError,
-    SourceLocation,
-    load_allowlist,
-    load_case_file,
-    load_catalog,
-)
+from pytest_ragv2.allowlist import AllowedFile, Allowlist, load_allowlist
+from pytest_ragv2.cases import load_case_file, load_catalog
+from pytest_ragv2.located_yaml import CaseError, CaseLoadError, SourceLocation
 from pytest_ragv2.schema import Claim, Evidence
 
 

@@ -1,79 +1,49 @@
-"""Loading gold cases from YAML with errors located at ``file:line``, and the file allow-list.
+"""The case catalog: case files loaded from YAML, with the gold merged in.
 
 A case file is either a list of cases or a mapping ``{split: development|holdout, cases: [...]}``.
-Gold parts may live apart from the prompts: ``gold/answers.yaml`` maps a case id to its
-expected answer, ``gold/evidence.yaml`` maps a case id to its list of required evidence.
+Gold parts may live apart from the prompts (:mod:`pytest_ragv2.gold`); the file allow-list
+is in :mod:`pytest_ragv2.allowlist`, the YAML parse with line numbers and the located errors
+in :mod:`pytest_ragv2.located_yaml`.
 
 Every problem becomes a :class:`CaseError` naming the file, the 1-based line, the case and the
 field, so an editor can jump to it. A case with any error is left out of the loaded cases; the
 other cases of its file, and the other files, still load. Nothing here raises on bad case or
 gold input: the caller decides what errors mean (``ragv2 validate`` exits 1, the collector
-reports them). Only :func:`load_allowlist` raises, because a run without a valid allow-list
-cannot check leaks at all.
-
-Line numbers come from the YAML node tree (each node keeps its start mark), kept beside the
-constructed data and walked only when an error has to be located, so a clean load stays cheap.
+reports them).
 """
 
 from __future__ import annotations
 
-import difflib
-import gc
-import re
-from collections.abc import Callable, Collection, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar, get_args
+from typing import Any
 
 import yaml
-from pydantic import BaseModel, RootModel, TypeAdapter, ValidationError
+from pydantic import RootModel, ValidationError
 
-from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, Split, StrictModel
-
-try:  # libyaml makes composing ~10x faster; the pure-Python loader behaves the same
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - depends on how PyYAML was built
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
+from pytest_ragv2.allowlist import Allowlist, evidence_allowlist_problem
+from pytest_ragv2.gold import Gold, GoldEntry, load_gold
+from pytest_ragv2.located_yaml import (
+    CaseError,
+    Duplicate,
+    SourceLocation,
+    YamlProblem,
+    child_node,
+    duplicate_key_errors,
+    locate,
+    node_line,
+    parse_yaml,
+    validation_errors,
+)
+from pytest_ragv2.schema import Case, Evidence, Split, StrictModel
 
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
-GOLD_ANSWERS_FILE = "answers.yaml"
-GOLD_EVIDENCE_FILE = "evidence.yaml"
 SPLITS: tuple[Split, ...] = ("development", "holdout")
 JSON_SCHEMA_DIALECT = "https://json-schema.org/draft/2020-12/schema"
 
-_EVIDENCE_LIST: TypeAdapter[list[Evidence]] = TypeAdapter(list[Evidence])
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_T = TypeVar("_T")
 
-
-# --------------------------------------------------------------------------- public types
-
-
-@dataclass(frozen=True, slots=True)
-class SourceLocation:
-    path: Path
-    line: int | None  # 1-based
-
-    def __str__(self) -> str:
-        return f"{self.path}:{self.line}" if self.line is not None else str(self.path)
-
-
-@dataclass(frozen=True, slots=True)
-class CaseError:
-    path: Path
-    line: int | None
-    case_id: str | None
-    field: str | None
-    message: str
-
-    def __str__(self) -> str:
-        parts = [str(SourceLocation(self.path, self.line))]
-        if self.case_id is not None:
-            parts.append(f"case {self.case_id}")
-        if self.field:
-            parts.append(self.field)
-        parts.append(self.message)
-        return ": ".join(parts)
+# --------------------------------------------------------------------------- catalog types
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,595 +103,6 @@ class Catalog:
         return None
 
 
-class CaseLoadError(ValueError):
-    """An input that cannot be used at all; ``str()`` gives every located problem."""
-
-    def __init__(self, errors: Sequence[CaseError]) -> None:
-        self.errors = list(errors)
-        super().__init__("\n".join(str(e) for e in self.errors))
-
-
-@dataclass(frozen=True, slots=True)
-class AllowedFile:
-    file_id: str
-    filename: str
-    sha256: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class Allowlist:
-    files: tuple[AllowedFile, ...]
-
-    @property
-    def file_ids(self) -> frozenset[str]:
-        return frozenset(f.file_id for f in self.files)
-
-    @property
-    def filenames(self) -> frozenset[str]:
-        return frozenset(f.filename for f in self.files)
-
-    def filename_by_file_id(self) -> dict[str, str]:
-        return {f.file_id: f.filename for f in self.files}
-
-
-@dataclass(frozen=True, slots=True)
-class GoldEntry(Generic[_T]):
-    """One gold part of one case; ``value`` is None when the entry is invalid."""
-
-    case_id: str
-    value: _T | None
-    location: SourceLocation
-    item_locations: tuple[SourceLocation, ...] = ()
-
-
-@dataclass(slots=True)
-class Gold:
-    answers: dict[str, GoldEntry[ExpectedAnswer]] = field(default_factory=dict)
-    evidence: dict[str, GoldEntry[list[Evidence]]] = field(default_factory=dict)
-    errors: list[CaseError] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-
-
-# --------------------------------------------------------------------------- YAML with lines
-
-
-class _YamlProblem(Exception):
-    def __init__(self, line: int | None, message: str) -> None:
-        super().__init__(message)
-        self.line = line
-        self.message = message
-
-
-_Duplicate = tuple[yaml.Node, yaml.Node, yaml.Node]  # (mapping, first key, repeated key)
-
-
-@dataclass(slots=True)
-class _Document:
-    data: Any
-    root: yaml.Node | None  # None for an empty document
-    duplicates: list[_Duplicate]
-
-
-_STR_TAG = "tag:yaml.org,2002:str"
-_SEQ_TAG = "tag:yaml.org,2002:seq"
-_MAP_TAG = "tag:yaml.org,2002:map"
-_MERGE_TAG = "tag:yaml.org,2002:merge"
-
-
-class _LineLoader(_Loader):
-    """The safe loader with a leaner implicit-tag resolver (it runs once per scalar)."""
-
-    _by_first_char: ClassVar[dict[str | None, list[tuple[str, re.Pattern[str]]]]] = dict(
-        _Loader.yaml_implicit_resolvers
-    )
-    _wildcard: ClassVar[list[tuple[str, re.Pattern[str]]]] = _by_first_char.get(None, [])
-
-    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
-        pass  # no path resolvers are registered: skip their bookkeeping
-
-    def ascend_resolver(self) -> None:
-        pass
-
-    def resolve(self, kind: type[yaml.Node], value: Any, implicit: Any) -> str:
-        if kind is yaml.ScalarNode:
-            if implicit[0]:
-                for tag, regexp in self._by_first_char.get(value[:1], ()):
-                    if regexp.match(value):
-                        return tag
-                for tag, regexp in self._wildcard:
-                    if regexp.match(value):
-                        return tag
-            return _STR_TAG
-        return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
-
-
-def _parse_yaml(path: Path) -> _Document:
-    """The constructed data, the node tree it came from, and the keys written twice."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise _YamlProblem(None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise _YamlProblem(None, f"cannot read file: {exc}") from None
-    loader = _LineLoader(text)
-    # A load builds many small objects and frees none: cyclic GC passes only cost time here.
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        node = loader.get_single_node()
-        if node is None:
-            return _Document(None, None, [])
-        duplicates: list[_Duplicate] = []
-        data = _construct(node, loader, {}, duplicates)
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        problem = exc.problem or exc.context or "invalid YAML"
-        if mark is None:
-            raise _YamlProblem(None, f"YAML syntax error: {problem}") from None
-        raise _YamlProblem(
-            mark.line + 1, f"YAML syntax error: {problem} (column {mark.column + 1})"
-        ) from None
-    except yaml.YAMLError as exc:
-        raise _YamlProblem(None, f"YAML error: {exc}") from None
-    finally:
-        if gc_was_enabled:
-            gc.enable()
-        loader.dispose()
-    return _Document(data, node, duplicates)
-
-
-def _construct(
-    node: yaml.Node, loader: _LineLoader, built: dict[int, Any], duplicates: list[_Duplicate]
-) -> Any:
-    """Python data of a node, as the safe constructor builds it, noting duplicate keys.
-
-    PyYAML's constructor is generic and slow; plain strings, lists and mappings (nearly all
-    of a case file) are built here directly, anything else is handed to it.
-    """
-    tag = node.tag
-    if isinstance(node, yaml.ScalarNode):
-        return node.value if tag == _STR_TAG else loader.construct_object(node, deep=True)
-    if id(node) in built:  # an alias
-        return built[id(node)]
-    if isinstance(node, yaml.SequenceNode) and tag == _SEQ_TAG:
-        items: list[Any] = []
-        built[id(node)] = items
-        items.extend(_construct(child, loader, built, duplicates) for child in node.value)
-        return items
-    if isinstance(node, yaml.MappingNode) and tag == _MAP_TAG:
-        mapping: dict[Any, Any] = {}
-        built[id(node)] = mapping
-        merged: dict[Any, Any] = {}
-        key_nodes: dict[Any, yaml.Node] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == _MERGE_TAG:
-                merged = {**_merge_sources(value_node, loader, built, duplicates), **merged}
-                continue
-            key = _construct(key_node, loader, built, duplicates)
-            if not isinstance(key, Hashable):
-                raise yaml.constructor.ConstructorError(
-                    "while constructing a mapping",
-                    node.start_mark,
-                    "found an unhashable key",
-                    key_node.start_mark,
-                )
-            if key in key_nodes:
-                duplicates.append((node, key_nodes[key], key_node))
-            key_nodes[key] = key_node
-            mapping[key] = _construct(value_node, loader, built, duplicates)
-        if merged:
-            mapping.update({k: v for k, v in merged.items() if k not in key_nodes})
-        return mapping
-    return loader.construct_object(node, deep=True)
-
-
-def _merge_sources(
-    node: yaml.Node, loader: _LineLoader, built: dict[int, Any], duplicates: list[_Duplicate]
-) -> dict[Any, Any]:
-    """The mapping a ``<<`` key merges in (the first of a list of mappings wins)."""
-    sources = node.value if isinstance(node, yaml.SequenceNode) else [node]
-    merged: dict[Any, Any] = {}
-    for source in reversed(sources):
-        value = _construct(source, loader, built, duplicates)
-        if not isinstance(value, dict):
-            raise yaml.constructor.ConstructorError(
-                "while constructing a mapping",
-                node.start_mark,
-                "expected a mapping or a list of mappings to merge",
-                source.start_mark,
-            )
-        merged.update(value)
-    return merged
-
-
-def _line(node: yaml.Node) -> int:
-    return int(node.start_mark.line) + 1
-
-
-def _child(node: yaml.Node, key: str | int) -> tuple[yaml.Node, int] | None:
-    """The child node at ``key`` and the line that names it (a mapping key's own line)."""
-    if isinstance(node, yaml.MappingNode) and isinstance(key, str):
-        found: tuple[yaml.Node, int] | None = None
-        for key_node, value in node.value:  # the last one wins, as in the constructed data
-            if isinstance(key_node, yaml.ScalarNode) and key_node.value == key:
-                found = (value, _line(key_node))
-        return found
-    if isinstance(node, yaml.SequenceNode) and isinstance(key, int) and 0 <= key < len(node.value):
-        item = node.value[key]
-        return item, _line(item)
-    return None
-
-
-def _render_path(parts: Iterable[str | int]) -> str:
-    rendered = ""
-    for part in parts:
-        if isinstance(part, int):
-            rendered += f"[{part}]"
-        else:
-            rendered += f".{part}" if rendered else part
-    return rendered
-
-
-def _locate(root: yaml.Node, loc: Sequence[str | int], line: int) -> tuple[list[str | int], int]:
-    """The field path of a pydantic ``loc`` and the line of its deepest node found in the YAML.
-
-    pydantic adds union member tags ("int", "str") to ``loc``; they are recognised as a
-    string key met below a node that is not a mapping, and dropped from the field path.
-    """
-    node: yaml.Node | None = root
-    parts: list[str | int] = []
-    for key in loc:
-        found = _child(node, key) if node is not None else None
-        if found is None:
-            if isinstance(key, str) and node is not None and not isinstance(node, yaml.MappingNode):
-                continue
-            parts.append(key)
-            node = None
-            continue
-        parts.append(key)
-        node, line = found
-    return parts, line
-
-
-# --------------------------------------------------------------------------- pydantic errors
-
-
-def _model_in(annotation: Any) -> type[BaseModel] | None:
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    for arg in get_args(annotation):
-        model = _model_in(arg)
-        if model is not None:
-            return model
-    return None
-
-
-def _fields_at(model: type[BaseModel] | None, loc: Sequence[str | int]) -> list[str]:
-    """The field names of the model found at ``loc`` below ``model`` (for typo hints)."""
-    current = model
-    for key in loc:
-        if current is None:
-            return []
-        if isinstance(key, int):
-            continue
-        info = current.model_fields.get(key)
-        if info is None:
-            return []
-        current = _model_in(info.annotation)
-    return list(current.model_fields) if current is not None else []
-
-
-def _describe(error: Mapping[str, Any], model: type[BaseModel] | None) -> tuple[str, str]:
-    """The message of one pydantic error, and what the input was (empty when not useful)."""
-    kind = error["type"]
-    loc = tuple(error["loc"])
-    if kind == "extra_forbidden":
-        name = str(loc[-1]) if loc else ""
-        close = difflib.get_close_matches(name, _fields_at(model, loc[:-1]), n=1, cutoff=0.7)
-        hint = f" (did you mean '{close[0]}'?)" if close else ""
-        return f"unknown field{hint}", ""
-    message = str(error["msg"])
-    if kind == "value_error" and message.startswith("Value error, "):
-        return message[len("Value error, ") :], ""
-    if kind == "missing":
-        return message, ""
-    value = error.get("input")
-    if isinstance(value, str | int | float | bool) or value is None:
-        shown = repr(value)
-        return message, shown if len(shown) <= 60 else shown[:57] + "..."
-    return message, f"a {type(value).__name__}"
-
-
-def _validation_errors(
-    exc: ValidationError,
-    root: yaml.Node,
-    *,
-    path: Path,
-    case_id: str | None,
-    prefix: Sequence[str | int] = (),
-    model: type[BaseModel] | None = None,
-) -> list[CaseError]:
-    """One CaseError per distinct field path (union branches of one field are joined)."""
-    merged: dict[str, tuple[int, list[str], str]] = {}
-    for error in exc.errors():
-        parts, line = _locate(root, error["loc"], _line(root))
-        field_path = _render_path([*prefix, *parts])
-        message, got = _describe(error, model)
-        if field_path in merged:
-            if message not in merged[field_path][1]:
-                merged[field_path][1].append(message)
-        else:
-            merged[field_path] = (line, [message], got)
-    return [
-        CaseError(
-            path,
-            line,
-            case_id,
-            field_path or None,
-            " or ".join(messages) + (f" (got {got})" if got else ""),
-        )
-        for field_path, (line, messages, got) in merged.items()
-    ]
-
-
-def _duplicate_key_errors(
-    root: yaml.Node, path: Path, case_id: str | None, duplicates: Sequence[_Duplicate]
-) -> list[CaseError]:
-    if not duplicates:
-        return []
-    errors = []
-    inside = _node_ids(root)
-    for mapping, first, repeated in duplicates:
-        if id(mapping) in inside:
-            errors.append(
-                CaseError(
-                    path,
-                    _line(repeated),
-                    case_id,
-                    str(repeated.value),
-                    f"duplicate key (first given at line {_line(first)})",
-                )
-            )
-    return errors
-
-
-def _node_ids(root: yaml.Node) -> set[int]:
-    ids: set[int] = set()
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if id(node) in ids:
-            continue
-        ids.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key, value in node.value:
-                stack.append(key)
-                stack.append(value)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
-    return ids
-
-
-# --------------------------------------------------------------------------- allow-list
-
-
-def load_allowlist(path: Path) -> Allowlist:
-    """``files: [{file_id, filename, sha256}]`` (or the bare list). Raises CaseLoadError."""
-    try:
-        document = _parse_yaml(path)
-    except _YamlProblem as problem:
-        raise CaseLoadError([CaseError(path, problem.line, None, None, problem.message)]) from None
-    data, root = document.data, document.root
-    errors: list[CaseError] = []
-    entries_node: yaml.Node | None = root
-    if isinstance(data, dict) and root is not None:
-        unknown = sorted(str(k) for k in data if k != "files")
-        for key in unknown:
-            found = _child(root, key)
-            errors.append(CaseError(path, found[1] if found else 1, None, key, "unknown field"))
-        found_files = _child(root, "files")
-        entries_node = found_files[0] if found_files else None
-        data = data.get("files")
-    if not isinstance(data, list) or entries_node is None:
-        line = _line(entries_node) if entries_node is not None else 1
-        errors.append(
-            CaseError(path, line, None, "files", "expected a list of {file_id, filename, sha256}")
-        )
-        raise CaseLoadError(errors)
-    files: list[AllowedFile] = []
-    first_id: dict[str, int] = {}
-    first_name: dict[str, int] = {}
-    for index, (entry, node) in enumerate(zip(data, entries_node.value, strict=True)):
-        where = f"files[{index}]"
-        line = _line(node)
-        if not isinstance(entry, dict):
-            errors.append(CaseError(path, line, None, where, "expected a mapping"))
-            continue
-        problems: list[tuple[str, str]] = []
-        for key in entry:
-            if key not in ("file_id", "filename", "sha256"):
-                problems.append((str(key), "unknown field"))
-        file_id, filename, sha256 = entry.get("file_id"), entry.get("filename"), entry.get("sha256")
-        if not isinstance(file_id, str) or not file_id:
-            problems.append(("file_id", "a non-empty string is required"))
-        if not isinstance(filename, str) or not filename:
-            problems.append(("filename", "a non-empty string is required"))
-        if sha256 is not None and not (isinstance(sha256, str) and _SHA256.match(sha256)):
-            problems.append(("sha256", "expected 64 lowercase hex digits"))
-        for key, message in problems:
-            found = _child(node, key)
-            errors.append(
-                CaseError(path, found[1] if found else line, None, f"{where}.{key}", message)
-            )
-        for key, value, first in (
-            ("file_id", file_id, first_id),
-            ("filename", filename, first_name),
-        ):
-            if not isinstance(value, str):
-                continue
-            if value in first:
-                problems.append((key, f"{value!r} already listed at line {first[value]}"))
-                found = _child(node, key)
-                errors.append(
-                    CaseError(
-                        path,
-                        found[1] if found else line,
-                        None,
-                        f"{where}.{key}",
-                        f"{value!r} already listed at line {first[value]}",
-                    )
-                )
-            else:
-                first[value] = line
-        if not problems and isinstance(file_id, str) and isinstance(filename, str):
-            files.append(AllowedFile(file_id, filename, sha256))
-    if errors:
-        raise CaseLoadError(sorted(errors, key=lambda e: e.line or 0))
-    return Allowlist(tuple(files))
-
-
-def evidence_allowlist_problem(
-    evidence: Evidence, allowed: Allowlist, filename_by_id: Mapping[str, str] | None = None
-) -> str | None:
-    """Why this evidence entry names a file outside the allow-list, or None when it is fine."""
-    by_id = filename_by_id if filename_by_id is not None else allowed.filename_by_file_id()
-    if evidence.file_id is not None:
-        listed = by_id.get(evidence.file_id)
-        if listed is None:
-            return f"file_id {evidence.file_id!r} is not in the allow-list"
-        if evidence.filename is not None and evidence.filename != listed:
-            return (
-                f"file_id {evidence.file_id!r} is allow-listed as {listed!r}, "
-                f"not {evidence.filename!r}"
-            )
-        return None
-    if evidence.filename is not None and evidence.filename not in set(by_id.values()):
-        return f"filename {evidence.filename!r} is not in the allow-list"
-    return None
-
-
-# --------------------------------------------------------------------------- gold
-
-
-def load_gold(gold_dir: Path | None, allowlist: Allowlist | None = None) -> Gold:
-    """Read ``answers.yaml`` and ``evidence.yaml`` of ``gold_dir`` (each optional)."""
-    gold = Gold()
-    if gold_dir is None:
-        return gold
-    by_id = allowlist.filename_by_file_id() if allowlist is not None else None
-    answers_path = gold_dir / GOLD_ANSWERS_FILE
-    if answers_path.is_file():
-        gold.files.append(answers_path)
-        for case_id, answer, _, location in _validated_gold_entries(
-            answers_path,
-            gold.errors,
-            ExpectedAnswer.model_validate,
-            "expected_answer",
-            ExpectedAnswer,
-        ):
-            gold.answers[case_id] = GoldEntry(case_id, answer, location)
-    evidence_path = gold_dir / GOLD_EVIDENCE_FILE
-    if evidence_path.is_file():
-        gold.files.append(evidence_path)
-        for case_id, evidence, node, location in _validated_gold_entries(
-            evidence_path,
-            gold.errors,
-            _EVIDENCE_LIST.validate_python,
-            "required_evidence",
-            Evidence,
-        ):
-            if evidence is None:
-                gold.evidence[case_id] = GoldEntry(case_id, None, location)
-                continue
-            assert isinstance(node, yaml.SequenceNode)
-            item_locations = tuple(SourceLocation(evidence_path, _line(n)) for n in node.value)
-            problems = []
-            if by_id is not None and allowlist is not None:
-                for index, item in enumerate(evidence):
-                    problem = evidence_allowlist_problem(item, allowlist, by_id)
-                    if problem is not None:
-                        problems.append(
-                            CaseError(
-                                evidence_path,
-                                item_locations[index].line,
-                                case_id,
-                                f"required_evidence[{index}]",
-                                problem,
-                            )
-                        )
-            gold.errors.extend(problems)
-            gold.evidence[case_id] = GoldEntry(
-                case_id, None if problems else evidence, location, item_locations
-            )
-    return gold
-
-
-def _validated_gold_entries(
-    path: Path,
-    errors: list[CaseError],
-    validate: Callable[[Any], _T],
-    prefix: str,
-    model: type[BaseModel],
-) -> Iterator[tuple[str, _T | None, yaml.Node, SourceLocation]]:
-    """Each entry of a gold file, validated; None (and located errors) when it is invalid."""
-    for case_id, value, node, location in _gold_entries(path, errors):
-        validated: _T | None = None
-        try:
-            validated = validate(value)
-        except ValidationError as exc:
-            errors.extend(
-                _validation_errors(
-                    exc, node, path=path, case_id=case_id, prefix=(prefix,), model=model
-                )
-            )
-        yield case_id, validated, node, location
-
-
-def _gold_entries(
-    path: Path, errors: list[CaseError]
-) -> Iterator[tuple[str, Any, yaml.Node, SourceLocation]]:
-    """(case id, raw value, value node, location) for each entry of a gold file."""
-    try:
-        document = _parse_yaml(path)
-    except _YamlProblem as problem:
-        errors.append(CaseError(path, problem.line, None, None, problem.message))
-        return
-    data, root, duplicates = document.data, document.root, document.duplicates
-    if root is None or data is None:
-        return
-    if not isinstance(root, yaml.MappingNode) or not isinstance(data, dict):
-        errors.append(
-            CaseError(path, _line(root), None, None, "expected a mapping: case id → gold")
-        )
-        return
-    first_line: dict[str, int] = {}
-    for key_node, value_node in root.value:
-        line = _line(key_node)
-        case_id = key_node.value if isinstance(key_node, yaml.ScalarNode) else None
-        if not isinstance(case_id, str) or not case_id or case_id not in data:
-            errors.append(
-                CaseError(path, line, None, None, "a gold entry needs a case id (a string) as key")
-            )
-            continue
-        if case_id in first_line:
-            errors.append(
-                CaseError(
-                    path,
-                    line,
-                    case_id,
-                    None,
-                    f"{case_id} already has a gold entry at {path}:{first_line[case_id]}",
-                )
-            )
-            continue
-        first_line[case_id] = line
-        entry_errors = _duplicate_key_errors(value_node, path, case_id, duplicates)
-        if entry_errors:
-            errors.extend(entry_errors)
-            continue
-        yield case_id, data[case_id], value_node, SourceLocation(path, line)
-
-
 # --------------------------------------------------------------------------- case files
 
 
@@ -756,8 +137,8 @@ def _load_case_file(
     known_ids = known_ids if known_ids is not None else {}
     result = CaseFile(path, split_from_name(path), [], [])
     try:
-        document = _parse_yaml(path)
-    except _YamlProblem as problem:
+        document = parse_yaml(path)
+    except YamlProblem as problem:
         result.errors.append(CaseError(path, problem.line, None, None, problem.message))
         result.readable = False
         return result
@@ -771,7 +152,9 @@ def _load_case_file(
             return result
     if not isinstance(data, list) or not isinstance(cases_node, yaml.SequenceNode):
         result.errors.append(
-            CaseError(path, _line(root), None, None, "expected a list of cases or {split, cases}")
+            CaseError(
+                path, node_line(root), None, None, "expected a list of cases or {split, cases}"
+            )
         )
         return result
     by_id = allowlist.filename_by_file_id() if allowlist is not None else None
@@ -787,8 +170,8 @@ def _unwrap_mapping_form(
 ) -> tuple[Any, yaml.Node | None]:
     for key in data:
         if key not in ("split", "cases"):
-            found = _child(root, str(key))
-            line = found[1] if found else _line(root)
+            found = child_node(root, str(key))
+            line = found[1] if found else node_line(root)
             result.errors.append(
                 CaseError(path, line, None, str(key), "unknown field (expected split and cases)")
             )
@@ -797,19 +180,19 @@ def _unwrap_mapping_form(
         if split in SPLITS:
             result.split = split
         else:
-            found = _child(root, "split")
+            found = child_node(root, "split")
             result.errors.append(
                 CaseError(
                     path,
-                    found[1] if found else _line(root),
+                    found[1] if found else node_line(root),
                     None,
                     "split",
                     f"expected one of {', '.join(SPLITS)} (got {split!r})",
                 )
             )
-    found_cases = _child(root, "cases")
+    found_cases = child_node(root, "cases")
     if found_cases is None:
-        result.errors.append(CaseError(path, _line(root), None, "cases", "Field required"))
+        result.errors.append(CaseError(path, node_line(root), None, "cases", "Field required"))
         return None, None
     return data["cases"], found_cases[0]
 
@@ -821,11 +204,11 @@ def _load_case(
     result: CaseFile,
     gold: Gold,
     known_ids: dict[str, SourceLocation],
-    duplicates: Sequence[_Duplicate],
+    duplicates: Sequence[Duplicate],
     allowlist: Allowlist | None,
     filename_by_id: Mapping[str, str] | None,
 ) -> LoadedCase | None:
-    line = _line(node)
+    line = node_line(node)
     location = SourceLocation(path, line)
     if not isinstance(raw, dict):
         result.errors.append(
@@ -836,7 +219,7 @@ def _load_case(
         return None
     raw_id = raw.get("id")
     case_id = raw_id if isinstance(raw_id, str) and raw_id else None
-    errors = _duplicate_key_errors(node, path, case_id, duplicates)
+    errors = duplicate_key_errors(node, path, case_id, duplicates)
 
     if case_id is not None:
         earlier = known_ids.get(case_id)
@@ -856,7 +239,7 @@ def _load_case(
             and prompts.get(lang) is not None
             and prompts[lang] != raw[short]
         ):
-            found = _child(node, short)
+            found = child_node(node, short)
             errors.append(
                 CaseError(
                     path,
@@ -870,7 +253,7 @@ def _load_case(
     try:
         case: Case | None = Case.model_validate(raw)
     except ValidationError as exc:
-        errors.extend(_validation_errors(exc, node, path=path, case_id=case_id, model=Case))
+        errors.extend(validation_errors(exc, node, path=path, case_id=case_id, model=Case))
         case = None
 
     if case is None or errors:
@@ -937,7 +320,7 @@ def _inline_evidence_locations(
             groups.append((name, turn.required_evidence, ("turns", t, "required_evidence")))
     for name, items, loc in groups:
         for i in range(len(items)):
-            _, line = _locate(node, (*loc, i), _line(node))
+            _, line = locate(node, (*loc, i), node_line(node))
             locations[f"{name}[{i}]"] = SourceLocation(path, line)
     return locations
 
@@ -967,10 +350,10 @@ def _inline_leaks(
 def _ambiguous(
     path: Path, node: yaml.Node, case_id: str, part: str, entry: GoldEntry[Any]
 ) -> CaseError:
-    found = _child(node, part)
+    found = child_node(node, part)
     return CaseError(
         path,
-        found[1] if found else _line(node),
+        found[1] if found else node_line(node),
         case_id,
         part,
         f"defined inline and in {entry.location} (ambiguous gold: keep one)",

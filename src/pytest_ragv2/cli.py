@@ -25,14 +25,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from pytest_ragv2.cases import (
-    Allowlist,
-    CaseError,
-    CaseLoadError,
-    case_file_json_schema,
-    load_allowlist,
-    load_catalog,
-)
+from pytest_ragv2.allowlist import Allowlist, load_allowlist
+from pytest_ragv2.cases import case_file_json_schema, load_catalog
+from pytest_ragv2.located_yaml import CaseError, CaseLoadError
 
 DEFAULT_CASES_DIR = "cases"
 DEFAULT_GOLD_DIR = "gold"

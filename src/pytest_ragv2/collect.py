@@ -10,9 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.cases import CaseError, LoadedCase
+from pytest_ragv2.cases import LoadedCase
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.located_yaml import CaseError
 from pytest_ragv2.stash import CONTEXT_KEY
 
 INVALID_ITEM_NAME = "invalid-cases"

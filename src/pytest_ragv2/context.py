@@ -13,16 +13,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.cases import (
-    Allowlist,
-    CaseFile,
-    CaseLoadError,
-    Catalog,
-    load_allowlist,
-    load_catalog,
-)
+from pytest_ragv2.allowlist import Allowlist, load_allowlist
+from pytest_ragv2.cases import CaseFile, Catalog, load_catalog
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.retrieval import item_record, raw_run
+from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
 from pytest_ragv2.records import RetrievalResult, RunError
 from pytest_ragv2.schema import Case

@@ -11,12 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pytest_ragv2.cases import Allowlist, CaseLoadError, load_allowlist, load_catalog
+from pytest_ragv2.allowlist import Allowlist, load_allowlist
+from pytest_ragv2.cases import load_catalog
 from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
 from pytest_ragv2.gates_chat import evaluate_layer_b
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options, skipped_record
 from pytest_ragv2.layers.retrieval import score_raw_run
+from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
