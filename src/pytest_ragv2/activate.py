@@ -20,6 +20,7 @@ from pytest_ragv2.demo_systems import (
     check_demo_importable,
     demo_systems,
 )
+from pytest_ragv2.layer_registry import UnknownLayer, layer_info, load_layer
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.rawruns import new_run_id
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
@@ -40,13 +41,12 @@ def activate(config: pytest.Config) -> None:
     settings = _settings(config)
     if settings.layer is None:
         return
-    if settings.layer != "A":
+    try:
+        info = layer_info(settings.layer)
+    except UnknownLayer as exc:
+        raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
+    if info.chat:
         check_chat_layer_dist(config, settings.layer)
-    if settings.layer == "C":
-        raise pytest.UsageError(
-            "--ragv2-layer=C: layer C (frozen evidence) is not available in this version; "
-            "layers A (retrieval) and B (end to end) are"
-        )
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
@@ -57,20 +57,10 @@ def activate(config: pytest.Config) -> None:
         run_id = _unused_run_id(settings, config.getoption("ragv2_run_id"), seed)
         worker = "main"
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
-    if settings.layer == "B":
-        from pytest_ragv2.layers.chat import scoring_options
-
-        try:
-            scoring_options(settings.answer_scoring)
-        except (ValueError, TypeError) as exc:
-            raise pytest.UsageError(f"[tool.ragv2] {exc}") from None
-        missing = sorted(name for name, system in systems.items() if system.chat is None)
-        if missing:
-            raise pytest.UsageError(
-                f"--ragv2-layer=B runs each system's chat path, and {', '.join(missing)} "
-                "configure(s) none: add [tool.ragv2.systems.<name>.chat], or leave the "
-                "system out with --ragv2-systems"
-            )
+    try:
+        load_layer(settings.layer).check_systems(systems, settings)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,

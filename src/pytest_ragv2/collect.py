@@ -13,6 +13,7 @@ import pytest
 from pytest_ragv2.cases import LoadedCase
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.located_yaml import CaseError
 from pytest_ragv2.stash import CONTEXT_KEY
 
@@ -62,7 +63,7 @@ def item_marks(layer: str, category: str, system: str, lang: str, slot: str) -> 
         pytest.mark.gold_case(layer=layer, category=category, system=system, lang=lang),
         *(getattr(pytest.mark, name) for name in mark_names(layer, category, system, lang)),
     ]
-    if layer != "A":
+    if layer_info(layer).chat:
         marks.append(pytest.mark.xdist_group(name=slot_group(slot)))
     return tuple(marks)
 
@@ -138,10 +139,7 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         ctx = context_of(self.config)
-        if self.key.layer == "A":
-            record = ctx.run_retrieval(self.key, self.loaded.case, self.loaded.split, self.query)
-        else:
-            record = ctx.run_chat(self.key, self.loaded.case, self.loaded.split)
+        record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
         self.ragv2_record = record
         if record.get("skipped"):
             pytest.skip(record["skipped"])

@@ -16,12 +16,14 @@ import pytest
 
 from pytest_ragv2.collect import INVALID_ITEM_NAME, CaseItem
 from pytest_ragv2.context import RunContext
-from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
+from pytest_ragv2.decision import decide
+from pytest_ragv2.gates import GateResult
+from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import write_terminal_summary
-from pytest_ragv2.session import SessionResults, aggregate
+from pytest_ragv2.session import SessionResults
 
 RECORD_ATTRIBUTE = "ragv2"
 KEEP_STATUSES = (
@@ -71,36 +73,23 @@ class Controller:
             return  # no case was collected: pytest's own status stands, nothing is written
         status = session.exitstatus
         interrupted = status == pytest.ExitCode.INTERRUPTED
-        results = aggregate(
+        decision = decide(
             self.records,
-            roles={name: system.role for name, system in self.ctx.systems.items()},
-            expected_runs=self.expected_runs,
             layer=self.ctx.layer,
+            settings=self.ctx.settings,
+            roles={name: system.role for name, system in self.ctx.systems.items()},
+            configured_roles=self.ctx.configured_roles,
+            expected_runs=self.expected_runs,
+            case_errors=self.case_errors(),
+            allowlist_present=self.ctx.allowlist is not None,
         )
-        if self.ctx.layer == "A":
-            self.gates = evaluate_layer_a(
-                results,
-                self.ctx.settings.gates,
-                self.case_errors(),
-                configured_roles=self.ctx.configured_roles,
-                allowlist_present=self.ctx.allowlist is not None,
-            )
-        else:
-            from pytest_ragv2.gates_chat import evaluate_layer_b
-
-            self.gates = evaluate_layer_b(
-                results,
-                self.ctx.settings.answer_gates,
-                self.case_errors(),
-                configured_roles=self.ctx.configured_roles,
-                allowlist_present=self.ctx.allowlist is not None,
-            )
-        passed = verdict(self.gates)
+        results, self.gates, passed = decision.results, decision.gates, decision.passed
         if status not in KEEP_STATUSES:
             ok = passed and not self.other_failures
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
-        ceilings = self._ceilings(results) if self.ctx.layer == "A" else {}
+        # a retrieval layer's figures have a ceiling: what the systems store at all
+        ceilings = {} if layer_info(self.ctx.layer).chat else self._ceilings(results)
         for name, found in ceilings.items():
             results.systems[name]["ceiling"] = found["ceiling"]
         self.summary = build_summary(

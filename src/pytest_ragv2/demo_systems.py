@@ -12,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, THREAD_PLACEHOLDER, CommandConfig
@@ -66,7 +67,7 @@ def demo_systems(
         spec = faults.get(system)
         return f"{url}/chat/{variant}/fault/{spec}" if spec else f"{url}/chat/{variant}"
 
-    chat = layer == "B"
+    chat = layer is not None and layer_info(layer).chat
     descriptors = {"deployment_id": "embedded-demo", "index_version": "corpus-at-start"}
     if chat:
         descriptors["answer_model"] = "demo extractive answer model (deterministic)"

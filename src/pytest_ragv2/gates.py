@@ -365,9 +365,7 @@ def evaluate_layer_a(
     every configured system, run or not: a configured baseline that was not run fails the
     comparisons instead of letting them pass unexamined."""
     roles = dict(configured_roles) if configured_roles else dict(results.roles)
-    gates = [case_file_gate(case_errors), completeness_gate(results)]
-    if results.layer == "A":
-        gates.append(empty_results_gate(results))
+    gates = [case_file_gate(case_errors), completeness_gate(results), empty_results_gate(results)]
     candidate = next((name for name, role in roles.items() if role == "candidate"), None)
     if candidate is None or candidate not in results.systems:
         gates.append(

@@ -32,6 +32,7 @@ from typing import Any, Literal
 
 import httpx
 
+from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.base import RetrievalFailure
@@ -117,12 +118,13 @@ def _check_system(
     from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 
     retrieval = system.retrieval
-    uses_retrieval = layer == "A" or (
+    chat_layer = layer_info(layer).chat
+    uses_retrieval = not chat_layer or (
         isinstance(system.chat, OpenAIChatConfig) and retrieval is not None
     )
     if uses_retrieval and isinstance(retrieval, RagApiRetrieval):
         _check_rag_api(name, retrieval, file_ids, report)
-    if layer == "A" or system.chat is None:
+    if not chat_layer or system.chat is None:
         return
     chat = system.chat
     if isinstance(chat, CommandConfig):

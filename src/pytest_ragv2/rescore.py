@@ -9,21 +9,17 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.gates import GateResult, evaluate_layer_a, verdict
-from pytest_ragv2.gates_chat import evaluate_layer_b
-from pytest_ragv2.keys import RunKey
-from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options, skipped_record
-from pytest_ragv2.layers.retrieval import score_raw_run
+from pytest_ragv2.decision import decide
+from pytest_ragv2.gates import GateResult
+from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
-from pytest_ragv2.schema import Case
-from pytest_ragv2.session import aggregate
 from pytest_ragv2.settings import Settings
 
 
@@ -56,6 +52,8 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         name: system.get("capabilities", {}).get("kb_path", "any")
         for name, system in manifest_systems.items()
     }
+    layer = str(manifest.get("options", {}).get("layer", "A"))
+    implementation = load_layer(layer)
     records: list[dict[str, Any]] = []
     unknown: list[str] = []
     judged: dict[str, dict[str, Any]] = {}
@@ -68,7 +66,9 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             unknown.append(raw["key"]["case"])
             continue
         kb_path = kb_paths.get(raw["key"]["system"], "any")
-        records.append(_rescore_one(raw, loaded.case, loaded.split, settings, allow, kb_path))
+        records.append(
+            implementation.rescore(raw, loaded.case, loaded.split, settings, allow, kb_path)
+        )
     for record in records:
         judge = judged.get(json.dumps(record["key"], sort_keys=True))
         if judge is not None:
@@ -77,27 +77,19 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     # every configured system's role, run or not: a deselected baseline fails as it did live
     configured = manifest.get("options", {}).get("configured_roles") or roles
     expected = manifest.get("expected_runs")
-    layer = str(manifest.get("options", {}).get("layer", "A"))
-    results = aggregate(records, roles=roles, expected_runs=expected, layer=layer)
     case_errors = [str(error) for error in catalog.errors] + allowlist_errors
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
-    if layer == "A":
-        gates = evaluate_layer_a(
-            results,
-            settings.gates,
-            case_errors,
-            configured_roles=configured,
-            allowlist_present=allow is not None,
-        )
-    else:
-        gates = evaluate_layer_b(
-            results,
-            settings.answer_gates,
-            case_errors,
-            configured_roles=configured,
-            allowlist_present=allow is not None,
-        )
-    passed = verdict(gates)
+    decision = decide(
+        records,
+        layer=layer,
+        settings=settings,
+        roles=roles,
+        configured_roles=configured,
+        expected_runs=expected,
+        case_errors=case_errors,
+        allowlist_present=allow is not None,
+    )
+    results, gates, passed = decision.results, decision.gates, decision.passed
     summary = build_summary(
         run_id=str(manifest["run_id"]),
         seed=int(manifest["seed"]),
@@ -113,35 +105,6 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         raw_runs_dir=run_dir,
     )
     return Rescored(summary, gates, passed, unknown)
-
-
-def _rescore_one(
-    raw: dict[str, Any],
-    case: Case,
-    split: str,
-    settings: Settings,
-    allow: Allowlist | None,
-    kb_path: Literal["agentic", "systematic", "any"],
-) -> dict[str, Any]:
-    key = RunKey.from_json(raw["key"])
-    if raw.get("skipped"):
-        return skipped_record(key, case=case, split=split, role=raw["role"], reason=raw["skipped"])
-    if key.layer != "A":
-        return score_raw_chat_run(
-            raw,
-            case=case,
-            split=split,
-            allowed_files=(allow.file_ids | allow.filenames) if allow else None,
-            options=scoring_options(settings.answer_scoring, kb_path),
-        )
-    return score_raw_run(
-        raw,
-        case=case,
-        split=split,
-        allowed_file_ids=allow.file_ids if allow else None,
-        allowed_filenames=allow.filenames if allow else None,
-        recall_k=settings.item_pass.recall_k,
-    )
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percentile_ci
 
 RANK_METRICS = (
@@ -51,12 +52,6 @@ ANSWER_METRICS = (
     "output_tokens",
 )
 ANSWER_CASE_MEAN_METRICS = (*ANSWER_METRICS, "met")
-HEADLINE_METRIC = {"A": "recall@5", "B": "exact_answer"}
-
-
-def metrics_of_layer(layer: str) -> tuple[str, ...]:
-    return CASE_MEAN_METRICS if layer == "A" else ANSWER_CASE_MEAN_METRICS
-
 
 Row = dict[str, Any]
 
@@ -122,7 +117,8 @@ def summarize(
     # A failed call's latency measures the failure (a refused connection, a 401), not the
     # system: percentiles are over the successful runs only.
     latencies = [float(record["latency_s"]) for record in records if record["ok"]]
-    metrics_named = metrics_of_layer(layer)
+    implementation = load_layer(layer)
+    metrics_named = implementation.case_metrics
     per_case = case_metric_means(records, metrics_named)
     row: Row = {
         "runs": runs,
@@ -132,14 +128,7 @@ def summarize(
         "skipped": skipped,
         **error_kinds(records),
     }
-    if layer == "A":
-        row["leaking_runs"] = sum(1 for record in records if record["metrics"].get("leaked"))
-        row["empty_runs"] = sum(
-            1 for record in records if record["ok"] and record.get("returned") == 0
-        )
-    else:
-        row["vetoed_runs"] = sum(1 for record in records if record.get("vetoes"))
-        row.update(consistency_and_cost(records))
+    row.update(implementation.row_extras(records))
     for metric in metrics_named:
         means = [case[metric] for case in per_case.values() if metric in case]
         row[metric] = sum(means) / len(means) if means else None
@@ -147,7 +136,7 @@ def summarize(
         row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
         row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
-        headline = HEADLINE_METRIC.get(layer, "recall@5")
+        headline = implementation.info.headline_metric
         values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
         row[f"{headline}_ci"] = estimate_json(clustered_mean_ci(values))
     else:

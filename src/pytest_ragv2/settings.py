@@ -14,8 +14,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
-from pytest_ragv2.systems.chat_config import ChatConfig, OpenAIChatConfig
-from pytest_ragv2.systems.config import RetrievalConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+from pytest_ragv2.systems.registry import ChatConfig, RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
 # the embedded demo server's fault modes (docs/demo.md)
@@ -151,7 +151,10 @@ class Settings(_Strict):
     def repetitions_per_run(self) -> int:
         if self.repetitions is not None:
             return self.repetitions
-        return 1 if self.layer in (None, "A") else 5
+        from pytest_ragv2.layer_registry import LAYERS
+
+        info = LAYERS.get(self.layer or "A")
+        return info.default_repetitions if info is not None else 1
 
     @field_validator("demo_faults")
     @classmethod

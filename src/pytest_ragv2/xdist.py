@@ -19,6 +19,7 @@ from typing import Any
 
 from pytest_ragv2.collect import INVALID_ITEM_NAME
 from pytest_ragv2.context import RunContext
+from pytest_ragv2.layer_registry import layer_info
 
 WORKER_RUN_ID = "ragv2_run_id"
 WORKER_SEED = "ragv2_seed"
@@ -95,7 +96,7 @@ class XdistHooks:
                 node.workerinput[WORKER_DEMO_ERROR] = str(exc)
 
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
-        if self._ctx.layer == "A":
+        if not layer_info(self._ctx.layer).chat:
             return None  # retrieval runs have no inference slot: xdist's own scheduling
         return make_slot_scheduler(config, log, self._slots)
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.controller import Controller
+from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.report.page import table_html
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
 
@@ -31,7 +32,7 @@ def _cell(value: Any) -> str:
 class HtmlHooks:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
-        self._chat = controller.ctx.layer != "A"
+        self._chat = layer_info(controller.ctx.layer).chat
         self._columns = CHAT_COLUMNS if self._chat else COLUMNS
 
     @pytest.hookimpl(optionalhook=True)

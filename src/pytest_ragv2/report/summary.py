@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragv2.gates import GateResult
+from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
 from pytest_ragv2.session import SessionResults
 
@@ -65,15 +66,7 @@ def build_summary(
         }
     )
     summary["unmet_runs"] = unmet_runs(results)
-    if layer != "A":
-        from pytest_ragv2.gates_chat import vetoes_by_system
-        from pytest_ragv2.session import judge_counts, rubric_counts
-
-        summary["vetoes_by_system"] = vetoes_by_system(results)
-        summary["rubric"] = rubric_counts(results)
-        judged = judge_counts(results)
-        if judged:
-            summary["judge"] = judged
+    summary.update(load_layer(layer).summary_extras(results))
     return summary
 
 

@@ -136,10 +136,14 @@ def render_markdown(table: Table) -> list[str]:
 
 
 def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]], layer: str = "A") -> Table:
-    """One row per case: runs met, recall@5 and MRR of every system side by side (layer B:
-    correct runs out of the repetitions, runs met, and tool calls per run)."""
-    if layer != "A":
-        return answer_case_table(by_case)
+    """One row per case, every system side by side: the layer's case table."""
+    from pytest_ragv2.layer_registry import load_layer
+
+    return load_layer(layer).case_table(by_case)
+
+
+def retrieval_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    """Layer A: runs met, recall@5 and MRR of every system side by side."""
     systems = list(by_case)
     cases = sorted({case for rows in by_case.values() for case in rows})
     header = ["case"]
@@ -161,9 +165,15 @@ def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]], layer: st
 
 
 def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
-    """The metric tables every report shows, titled, in order (gates are shown apart)."""
-    if summary.get("layer", "A") != "A":
-        return answer_sections(summary)
+    """The metric tables every report shows, titled, in order (gates are shown apart): the
+    sections of the summary's layer."""
+    from pytest_ragv2.layer_registry import load_layer
+
+    return load_layer(str(summary.get("layer", "A"))).sections(summary)
+
+
+def retrieval_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    """Layer A's tables: systems, recall by category and language, the attainable ceiling."""
     roles = roles_of(summary["systems"])
     return [
         (

@@ -1,0 +1,143 @@
+"""The layers pytest-ragv2 runs, declared once, and the protocol each one implements.
+
+A layer is a plugin of our own, like pytest-xdist's schedulers behind their protocol: how its
+items run, how a raw run is scored again, which per-case metrics its tables show, its extra
+row figures, its gates, its report sections and its summary extras. Code outside the layer
+modules asks the registry, never ``layer == "A"``.
+
+This module is imported on every activated run, so it holds only the light facts
+(:class:`LayerInfo`); :func:`load_layer` imports a layer's module when its behaviour is
+needed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from pytest_ragv2.allowlist import Allowlist
+    from pytest_ragv2.cases import LoadedCase
+    from pytest_ragv2.context import RunContext
+    from pytest_ragv2.gates import GateResult
+    from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.settings import Settings, SystemSettings
+
+
+@dataclass(frozen=True, slots=True)
+class LayerInfo:
+    """What every part of a session may know of a layer without importing it."""
+
+    name: str  # "A"
+    title: str  # "retrieval only"
+    module: str  # the module whose ``LAYER`` implements :class:`Layer`
+    chat: bool  # runs systems' chat paths: one inference slot at a time (slot scheduling)
+    default_repetitions: int
+    headline_metric: str  # the per-case metric whose interval the system tables show
+
+
+LAYERS: Mapping[str, LayerInfo] = {
+    "A": LayerInfo(
+        name="A",
+        title="retrieval only",
+        module="pytest_ragv2.layers.retrieval_layer",
+        chat=False,
+        default_repetitions=1,
+        headline_metric="recall@5",
+    ),
+    "B": LayerInfo(
+        name="B",
+        title="end to end",
+        module="pytest_ragv2.layers.chat_layer",
+        chat=True,
+        default_repetitions=5,
+        headline_metric="exact_answer",
+    ),
+}
+
+
+class UnknownLayer(ValueError):
+    pass
+
+
+def layer_info(name: str) -> LayerInfo:
+    try:
+        return LAYERS[name]
+    except KeyError:
+        known = ", ".join(f"{info.name} ({info.title})" for info in LAYERS.values())
+        raise UnknownLayer(
+            f"layer {name} is not available in this version; the layers are {known}"
+        ) from None
+
+
+def load_layer(name: str) -> Layer:
+    """The layer's implementation (its module is imported on first use)."""
+    layer: Layer = importlib.import_module(layer_info(name).module).LAYER
+    return layer
+
+
+Table = tuple[list[str], list[list[str]]]
+
+
+class Layer(Protocol):
+    """What a layer provides to the session, the rescoring and the reports."""
+
+    @property
+    def info(self) -> LayerInfo: ...
+
+    @property
+    def case_metrics(self) -> tuple[str, ...]:
+        """The per-run metrics averaged per case, then over cases, in every table row."""
+        ...
+
+    def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
+        """Raise ``ValueError`` (a usage error) when the systems cannot run this layer."""
+        ...
+
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+        """Run one item (raw run written before it is scored) and return its record."""
+        ...
+
+    def rescore(
+        self,
+        raw: dict[str, Any],
+        case: Case,
+        split: str,
+        settings: Settings,
+        allowlist: Allowlist | None,
+        kb_path: str,
+    ) -> dict[str, Any]:
+        """The record of one raw run, scored again against the current gold."""
+        ...
+
+    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Figures of a table row beyond the case-mean metrics (leaks, vetoes, cost)."""
+        ...
+
+    def gates(
+        self,
+        results: SessionResults,
+        settings: Settings,
+        case_errors: Sequence[str],
+        *,
+        configured_roles: Mapping[str, str],
+        allowlist_present: bool,
+    ) -> list[GateResult]:
+        """Every gate of the layer, in the order the reports print them; never raises."""
+        ...
+
+    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+        """What the layer adds to summary.json beyond the common tables."""
+        ...
+
+    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+        """One row per case, every system side by side."""
+        ...
+
+    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+        """The metric tables of the reports, titled, in order (gates are shown apart)."""
+        ...

@@ -1,0 +1,126 @@
+"""Layer B — end to end — behind the :class:`~pytest_ragv2.layer_registry.Layer` protocol.
+Its conversation records live in :mod:`pytest_ragv2.layers.chat`, its scorers in
+:mod:`pytest_ragv2.scoring`, its gates in :mod:`pytest_ragv2.gates_chat`; this module wires
+them to the session, the rescoring and the reports (imports are local: the chat scorers load
+only when a chat layer runs)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+from pytest_ragv2.layer_registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.session import ANSWER_CASE_MEAN_METRICS
+
+if TYPE_CHECKING:
+    from pytest_ragv2.allowlist import Allowlist
+    from pytest_ragv2.cases import LoadedCase
+    from pytest_ragv2.context import RunContext
+    from pytest_ragv2.gates import GateResult
+    from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.settings import Settings, SystemSettings
+
+KbPath = Literal["agentic", "systematic", "any"]
+
+
+class ChatLayer:
+    info: LayerInfo = LAYERS["B"]
+    case_metrics: tuple[str, ...] = ANSWER_CASE_MEAN_METRICS
+
+    def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
+        from pytest_ragv2.layers.chat import scoring_options
+
+        try:
+            scoring_options(settings.answer_scoring)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"[tool.ragv2] {exc}") from None
+        missing = sorted(name for name, system in systems.items() if system.chat is None)
+        if missing:
+            raise ValueError(
+                f"--ragv2-layer={self.info.name} runs each system's chat path, and "
+                f"{', '.join(missing)} configure(s) none: add "
+                "[tool.ragv2.systems.<name>.chat], or leave the system out with --ragv2-systems"
+            )
+
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+        return ctx.run_chat(key, loaded.case, loaded.split)
+
+    def rescore(
+        self,
+        raw: dict[str, Any],
+        case: Case,
+        split: str,
+        settings: Settings,
+        allowlist: Allowlist | None,
+        kb_path: str,
+    ) -> dict[str, Any]:
+        from pytest_ragv2.keys import RunKey
+        from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options, skipped_record
+
+        if raw.get("skipped"):
+            key = RunKey.from_json(raw["key"])
+            return skipped_record(
+                key, case=case, split=split, role=raw["role"], reason=raw["skipped"]
+            )
+        return score_raw_chat_run(
+            raw,
+            case=case,
+            split=split,
+            allowed_files=(allowlist.file_ids | allowlist.filenames) if allowlist else None,
+            options=scoring_options(settings.answer_scoring, cast(KbPath, kb_path)),
+        )
+
+    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        from pytest_ragv2.session import consistency_and_cost
+
+        return {
+            "vetoed_runs": sum(1 for record in records if record.get("vetoes")),
+            **consistency_and_cost(records),
+        }
+
+    def gates(
+        self,
+        results: SessionResults,
+        settings: Settings,
+        case_errors: Sequence[str],
+        *,
+        configured_roles: Mapping[str, str],
+        allowlist_present: bool,
+    ) -> list[GateResult]:
+        from pytest_ragv2.gates_chat import evaluate_layer_b
+
+        return evaluate_layer_b(
+            results,
+            settings.answer_gates,
+            case_errors,
+            configured_roles=configured_roles,
+            allowlist_present=allowlist_present,
+        )
+
+    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+        from pytest_ragv2.gates_chat import vetoes_by_system
+        from pytest_ragv2.session import judge_counts, rubric_counts
+
+        extras: dict[str, Any] = {
+            "vetoes_by_system": vetoes_by_system(results),
+            "rubric": rubric_counts(results),
+        }
+        judged = judge_counts(results)
+        if judged:
+            extras["judge"] = judged
+        return extras
+
+    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+        from pytest_ragv2.report.tables import answer_case_table
+
+        return answer_case_table(by_case)
+
+    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+        from pytest_ragv2.report.tables import answer_sections
+
+        return answer_sections(summary)
+
+
+LAYER = ChatLayer()

@@ -1,0 +1,96 @@
+"""Layer A — retrieval only — behind the :class:`~pytest_ragv2.layer_registry.Layer`
+protocol. Its scoring lives in :mod:`pytest_ragv2.layers.retrieval`, its gates in
+:mod:`pytest_ragv2.gates`; this module wires them to the session, the rescoring and the
+reports (imports are local: the registry loads this module on every activated run)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragv2.layer_registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.session import CASE_MEAN_METRICS
+
+if TYPE_CHECKING:
+    from pytest_ragv2.allowlist import Allowlist
+    from pytest_ragv2.cases import LoadedCase
+    from pytest_ragv2.context import RunContext
+    from pytest_ragv2.gates import GateResult
+    from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.settings import Settings, SystemSettings
+
+
+class RetrievalLayer:
+    info: LayerInfo = LAYERS["A"]
+    case_metrics: tuple[str, ...] = CASE_MEAN_METRICS
+
+    def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
+        return None  # a system without a retrieval path records the error on each run
+
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+        return ctx.run_retrieval(key, loaded.case, loaded.split, query)
+
+    def rescore(
+        self,
+        raw: dict[str, Any],
+        case: Case,
+        split: str,
+        settings: Settings,
+        allowlist: Allowlist | None,
+        kb_path: str,
+    ) -> dict[str, Any]:
+        from pytest_ragv2.layers.retrieval import score_raw_run
+
+        return score_raw_run(
+            raw,
+            case=case,
+            split=split,
+            allowed_file_ids=allowlist.file_ids if allowlist else None,
+            allowed_filenames=allowlist.filenames if allowlist else None,
+            recall_k=settings.item_pass.recall_k,
+        )
+
+    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        return {
+            "leaking_runs": sum(1 for record in records if record["metrics"].get("leaked")),
+            "empty_runs": sum(
+                1 for record in records if record["ok"] and record.get("returned") == 0
+            ),
+        }
+
+    def gates(
+        self,
+        results: SessionResults,
+        settings: Settings,
+        case_errors: Sequence[str],
+        *,
+        configured_roles: Mapping[str, str],
+        allowlist_present: bool,
+    ) -> list[GateResult]:
+        from pytest_ragv2.gates import evaluate_layer_a
+
+        return evaluate_layer_a(
+            results,
+            settings.gates,
+            case_errors,
+            configured_roles=configured_roles,
+            allowlist_present=allowlist_present,
+        )
+
+    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+        return {}
+
+    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+        from pytest_ragv2.report.tables import retrieval_case_table
+
+        return retrieval_case_table(by_case)
+
+    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+        from pytest_ragv2.report.tables import retrieval_sections
+
+        return retrieval_sections(summary)
+
+
+LAYER = RetrievalLayer()
