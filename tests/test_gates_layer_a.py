@@ -1,0 +1,163 @@
+"""Every layer-A gate on hand-made records, through the one decide() the session uses."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.decision import Decision, decide
+from pytest_ragv2.settings import Settings
+
+ROLES = {"v1": "baseline", "v2": "candidate"}
+
+
+def run(
+    case: str,
+    system: str,
+    recall5: float,
+    *,
+    category: str = "semantic",
+    rep: int = 1,
+    exact: float | None = None,
+    leaked: tuple[str, ...] = (),
+    ok: bool = True,
+    latency: float = 0.1,
+    returned: int = 5,
+    error: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    metrics: dict[str, Any] = {"recall@5": recall5, "mrr": recall5, "leaked": list(leaked)}
+    if exact is not None:
+        metrics["exact_metadata"] = exact
+    return {
+        "key": {"case": case, "system": system, "rep": rep, "lang": "en", "layer": "A"},
+        "category": category,
+        "ok": ok,
+        "met": ok and recall5 == 1.0,
+        "latency_s": latency,
+        "metrics": metrics,
+        "returned": returned if ok else 0,
+        "error": error,
+    }
+
+
+def decided(records: list[dict[str, Any]], **gates: Any) -> Decision:
+    settings = Settings.model_validate({"gates": gates}) if gates else Settings()
+    return decide(records, layer="A", settings=settings, roles=ROLES, expected_runs=len(records))
+
+
+def gate(decision: Decision, name: str) -> Any:
+    return next(found for found in decision.gates if found.name == name)
+
+
+def pair(case: str, base: float, cand: float, **kwargs: Any) -> list[dict[str, Any]]:
+    return [run(case, "v1", base, **kwargs), run(case, "v2", cand, **kwargs)]
+
+
+GOOD = [
+    *pair("C1", 0.5, 1.0, category="exact_lookup", exact=1.0),
+    *pair("C2", 0.5, 1.0, category="semantic"),
+]
+
+
+def test_a_candidate_that_is_better_everywhere_passes_every_gate() -> None:
+    decision = decided(GOOD)
+    assert [found.decision for found in decision.gates] == ["pass"] * len(decision.gates)
+    assert decision.passed
+    assert [found.name for found in decision.gates] == [
+        "gold_valid",
+        "runs_complete",
+        "results_returned",
+        "no_leak",
+        "exact_lookup",
+        "recall_improvement",
+        "category_regression",
+        "retrieval_p95",
+        "error_rate",
+    ]
+
+
+def test_runs_complete_counts_the_lost_runs() -> None:
+    decision = decide(
+        GOOD, layer="A", settings=Settings(), roles=ROLES, expected_runs=len(GOOD) + 2
+    )
+    found = gate(decision, "runs_complete")
+    assert (found.decision, found.reason) == ("fail", "4 of 6 runs recorded; 2 lost")
+
+
+def test_a_broken_case_file_fails_gold_valid() -> None:
+    decision = decide(
+        GOOD, layer="A", settings=Settings(), roles=ROLES, case_errors=["cases/x.yaml:3: bad"]
+    )
+    assert gate(decision, "gold_valid").decision == "fail"
+    assert not decision.passed
+
+
+def test_a_leak_is_a_hard_veto_no_average_buys_back() -> None:
+    records = [*GOOD, run("C3", "v1", 1.0), run("C3", "v2", 1.0, leaked=("secret.pdf",))]
+    found = gate(decided(records), "no_leak")
+    assert (found.decision, found.hard) == ("fail", True)
+    assert found.details == ["C3[v2-en-r1]: secret.pdf"]
+
+
+def test_a_system_answering_everything_with_nothing_is_named() -> None:
+    records = [run("C1", "v1", 0.0, returned=0), run("C1", "v2", 1.0)]
+    found = gate(decided(records), "results_returned")
+    assert found.decision == "fail"
+    assert found.reason == "v1: all 1 successful runs returned no item"
+
+
+def test_exact_lookup_reads_the_exact_metadata_of_the_candidate() -> None:
+    records = [
+        *pair("C1", 1.0, 1.0, category="exact_lookup", exact=1.0),
+        *pair("C2", 1.0, 1.0, category="exact_lookup", exact=0.0),
+    ]
+    found = gate(decided(records, exact_lookup_min=0.95), "exact_lookup")
+    assert (found.decision, found.value) == ("fail", 0.5)
+
+
+def test_recall_improvement_is_paired_by_case_and_uses_the_margin() -> None:
+    records = [*pair("C1", 0.50, 0.60), *pair("C2", 0.50, 0.50)]
+    found = gate(decided(records, recall_improvement_min=0.05), "recall_improvement")
+    assert found.value == pytest.approx(0.05)
+    assert found.decision == "pass"  # exactly the margin holds
+    found = gate(decided(records, recall_improvement_min=0.06), "recall_improvement")
+    assert found.decision == "fail"
+    # a case the baseline did not run is not compared
+    only_candidate = [*records, run("C3", "v2", 1.0)]
+    assert gate(decided(only_candidate), "recall_improvement").reason.endswith("over 2 cases")
+
+
+def test_category_regression_names_the_worst_category() -> None:
+    records = [
+        *pair("C1", 1.0, 0.8, category="technical_table"),
+        *pair("C2", 0.0, 1.0, category="semantic"),
+    ]
+    found = gate(decided(records), "category_regression")
+    assert found.decision == "fail"
+    assert found.reason == "worst category: technical_table (-0.200)"
+
+
+def test_without_a_baseline_the_comparisons_are_skipped_and_a_deselected_one_fails() -> None:
+    alone = [run("C1", "v2", 1.0)]
+    decision = decide(alone, layer="A", settings=Settings(), roles={"v2": "candidate"})
+    assert gate(decision, "recall_improvement").decision == "skip"
+    deselected = decide(
+        alone,
+        layer="A",
+        settings=Settings(),
+        roles={"v2": "candidate"},
+        configured_roles=ROLES,
+    )
+    assert gate(deselected, "recall_improvement").decision == "fail"
+    assert "not run" in gate(deselected, "category_regression").reason
+
+
+def test_latency_and_errors_are_judged_on_the_candidate() -> None:
+    slow = [*pair("C1", 1.0, 1.0, latency=3.0), *pair("C2", 1.0, 1.0, latency=3.0)]
+    assert gate(decided(slow, retrieval_p95_max_s=2.0), "retrieval_p95").decision == "fail"
+    error = {"kind": "timeout", "message": "read timed out", "status_code": None}
+    failing = [*GOOD, run("C3", "v1", 1.0), run("C3", "v2", 0.0, ok=False, error=error)]
+    found = gate(decided(failing, error_rate_max=0.01), "error_rate")
+    assert found.decision == "fail"
+    assert found.reason == "1 of 3 runs failed (timeout: all, e.g. C3: read timed out)"
