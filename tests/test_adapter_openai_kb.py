@@ -21,8 +21,7 @@ from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.demo_systems import v2_search_retrieval
 from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.base import Retriever
-from pytest_ragv2.systems.chat_config import OpenAIChatConfig
-from pytest_ragv2.systems.config import PythonRetrieval, RagApiRetrieval, RetryPolicy
+from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json import HttpJsonRetriever
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
@@ -34,9 +33,9 @@ from pytest_ragv2.systems.kb_tool import (
     render_sources,
     resolve_citations,
 )
-from pytest_ragv2.systems.openai_chat import OpenAIChat
-from pytest_ragv2.systems.python_callable import PythonRetriever
-from pytest_ragv2.systems.rag_api import RagApiRetriever
+from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
+from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
+from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 

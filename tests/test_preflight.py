@@ -14,7 +14,7 @@ from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.preflight import run_preflight
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.command import CommandConfig
-from pytest_ragv2.systems.config import RagApiRetrieval
+from pytest_ragv2.systems.rag_api import RagApiRetrieval
 
 SECRET = "preflight-test-secret-0123456789abcdef0123456789"
 OWNER = "owner-1"
@@ -196,7 +196,7 @@ def test_a_service_up_but_failing_is_a_warning() -> None:
 def test_a_chat_service_refusing_the_key_is_stopped_and_the_key_sent_is_the_named_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+    from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
     from tests.scripted_server import Reply, serve
 
     monkeypatch.setenv("PF_CHAT_KEY", "sk-test-key")

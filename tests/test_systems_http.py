@@ -17,13 +17,9 @@ import jwt
 import pytest
 
 from pytest_ragv2.records import RetrievalResult, RetrievedItem
-from pytest_ragv2.systems import (
-    HttpJsonRetrieval,
-    RagApiRetrieval,
-    RagApiRetriever,
-    build_retriever,
-    parse_retrieval_config,
-)
+from pytest_ragv2.systems.http_json import HttpJsonRetrieval
+from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
+from pytest_ragv2.systems.registry import build_retriever, parse_retrieval_config
 from tests.scripted_server import Reply, Responder, Seen, Server, serve
 
 SECRET = "s3cret-for-tests-only-0123456789abcdef"

@@ -15,8 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.records import RunError
-from pytest_ragv2.systems.chat_config import OpenAIChatConfig
-from pytest_ragv2.systems.openai_chat import UNPARSED_ARGUMENTS, OpenAIChat
+from pytest_ragv2.systems.openai_chat import UNPARSED_ARGUMENTS, OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.transcripts import ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 

@@ -8,16 +8,11 @@ import pydantic
 import pytest
 
 from pytest_ragv2.records import RetrievedItem
-from pytest_ragv2.systems import (
-    HttpJsonRetriever,
-    PythonRetrieval,
-    PythonRetriever,
-    RagApiRetrieval,
-    RagApiRetriever,
-    RetryPolicy,
-    build_retriever,
-    parse_retrieval_config,
-)
+from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.http_json import HttpJsonRetriever
+from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
+from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
+from pytest_ragv2.systems.registry import build_retriever, parse_retrieval_config
 
 CALLS: list[tuple[str, int, dict[str, Any]]] = []
 

@@ -172,7 +172,8 @@ def _documents_in(body: Any) -> list[dict[str, Any]]:
 
 def listing_url(retrieval: Any) -> str | None:
     """The rag_api-shaped ``GET …/documents`` of a system's retrieval config, if any."""
-    from pytest_ragv2.systems.config import HttpJsonRetrieval, RagApiRetrieval
+    from pytest_ragv2.systems.http_json import HttpJsonRetrieval
+    from pytest_ragv2.systems.rag_api import RagApiRetrieval
 
     if isinstance(retrieval, RagApiRetrieval):
         return retrieval.url.rstrip("/") + "/documents"
@@ -189,8 +190,7 @@ def fetch_stored_chunks(
     import httpx
 
     from pytest_ragv2.systems.base import RetrievalFailure, headers_from_env
-    from pytest_ragv2.systems.config import RagApiRetrieval
-    from pytest_ragv2.systems.rag_api import RagApiRetriever, document_to_item
+    from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
     url = listing_url(retrieval)
     if url is None or not file_ids:

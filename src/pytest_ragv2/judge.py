@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from pytest_ragv2.schema import Case
-from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.transcripts import Transcript
 
 JUDGE_INSTRUCTIONS = (

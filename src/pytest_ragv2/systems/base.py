@@ -26,6 +26,8 @@ _BODY_EXCERPT_CHARS = 300
 
 
 class Retriever(Protocol):
+    """A retrieval path: one ``retrieve`` is one query; it never raises."""
+
     name: str
 
     def retrieve(self, query: str, k: int) -> RetrievalResult: ...

@@ -62,9 +62,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_ragv2.records import ErrorKind, Exchange, RunError
+from pytest_ragv2.systems.config import AdapterConfig
 from pytest_ragv2.systems.process_tree import ProcessTree
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
@@ -81,10 +82,8 @@ _FIRST_SCAN_S = 0.02  # the turn's processes are looked up this soon, then less 
 _MAX_SCAN_S = 0.25
 
 
-class CommandConfig(BaseModel):
+class CommandConfig(AdapterConfig):
     """A command printing JSON lines on stdout, one process per turn."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     adapter: Literal["command"]
     argv: list[str] = Field(

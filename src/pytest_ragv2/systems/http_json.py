@@ -8,7 +8,9 @@ item at a dotted path. Ranks are the list order, whatever the scores say.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.base import (
@@ -18,9 +20,54 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
     timed_retrieval,
 )
-from pytest_ragv2.systems.config import HttpJsonFields, HttpJsonRetrieval
+from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy, StrictConfig
 
 DEFAULT_TEMPLATE: dict[str, str] = {"query": "{query}", "k": "{k}"}
+
+
+class HttpJsonFields(StrictConfig):
+    """Dotted paths inside one returned item (integer segments index lists)."""
+
+    text: str = "text"
+    file_id: str | None = "file_id"
+    filename: str | None = None
+    page: str | None = None
+    page_base: Literal[0, 1] = 1
+    section: str | None = None
+    table: str | None = None
+    row: str | None = None
+    row_base: Literal[0, 1] = 1
+    row_key: str | None = None
+    score: str | None = "score"
+
+
+class HttpJsonRetrieval(RetrievalAdapterConfig):
+    """Any HTTP service that answers a JSON list of items (or has one at ``items_path``).
+
+    ``body`` and ``params`` are templates: a string value exactly ``"{query}"``, ``"{k}"``
+    or ``"{file_ids}"`` becomes that value with its JSON type; other strings have those
+    placeholders replaced by text (file ids joined with commas). With no template the
+    adapter sends ``{"query": ..., "k": ...}`` as the JSON body (POST) or query string (GET).
+    """
+
+    adapter: Literal["http-json"]
+    url: str
+    method: Literal["POST", "GET"] = "POST"
+    body: dict[str, Any] | None = None
+    params: dict[str, str] = Field(default_factory=dict)
+    items_path: str = Field(default="", description='dotted path to the list; "" = the body')
+    fields: HttpJsonFields = Field(default_factory=HttpJsonFields)
+    higher_score_is_better: bool = Field(
+        default=True, description="kept as metadata; ranks are the list order"
+    )
+    documents_url: str | None = Field(
+        default=None,
+        description='a rag_api-shaped "GET …/documents?ids=" listing every stored chunk of '
+        "the queried files; with it the report shows the system's attainable ceiling",
+    )
+    headers_env: dict[str, str] = Field(default_factory=dict)
+    timeout_s: float = Field(default=30.0, gt=0.0)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
 
 class _Missing:

@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_ragv2.records import RunError
 from pytest_ragv2.systems.base import (
@@ -34,19 +34,21 @@ from pytest_ragv2.systems.base import (
     secret_values,
     send_with_retry,
 )
-from pytest_ragv2.systems.config import HttpJsonFields, RetryPolicy
-from pytest_ragv2.systems.http_json import MISSING, fill_template, map_item, resolve
-from pytest_ragv2.systems.openai_chat import flatten_usage, parse_arguments
+from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy, StrictConfig
+from pytest_ragv2.systems.http_json import (
+    MISSING,
+    HttpJsonFields,
+    fill_template,
+    map_item,
+    resolve,
+)
+from pytest_ragv2.systems.openai_wire import flatten_usage, parse_arguments
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 DEFAULT_BODY: dict[str, str] = {"messages": "{messages}", "conversation_id": "{conversation_id}"}
 
 
-class _Config(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class HttpJsonCitationFields(_Config):
+class HttpJsonCitationFields(StrictConfig):
     """Dotted paths inside one citation object (``None``: not provided)."""
 
     marker: str | None = Field(
@@ -59,7 +61,7 @@ class HttpJsonCitationFields(_Config):
     content: str | None = None
 
 
-class HttpJsonToolCallFields(_Config):
+class HttpJsonToolCallFields(StrictConfig):
     """Dotted paths inside one tool-call object."""
 
     id: str | None = "id"
@@ -68,7 +70,7 @@ class HttpJsonToolCallFields(_Config):
     result: str | None = Field(default=None, description="text, or any JSON (kept as JSON text)")
 
 
-class HttpJsonChatConfig(_Config):
+class HttpJsonChatConfig(AdapterConfig):
     adapter: Literal["http-json-chat"]
     url: str
     method: Literal["POST", "PUT"] = "POST"

@@ -64,7 +64,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from pytest_ragv2.records import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
@@ -76,7 +76,7 @@ from pytest_ragv2.systems.base import (
     scrub,
     secret_values,
 )
-from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
@@ -93,10 +93,8 @@ PAGE_BONUS = 0.25  # added when the cited sentence names the source's page
 CONTEXT_CHARS = 400  # at most this much text before a marker is read as its sentence
 
 
-class LibreChatAgentsConfig(BaseModel):
+class LibreChatAgentsConfig(AdapterConfig):
     """LibreChat's OpenAI-compatible Agents API; the agent id is sent as ``model``."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
     adapter: Literal["librechat-agents"]
     url: str = Field(description='base URL of LibreChat, e.g. "http://host:3080"')

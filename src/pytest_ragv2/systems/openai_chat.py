@@ -49,7 +49,9 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
@@ -61,7 +63,7 @@ from pytest_ragv2.systems.base import (
     scrub,
     secret_values,
 )
-from pytest_ragv2.systems.chat_config import OpenAIChatConfig
+from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     SEARCH_TOOL_NAME,
@@ -83,6 +85,52 @@ from pytest_ragv2.systems.openai_wire import parse_arguments as parse_arguments
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
+
+
+class OpenAIChatConfig(AdapterConfig):
+    """Any OpenAI-compatible ``POST {url}/chat/completions`` (llama.cpp, vLLM, Ollama, ...)."""
+
+    adapter: Literal["openai-chat"]
+    url: str = Field(description='base URL, e.g. "http://host:8080/v1"')
+    model: str
+    temperature: float = Field(default=0.0, ge=0.0)
+    stream: bool = False
+    stream_include_usage: bool = Field(
+        default=True,
+        description='streaming only: send stream_options {"include_usage": true}',
+    )
+    tools: list[dict[str, Any]] = Field(
+        default_factory=list,
+        description="extra OpenAI tool definitions, sent as given; the harness cannot run "
+        "them, so a call to one is recorded without result and ends the turn",
+    )
+    knowledge_base: Literal["tool", "none"] = Field(
+        default="tool",
+        description='"tool": when the system has a retrieval adapter, offer the model the '
+        "search_knowledge_base tool and run its calls with that adapter",
+    )
+    max_tool_rounds: int = Field(
+        default=4, ge=1, description="model answers with tool calls the harness runs, per turn"
+    )
+    search_k: int | None = Field(
+        default=None, ge=1, description="sources per search; None: the retrieval adapter's k"
+    )
+    system_prompt: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    api_key_env: str | None = Field(
+        default=None, description="environment variable holding the key sent as Bearer token"
+    )
+    headers_env: dict[str, str] = Field(
+        default_factory=dict, description="header name -> environment variable name"
+    )
+    timeout_s: float = Field(
+        default=120.0, gt=0.0, description="per try; bounds a whole streamed answer too"
+    )
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
+
+    @property
+    def completions_url(self) -> str:
+        return self.url.rstrip("/") + "/chat/completions"
 
 
 @dataclass(slots=True)

@@ -11,15 +11,25 @@ import dataclasses
 import importlib
 import time
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
+
+from pydantic import Field
 
 from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.base import RetrievalFailure, timed_retrieval
-from pytest_ragv2.systems.config import PythonRetrieval
+from pytest_ragv2.systems.config import RetrievalAdapterConfig
 
 RetrieveFunction = Callable[..., Any]
 
 _ITEM_FIELDS = frozenset(field.name for field in dataclasses.fields(RetrievedItem))
+
+
+class PythonRetrieval(RetrievalAdapterConfig):
+    """An in-process function ``func(query, k, **options)``, named ``"pkg.mod:func"``."""
+
+    adapter: Literal["python"]
+    callable: str = Field(pattern=r"^[\w.]+:[\w.]+$", description='"pkg.mod:func"')
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class PythonRetriever:

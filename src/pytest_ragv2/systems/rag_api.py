@@ -12,9 +12,9 @@ import hashlib
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
-import jwt
+from pydantic import Field
 
 from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.base import (
@@ -26,12 +26,39 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
     timed_retrieval,
 )
-from pytest_ragv2.systems.config import RagApiRetrieval
+from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy
 from pytest_ragv2.systems.upload_names import filename_from_source
 
 NO_DOCUMENTS_DETAIL = "No documents found for the given query"
 
 Pair = tuple[dict[str, Any], float]
+
+
+class RagApiRetrieval(RetrievalAdapterConfig):
+    """LibreChat rag_api: ``POST /query_multiple`` (one call) or ``POST /query`` per file."""
+
+    adapter: Literal["rag-api"]
+    url: str = Field(description='base URL, e.g. "http://host:8000"')
+    endpoint: Literal["query_multiple", "query"] = "query_multiple"
+    file_ids: list[str] | None = Field(
+        default=None, description="None: the run's allow-list file ids are queried"
+    )
+    file_id_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="the gold's file id -> the id the service stores it under (LibreChat "
+        "gives every upload its own id); queried ids are mapped, returned ids mapped back",
+    )
+    entity_id: str | None = Field(default=None, description="sent on /query only")
+    jwt_secret_env: str | None = Field(
+        default=None, description="name of the environment variable holding the HS256 secret"
+    )
+    jwt_user_id: str = "ragv2-eval"
+    jwt_ttl_s: int = Field(default=3600, ge=1)
+    headers_env: dict[str, str] = Field(
+        default_factory=dict, description="header name -> environment variable name"
+    )
+    timeout_s: float = Field(default=30.0, gt=0.0)
+    retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
 
 class RagApiRetriever(HttpRetrieverBase):
@@ -128,6 +155,8 @@ class RagApiRetriever(HttpRetrieverBase):
         digest = hashlib.sha256(secret.encode()).hexdigest()
         now = time.time()
         if self._token is None or self._token[0] != digest or now >= self._token[2]:
+            import jwt  # ~20 ms (cryptography); only a deployment with a secret signs tokens
+
             ttl = self.config.jwt_ttl_s
             payload = {"id": self.config.jwt_user_id, "exp": int(now) + ttl}
             # The deployment owns its secret's length; a warning here would only add noise

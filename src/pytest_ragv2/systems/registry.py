@@ -1,37 +1,36 @@
-"""From one system's retrieval configuration to a ready ``Retriever``."""
+"""The adapter table: adapter name -> configuration model -> factory.
+
+Each adapter is one module holding its configuration model (discriminated on
+``adapter``) and its class; adding one is that module and one row below. The
+configuration unions that ``settings`` validates against are built from these rows, and
+``build_retriever`` / ``build_chat`` look the row up by the configuration's ``adapter``.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from typing import Protocol
+import typing
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
+
+from pydantic import Field, TypeAdapter
 
 from pytest_ragv2.systems.base import Retriever
-from pytest_ragv2.systems.chat_config import ChatConfig, OpenAIChatConfig
-from pytest_ragv2.systems.command import CommandConfig
-from pytest_ragv2.systems.config import (
-    HttpJsonRetrieval,
-    PythonRetrieval,
-    RagApiRetrieval,
-    RetrievalConfig,
-)
-from pytest_ragv2.systems.http_json import HttpJsonRetriever
-from pytest_ragv2.systems.http_json_chat import HttpJsonChatConfig
-from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
-from pytest_ragv2.systems.python_callable import PythonRetriever
-from pytest_ragv2.systems.rag_api import RagApiRetriever
+from pytest_ragv2.systems.command import CommandConfig, CommandRunner
+from pytest_ragv2.systems.config import AdapterConfig, RetrievalAdapterConfig
+from pytest_ragv2.systems.http_json import HttpJsonRetrieval, HttpJsonRetriever
+from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
+from pytest_ragv2.systems.librechat_agents import LibreChatAgents, LibreChatAgentsConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
+from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
+from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.transcripts import Transcript
 
+R = TypeVar("R", bound=RetrievalAdapterConfig)
+C = TypeVar("C", bound=AdapterConfig)
 
-def build_retriever(name: str, config: RetrievalConfig, *, file_ids: Sequence[str]) -> Retriever:
-    """The adapter for ``config``; ``file_ids`` is the run's allow-list (used when the
-    configuration does not name its own). Nothing connects until the first ``retrieve``."""
-    if isinstance(config, RagApiRetrieval):
-        return RagApiRetriever(name, config, file_ids=file_ids)
-    if isinstance(config, HttpJsonRetrieval):
-        return HttpJsonRetriever(name, config, file_ids=file_ids)
-    if isinstance(config, PythonRetrieval):
-        return PythonRetriever(name, config)
-    raise TypeError(f"no retrieval adapter for {type(config).__name__}")
+# the system's retrieval adapter, asked for only by a chat path that searches with it
+RetrieverSource = Callable[[], Retriever | None]
 
 
 class ChatSystem(Protocol):
@@ -44,26 +43,110 @@ class ChatSystem(Protocol):
     def close(self) -> None: ...
 
 
-def build_chat(
-    name: str, config: ChatConfig, *, retriever: Callable[[], Retriever | None]
-) -> ChatSystem:
+@dataclass(frozen=True, slots=True)
+class RetrievalAdapter(Generic[R]):
+    """One retrieval adapter: ``build(system name, config, the run's file ids)``."""
+
+    name: str
+    config: type[R]
+    build: Callable[[str, R, Sequence[str]], Retriever]
+
+
+@dataclass(frozen=True, slots=True)
+class ChatAdapter(Generic[C]):
+    """One chat adapter: ``build(system name, config, the system's retrieval adapter)``."""
+
+    name: str
+    config: type[C]
+    build: Callable[[str, C, RetrieverSource], ChatSystem]
+
+
+def _table(*rows: Any) -> dict[str, Any]:
+    table = {}
+    for row in rows:
+        declared = typing.get_args(row.config.model_fields["adapter"].annotation)
+        if declared != (row.name,):
+            raise TypeError(f"{row.config.__name__}.adapter must be Literal[{row.name!r}]")
+        table[row.name] = row
+    return table
+
+
+RETRIEVAL_ADAPTERS: Mapping[str, RetrievalAdapter[Any]] = _table(
+    RetrievalAdapter(
+        "rag-api",
+        RagApiRetrieval,
+        lambda name, config, file_ids: RagApiRetriever(name, config, file_ids=file_ids),
+    ),
+    RetrievalAdapter(
+        "http-json",
+        HttpJsonRetrieval,
+        lambda name, config, file_ids: HttpJsonRetriever(name, config, file_ids=file_ids),
+    ),
+    RetrievalAdapter(
+        "python", PythonRetrieval, lambda name, config, file_ids: PythonRetriever(name, config)
+    ),
+)
+
+CHAT_ADAPTERS: Mapping[str, ChatAdapter[Any]] = _table(
+    ChatAdapter(
+        "openai-chat",
+        OpenAIChatConfig,
+        lambda name, config, retriever: OpenAIChat(name, config, retriever()),
+    ),
+    ChatAdapter(
+        "librechat-agents",
+        LibreChatAgentsConfig,
+        lambda name, config, retriever: LibreChatAgents(name, config),
+    ),
+    ChatAdapter(
+        "command", CommandConfig, lambda name, config, retriever: CommandRunner(name, config)
+    ),
+    ChatAdapter(
+        "http-json-chat",
+        HttpJsonChatConfig,
+        lambda name, config, retriever: HttpJsonChat(name, config),
+    ),
+)
+
+
+def _union(configs: Sequence[type[AdapterConfig]]) -> Any:
+    """The configuration models as one union pydantic tells apart by ``adapter``."""
+    return Annotated[typing.Union[tuple(configs)], Field(discriminator="adapter")]  # noqa: UP007
+
+
+if TYPE_CHECKING:  # code outside an adapter sees what every configuration has
+    RetrievalConfig = RetrievalAdapterConfig
+    ChatConfig = AdapterConfig
+else:
+    RetrievalConfig = _union([row.config for row in RETRIEVAL_ADAPTERS.values()])
+    ChatConfig = _union([row.config for row in CHAT_ADAPTERS.values()])
+
+_RETRIEVAL_CONFIG: TypeAdapter[RetrievalConfig] = TypeAdapter(RetrievalConfig)
+
+
+def parse_retrieval_config(data: Mapping[str, Any]) -> RetrievalConfig:
+    """Validate one system's ``retrieval`` mapping (raises pydantic.ValidationError)."""
+    return _RETRIEVAL_CONFIG.validate_python(dict(data))
+
+
+def build_retriever(name: str, config: RetrievalConfig, *, file_ids: Sequence[str]) -> Retriever:
+    """The adapter for ``config``; ``file_ids`` is the run's allow-list (used when the
+    configuration does not name its own). Nothing connects until the first ``retrieve``."""
+    row = RETRIEVAL_ADAPTERS.get(config.adapter)
+    if row is None or not isinstance(config, row.config):
+        raise _no_adapter(config)
+    return row.build(name, config, file_ids)
+
+
+def build_chat(name: str, config: ChatConfig, *, retriever: RetrieverSource) -> ChatSystem:
     """The chat adapter for ``config``. ``retriever`` gives the system's retrieval adapter
     (None when it has none), for a chat path whose knowledge-base searches the harness
     executes (openai-chat)."""
-    if isinstance(config, OpenAIChatConfig):
-        from pytest_ragv2.systems.openai_chat import OpenAIChat
+    row = CHAT_ADAPTERS.get(config.adapter)
+    if row is None or not isinstance(config, row.config):
+        raise _no_adapter(config)
+    return row.build(name, config, retriever)
 
-        return OpenAIChat(name, config, retriever())
-    if isinstance(config, CommandConfig):
-        from pytest_ragv2.systems.command import CommandRunner
 
-        return CommandRunner(name, config)
-    if isinstance(config, LibreChatAgentsConfig):
-        from pytest_ragv2.systems.librechat_agents import LibreChatAgents
-
-        return LibreChatAgents(name, config)
-    if isinstance(config, HttpJsonChatConfig):
-        from pytest_ragv2.systems.http_json_chat import HttpJsonChat
-
-        return HttpJsonChat(name, config)
-    raise TypeError(f"no chat adapter for {type(config).__name__}")
+def _no_adapter(config: AdapterConfig) -> TypeError:
+    return TypeError(f"no adapter {config.adapter!r} for {type(config).__name__}")
