@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING
 
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
-from pytest_ragv2.systems.chat_config import OpenAIChatConfig
 from pytest_ragv2.systems.command import PROMPT_PLACEHOLDER, THREAD_PLACEHOLDER, CommandConfig
-from pytest_ragv2.systems.config import HttpJsonFields, HttpJsonRetrieval, RagApiRetrieval
+from pytest_ragv2.systems.http_json import HttpJsonFields, HttpJsonRetrieval
+from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+from pytest_ragv2.systems.rag_api import RagApiRetrieval
 
 if TYPE_CHECKING:
     from pytest_ragv2.demo.server import DemoServer

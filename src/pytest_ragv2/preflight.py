@@ -112,10 +112,10 @@ def _check_system(
     file_ids: Sequence[str],
     report: PreflightReport,
 ) -> None:
-    from pytest_ragv2.systems.chat_config import OpenAIChatConfig
     from pytest_ragv2.systems.command import CommandConfig
-    from pytest_ragv2.systems.config import RagApiRetrieval
     from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
+    from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+    from pytest_ragv2.systems.rag_api import RagApiRetrieval
 
     retrieval = system.retrieval
     chat_layer = layer_info(layer).chat
