@@ -9,13 +9,9 @@ import pytest
 import yaml
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
-from pytest_ragv2.scoring.claims import (
-    claim_found,
-    normalise_answer_text,
-    normalise_unit,
-    parse_numbers,
-    score_claims,
-)
+from pytest_ragv2.scoring.claims import claim_found, score_claims
+from pytest_ragv2.scoring.normalisation import normalise_answer_text
+from pytest_ragv2.scoring.numbers import normalise_unit, parse_numbers
 
 GOLD_ANSWERS = Path(__file__).resolve().parent.parent / "gold" / "answers.yaml"
 

@@ -14,7 +14,8 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from pytest_ragv2.schema import Claim
-from pytest_ragv2.scoring.claims import claim_found, parse_numbers
+from pytest_ragv2.scoring.claims import claim_found
+from pytest_ragv2.scoring.numbers import parse_numbers
 
 NBSP, NNBSP, THIN = "\u00a0", "\u202f", "\u2009"
 
@@ -88,7 +89,7 @@ def test_property_number_claim_matches_its_own_writing(case: tuple[Any, ...]) ->
 
 @given(st.text(alphabet=st.characters(max_codepoint=127), max_size=40))
 def test_the_ascii_fast_path_normalises_exactly_as_the_general_path(text: str) -> None:
-    from pytest_ragv2.scoring import claims
+    from pytest_ragv2.scoring import normalisation as claims
 
     general: list[str] = []
     starts: list[int] = []

@@ -38,8 +38,8 @@ from decimal import Decimal
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
-from pytest_ragv2.scoring.claims import unit_scale
 from pytest_ragv2.scoring.grounding import Fact
+from pytest_ragv2.scoring.numbers import unit_scale
 
 
 def _base(value: float, unit: str | None) -> tuple[str, Decimal] | None:

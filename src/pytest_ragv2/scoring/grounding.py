@@ -2,7 +2,7 @@
 
 Pure functions, no I/O. The **facts** of an answer are:
 
-- its numbers, read by :func:`pytest_ragv2.scoring.claims.parse_numbers` in the prompt's
+- its numbers, read by :func:`pytest_ragv2.scoring.numbers.parse_numbers` in the prompt's
   language (so "1 689 k€", "1.689 k€" in German and "1,689 k€" in English are one number),
   with their units — except unitless integers from 0 to 10 (counts: "les 3 plans", "2 x"),
   list markers ("1.") and the digits of citation markers, URLs, filenames and identifiers;
@@ -48,9 +48,10 @@ from pytest_ragv2.scoring.answer_text import (
     mask,
     overlaps,
 )
-from pytest_ragv2.scoring.claims import _UNIT_DIMENSIONS, parse_numbers, unit_scale
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.identifiers import typed_identifiers, typed_keys
+from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS as _UNIT_DIMENSIONS
+from pytest_ragv2.scoring.numbers import parse_numbers, unit_scale
 
 FactKind = Literal["number", "identifier", "filename"]
 

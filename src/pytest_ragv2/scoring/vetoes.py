@@ -14,9 +14,9 @@ from typing import Any
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.scoring.answer_text import fold
-from pytest_ragv2.scoring.claims import normalise_unit, unit_scale
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import Fact
+from pytest_ragv2.scoring.numbers import normalise_unit, unit_scale
 from pytest_ragv2.scoring.rubric import clip
 from pytest_ragv2.transcripts import ChatTurn
 

@@ -1,0 +1,130 @@
+"""Answer text normalisation, with every normalised character mapped back to the original.
+
+Pure functions, no I/O. Normalisation: Unicode NFKC, casefold, typographic
+apostrophes/quotes/dashes folded to ``' " -``, zero-width characters and soft hyphens
+dropped, every run of whitespace (also no-break U+00A0, narrow no-break U+202F, thin U+2009,
+line breaks) collapsed to one space, trimmed. NFKC turns ``m³`` into ``m3`` and ``℃`` into
+``°c``. A superscript digit glued to a number is a footnote marker and is dropped
+(``16² bar`` is 16 bar).
+
+:class:`Normalised` keeps, per normalised character, the span of the original text it came
+from, so a match found in the normalised text is reported at its place in the original.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import lru_cache
+
+_DROPPED = frozenset("\u00ad\u200b\u200c\u200d\u2060\ufeff")
+_SUPERSCRIPT_DIGITS = frozenset("\u00b9\u00b2\u00b3\u2070\u2074\u2075\u2076\u2077\u2078\u2079")
+_TYPOGRAPHIC = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4\uff07", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe58\ufe63\uff0d", "-"),
+    }
+)
+
+
+@lru_cache(maxsize=8192)
+def _fold_cluster(cluster: str) -> str:
+    folded = unicodedata.normalize("NFKC", cluster.translate(_TYPOGRAPHIC))
+    return folded.casefold().translate(_TYPOGRAPHIC)
+
+
+def _clusters(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each base character with the combining marks that follow it."""
+    start = 0
+    for index in range(1, len(text) + 1):
+        if index == len(text) or not unicodedata.combining(text[index]):
+            yield start, index
+            start = index
+
+
+@dataclass(frozen=True)
+class Normalised:
+    """A normalised text and, per character, the original span it came from."""
+
+    text: str
+    starts: tuple[int, ...]
+    ends: tuple[int, ...]
+
+    def original_span(self, start: int, end: int) -> tuple[int, int]:
+        if end <= start:
+            position = self.starts[start] if start < len(self.starts) else self.source_len
+            return position, position
+        return self.starts[start], self.ends[end - 1]
+
+    @property
+    def source_len(self) -> int:
+        return self.ends[-1] if self.ends else 0
+
+
+_ASCII_SPACE_RUN = re.compile(r"[ \t\n\r\f\v\x1c-\x1f\x85]+")
+
+
+def _normalise_ascii(text: str) -> Normalised:
+    """The same result for ASCII text, without per-character Unicode work (NFKC leaves
+    ASCII unchanged and casefold is lower): only whitespace runs collapse."""
+    lowered = text.lower()
+    parts: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    position = 0
+    for match in _ASCII_SPACE_RUN.finditer(lowered):
+        chunk = lowered[position : match.start()]
+        parts.append(chunk)
+        starts.extend(range(position, match.start()))
+        if chunk or parts[:-1]:  # a run after text becomes one space; a leading run goes
+            parts.append(" ")
+            starts.append(match.start())
+        position = match.end()
+    parts.append(lowered[position:])
+    starts.extend(range(position, len(lowered)))
+    normalised = "".join(parts)
+    if normalised.endswith(" "):
+        normalised = normalised[:-1]
+        starts.pop()
+    ends = [start + 1 for start in starts]
+    return Normalised(normalised, tuple(starts), tuple(ends))
+
+
+@lru_cache(maxsize=4096)
+def normalise(text: str) -> Normalised:
+    if text.isascii() and "\x00" not in text:
+        return _normalise_ascii(text)
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in _clusters(text):
+        cluster = text[start:end]
+        if cluster in _DROPPED:
+            continue
+        if cluster in _SUPERSCRIPT_DIGITS and start > 0 and text[start - 1].isdigit():
+            continue  # a footnote marker glued to a number: "16² bar" is 16 bar
+        for char in _fold_cluster(cluster):
+            if char.isspace():
+                if not out or out[-1] == " ":
+                    continue
+                char = " "
+            out.append(char)
+            starts.append(start)
+            ends.append(end)
+    if out and out[-1] == " ":
+        out.pop()
+        starts.pop()
+        ends.pop()
+    return Normalised("".join(out), tuple(starts), tuple(ends))
+
+
+def normalise_answer_text(text: str) -> str:
+    """NFKC, casefolded, typographic punctuation folded, whitespace collapsed and trimmed."""
+    return normalise(text).text
+
+
+def normalise_pattern(pattern: str) -> str:
+    return unicodedata.normalize("NFKC", pattern.translate(_TYPOGRAPHIC)).translate(_TYPOGRAPHIC)
