@@ -297,6 +297,38 @@ def test_server_error_then_success_is_retried(server: ChatServer, stream: bool) 
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_retries_follow_the_policy_reasons_and_backoff(server: ChatServer, stream: bool) -> None:
+    success = (
+        Reply(frames=[*content_events("Oui.", pieces=1), DONE_EVENT])
+        if stream
+        else Reply(body=completion("Oui."))
+    )
+    busy = Reply(status=503, body={"error": "busy"})
+    slow_down = Reply(status=429, body={"error": "slow down"})
+    policy = {"attempts": 3, "backoff_s": 0.1, "retry_on": ["429", "5xx"]}
+    server.answer(slow_down, busy, success)
+
+    started = time.perf_counter()
+    transcript = converse(server, ["Disponible ?"], stream=stream, retry=policy)
+    elapsed = time.perf_counter() - started
+
+    assert transcript.final_answer == "Oui."
+    exchanges = transcript.turns[0].exchanges
+    assert [(e.status_code, e.attempt) for e in exchanges] == [(429, 1), (503, 2), (200, 3)]
+    assert elapsed >= 0.1 + 0.2  # backoff_s * 2**(n-1) after try n
+
+    server.seen.clear()
+    server.answer(slow_down, success)
+    transcript = converse(
+        server, ["Disponible ?"], stream=stream, retry={**policy, "retry_on": ["5xx"]}
+    )
+
+    assert transcript.error is not None
+    assert (transcript.error.kind, transcript.error.status_code) == ("http_status", 429)
+    assert len(server.seen) == 1
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_client_error_is_not_retried_and_stops_the_conversation(
     server: ChatServer, stream: bool
 ) -> None:

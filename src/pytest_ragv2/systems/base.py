@@ -171,6 +171,21 @@ def decode_body(response: httpx.Response) -> tuple[Any, bool]:
         return response.text, False
 
 
+# read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
+# frame it parsed to ``frames`` (kept on the exchange), raising RetrievalFailure on a broken
+# or malformed stream
+FrameReader = Callable[[httpx.Response, list[Any], float, str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class Streamed:
+    """How to read a 2xx answer frame by frame as it arrives (SSE chat), within ``timeout_s``
+    of the try's start."""
+
+    read_frames: FrameReader
+    timeout_s: float
+
+
 def send_with_retry(
     client: httpx.Client,
     *,
@@ -181,6 +196,7 @@ def send_with_retry(
     json_body: Any = None,
     params: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
+    stream: Streamed | None = None,
 ) -> HttpReply:
     """Send one request, retrying as the policy says; every try is appended to ``exchanges``.
 
@@ -188,9 +204,15 @@ def send_with_retry(
     the value ``<redacted>``, and the header values are scrubbed from recorded bodies.
     Returns the last reply whatever its status (the caller decides what a non-2xx means);
     raises ``RetrievalFailure`` when the last try ended without a reply.
+
+    With ``stream``, a 2xx answer is read by ``stream.read_frames`` as it arrives and the
+    reply's body is the list of frames read. Tries are repeated only until an answer starts
+    streaming: once frames have been read, a failure is raised as the turn's error, and
+    what arrived is kept by the reader and on the exchange.
     """
     headers = dict(headers or {})
     secrets = secret_values(headers.values())
+    call = f"{method} {url}"
     request_record: dict[str, Any] = {"method": method, "url": url}
     if json_body is not None:
         request_record["json"] = json_body
@@ -202,22 +224,34 @@ def send_with_retry(
     for attempt in range(1, retry.attempts + 1):
         last_try = attempt == retry.attempts
         started = time.perf_counter()
+        response: httpx.Response | None = None
         try:
-            response = client.request(
+            request = client.build_request(
                 method, url, json=json_body, params=params or None, headers=headers
             )
+            response = client.send(request, stream=stream is not None)
+            if stream is not None and not response.is_success:
+                response.read()
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
+            if response is not None:
+                response.close()
             exchanges.append(
                 Exchange(request_record, None, None, time.perf_counter() - started, attempt)
             )
-            failure = classify_exception(exc, f"{method} {url}", attempt, secrets)
+            failure = classify_exception(exc, call, attempt, secrets)
             reason = failure.retry_reason
             if reason is None or reason not in retry.retry_on or last_try:
                 raise failure.as_failure() from None
         else:
+            if stream is not None and response.is_success:
+                frames = _read_frames(
+                    response, stream, call, request_record, exchanges, attempt, started
+                )
+                return HttpReply(method, url, response.status_code, frames, is_json=False)
+            response.close()  # ends a streamed request; a no-op on one already read
             body, is_json = decode_body(response)
-            latency_s = time.perf_counter() - started
             body = scrub(body, secrets)
+            latency_s = time.perf_counter() - started
             exchanges.append(
                 Exchange(request_record, response.status_code, body, latency_s, attempt)
             )
@@ -228,80 +262,24 @@ def send_with_retry(
     raise AssertionError("unreachable: the last try returns or raises")
 
 
-# read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
-# frame it parsed to ``frames`` (kept on the exchange), raising RetrievalFailure on a broken
-# or malformed stream
-FrameReader = Callable[[httpx.Response, list[Any], float, str], None]
-
-
-def stream_with_retry(
-    client: httpx.Client,
-    *,
-    url: str,
-    body: Any,
-    headers: Mapping[str, str],
-    secrets: Sequence[str],
+def _read_frames(
+    response: httpx.Response,
+    stream: Streamed,
+    call: str,
+    request_record: dict[str, Any],
     exchanges: list[Exchange],
-    retry: RetryPolicy,
-    timeout_s: float,
-    read_frames: FrameReader,
-) -> None:
-    """POST ``body`` and read the 2xx answer frame by frame as it arrives (SSE chat).
-
-    Like ``send_with_retry`` (every try recorded, header values redacted and scrubbed), but
-    tries are repeated only until an answer starts streaming: once frames have been read, a
-    failure is the turn's error, and what arrived is kept by the reader.
-    """
-    call = f"POST {url}"
-    request_record = scrub(
-        {"method": "POST", "url": url, "json": body, "headers": dict.fromkeys(headers, REDACTED)},
-        secrets,
-    )
-    for attempt in range(1, retry.attempts + 1):
-        last_try = attempt == retry.attempts
-        started = time.perf_counter()
-        try:
-            request = client.build_request("POST", url, json=body, headers=dict(headers))
-            response = client.send(request, stream=True)
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            exchanges.append(
-                Exchange(request_record, None, None, time.perf_counter() - started, attempt)
-            )
-            failure = classify_exception(exc, call, attempt, secrets)
-            reason = failure.retry_reason
-            if reason is None or reason not in retry.retry_on or last_try:
-                raise failure.as_failure() from None
-            time.sleep(retry.delay_after(attempt))
-            continue
-        try:
-            if not response.is_success:
-                try:
-                    response.read()
-                except httpx.HTTPError as exc:
-                    raise classify_exception(exc, call, attempt, secrets).as_failure() from None
-                answer, is_json = decode_body(response)
-                answer = scrub(answer, secrets)
-                latency_s = time.perf_counter() - started
-                exchanges.append(
-                    Exchange(request_record, response.status_code, answer, latency_s, attempt)
-                )
-                reason = retry_reason(response.status_code)
-                if reason is None or reason not in retry.retry_on or last_try:
-                    raise HttpReply("POST", url, response.status_code, answer, is_json).failure()
-                time.sleep(retry.delay_after(attempt))
-                continue
-            frames: list[Any] = []
-            try:
-                read_frames(response, frames, started + timeout_s, call)
-            finally:
-                latency_s = time.perf_counter() - started
-                exchanges.append(
-                    Exchange(request_record, response.status_code, frames, latency_s, attempt)
-                )
-            return
-        finally:
-            response.close()
-    raise AssertionError("unreachable: the last try returns or raises")
+    attempt: int,
+    started: float,
+) -> list[Any]:
+    """The frames of a 2xx streamed answer; what was read is recorded whatever happens."""
+    frames: list[Any] = []
+    try:
+        stream.read_frames(response, frames, started + stream.timeout_s, call)
+    finally:
+        response.close()
+        latency_s = time.perf_counter() - started
+        exchanges.append(Exchange(request_record, response.status_code, frames, latency_s, attempt))
+    return frames
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,10 +22,10 @@ import httpx
 from pytest_ragv2.records import Exchange
 from pytest_ragv2.systems.base import (
     RetrievalFailure,
+    Streamed,
     excerpt,
     scrub,
     send_with_retry,
-    stream_with_retry,
 )
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.transcripts import ToolCall
@@ -222,23 +222,9 @@ def request_answer(
 
     Streamed, tries are repeated only until an answer starts streaming: once frames have
     been read, a failure is the turn's error and the partial answer stays in ``draft``.
-    Every try is recorded in ``exchanges`` (``send_with_retry``, ``stream_with_retry``).
+    Every try is recorded in ``exchanges`` (``send_with_retry``); ``secrets`` are those of
+    ``headers``, scrubbed from the frames too.
     """
-    if stream:
-        stream_with_retry(
-            client,
-            url=url,
-            body=body,
-            headers=headers,
-            secrets=secrets,
-            exchanges=exchanges,
-            retry=retry,
-            timeout_s=timeout_s,
-            read_frames=lambda response, frames, deadline, call: read_stream(
-                response, draft, frames, secrets, deadline=deadline, call=call
-            ),
-        )
-        return
     reply = send_with_retry(
         client,
         method="POST",
@@ -247,7 +233,19 @@ def request_answer(
         headers=headers,
         exchanges=exchanges,
         retry=retry,
+        stream=Streamed(
+            lambda response, frames, deadline, call: read_stream(
+                response, draft, frames, secrets, deadline=deadline, call=call
+            ),
+            timeout_s,
+        )
+        if stream
+        else None,
     )
+    if stream:
+        if not reply.ok:
+            raise reply.failure()
+        return
     read_completion(reply.json_or_fail(), draft, reply.url)
 
 
