@@ -33,7 +33,7 @@ from collections.abc import Callable
 from functools import cache
 from pathlib import Path
 
-from pytest_ragv2.records import RetrievedItem
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 CHUNK_SIZE = 1500
 CHUNK_OVERLAP = 100

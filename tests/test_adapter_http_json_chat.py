@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 import pytest_ragv2.systems.http_json_chat as http_json_chat
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 

@@ -15,7 +15,6 @@ from typing import Any
 import pytest
 
 import pytest_ragv2.systems.librechat_agents as librechat
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.librechat_agents import (
     LibreChatAgents,
@@ -23,6 +22,7 @@ from pytest_ragv2.systems.librechat_agents import (
     resolve_citations,
     strip_citation_markers,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 

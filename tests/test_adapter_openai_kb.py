@@ -19,7 +19,6 @@ from pytest_ragv2.demo.chunks import Chunk
 from pytest_ragv2.demo.engine import DemoIndex
 from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.demo_systems import v2_search_retrieval
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json import HttpJsonRetriever
@@ -34,6 +33,7 @@ from pytest_ragv2.systems.kb_tool import (
     resolve_citations,
 )
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript

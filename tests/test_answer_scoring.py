@@ -11,7 +11,6 @@ import pytest
 
 from pytest_ragv2.allowlist import load_allowlist
 from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answers import (
     AnswerScore,
@@ -20,6 +19,7 @@ from pytest_ragv2.scoring.answers import (
     score_transcript,
     turn_golds,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent

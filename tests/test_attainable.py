@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragv2.attainable import CaseGold, best_step, ceiling
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Evidence
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 ROW = Evidence(file_id="fin", filename="fin.xlsx", table="CA", row=4, anchor="T4 | 1 689 | 33")
 PAGE = Evidence(file_id="sec", filename="sec.pdf", page=2, anchor="RPO de 15 minutes")

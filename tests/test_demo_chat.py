@@ -17,9 +17,9 @@ import pytest
 from pytest_ragv2.demo import answer as model
 from pytest_ragv2.demo.engine import DemoIndex
 from pytest_ragv2.demo.server import DemoServer
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.command import CommandConfig, CommandRunner
 from pytest_ragv2.systems.kb_tool import SEARCH_TOOL, parse_sources, render_sources
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 ROBOTICS = CORPUS / "nimbus-robotics"

@@ -19,9 +19,9 @@ import pytest
 from pytest_ragv2.demo.chunks import Chunk
 from pytest_ragv2.demo.engine import DemoIndex
 from pytest_ragv2.demo.server import DemoServer
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, match_step
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.rag_api import document_to_item, parse_pairs
 from pytest_ragv2.systems.upload_names import filename_from_source
 from tests.test_corpus_gold import all_gold_units

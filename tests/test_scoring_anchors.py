@@ -6,7 +6,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Evidence, TableCells
 from pytest_ragv2.scoring.evidence import (
     ANCHOR_CELL_GAP,
@@ -16,6 +15,7 @@ from pytest_ragv2.scoring.evidence import (
     match_step,
     table_integrity,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 ROW = "T4 | 1 689 | 33 | 272 | 1 312"
 

@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case, Evidence, TableCells
 from pytest_ragv2.scoring.evidence import (
     FULL_STEP,
@@ -19,6 +18,7 @@ from pytest_ragv2.scoring.evidence import (
     table_integrity,
 )
 from pytest_ragv2.scoring.retrieval import score_retrieval
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 
 def item(**fields: Any) -> RetrievedItem:

@@ -10,7 +10,6 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import (
     UNIDENTIFIED,
@@ -20,6 +19,7 @@ from pytest_ragv2.scoring.retrieval import (
     score_retrieval,
     word_shingles,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 
 def case(category: str = "semantic", evidence: list[dict[str, Any]] | None = None) -> Case:

@@ -14,9 +14,9 @@ import random
 
 import pytest
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import score_retrieval
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 

@@ -16,8 +16,8 @@ from typing import Any
 import jwt
 import pytest
 
-from pytest_ragv2.records import RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.http_json import HttpJsonRetrieval
+from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.systems.registry import build_retriever, parse_retrieval_config
 from tests.scripted_server import Reply, Responder, Seen, Server, serve

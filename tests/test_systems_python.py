@@ -7,9 +7,9 @@ from typing import Any
 import pydantic
 import pytest
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json import HttpJsonRetriever
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.systems.registry import build_retriever, parse_retrieval_config

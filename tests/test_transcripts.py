@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_ragv2.records import RetrievedItem, RunError
+from pytest_ragv2.systems.outputs import RetrievedItem, RunError
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 

@@ -25,9 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_ragv2.layers.retrieval import describe_evidence
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, GRANULARITIES, match_step
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 _DOCUMENT_BATCH = 50
 

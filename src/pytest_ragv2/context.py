@@ -19,10 +19,10 @@ from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
-from pytest_ragv2.records import RetrievalResult, RunError
 from pytest_ragv2.schema import Case
 from pytest_ragv2.settings import Settings, SystemSettings
 from pytest_ragv2.systems.base import Retriever
+from pytest_ragv2.systems.outputs import RetrievalResult, RunError
 from pytest_ragv2.systems.registry import ChatSystem, build_chat, build_retriever
 from pytest_ragv2.transcripts import ChatTurn, Transcript
 

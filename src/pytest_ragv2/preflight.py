@@ -33,9 +33,9 @@ from typing import Any, Literal
 import httpx
 
 from pytest_ragv2.layer_registry import layer_info
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.base import RetrievalFailure
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 Severity = Literal["stop", "warn"]
 PROBE_TIMEOUT_S = 10.0

@@ -18,7 +18,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from pytest_ragv2.records import Exchange, RetrievedItem, RunError
+from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 
 
 @dataclass(frozen=True, slots=True)

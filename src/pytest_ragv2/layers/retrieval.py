@@ -11,9 +11,9 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pytest_ragv2.keys import RunKey
-from pytest_ragv2.records import RetrievalResult, RetrievedItem
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import DEFAULT_KS, RetrievalScore, score_retrieval
+from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem
 
 TOP_ITEMS_KEPT = 5
 

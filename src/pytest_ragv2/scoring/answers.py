@@ -72,7 +72,6 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
 from pytest_ragv2.scoring.answer_format import format_ok
 from pytest_ragv2.scoring.answer_records import (
@@ -107,6 +106,7 @@ from pytest_ragv2.scoring.vetoes import (
     fabrication_vetoes,
     weakened_numbers,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import ChatTurn, Transcript
 
 SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})

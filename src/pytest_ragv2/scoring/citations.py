@@ -32,7 +32,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
 from pytest_ragv2.scoring.evidence import normalise_filename
@@ -42,6 +41,7 @@ from pytest_ragv2.scoring.grounding import (
     number_supported,
     text_support,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import Citation
 
 CitationVerdict = Literal["correct", "wrong", "dangling", "unverifiable"]

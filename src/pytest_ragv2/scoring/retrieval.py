@@ -60,7 +60,6 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from pytest_ragv2.records import RetrievedItem
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.evidence import (
     FULL_STEP,
@@ -71,6 +70,7 @@ from pytest_ragv2.scoring.evidence import (
     section_path,
     table_integrity,
 )
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 DEFAULT_KS = (1, 3, 5, 10)
 NEAR_DUPLICATE_JACCARD = 0.9

@@ -17,8 +17,14 @@ from typing import Any, Protocol
 
 import httpx
 
-from pytest_ragv2.records import ErrorKind, Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
+from pytest_ragv2.systems.outputs import (
+    ErrorKind,
+    Exchange,
+    RetrievalResult,
+    RetrievedItem,
+    RunError,
+)
 
 REDACTED = "<redacted>"
 MIN_SCRUBBED_CHARS = 8

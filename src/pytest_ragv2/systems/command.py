@@ -64,8 +64,8 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.config import AdapterConfig
+from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.process_tree import ProcessTree
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 

@@ -12,7 +12,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.base import (
     HttpRetrieverBase,
     RetrievalFailure,
@@ -21,6 +20,7 @@ from pytest_ragv2.systems.base import (
     timed_retrieval,
 )
 from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy, StrictConfig
+from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 
 DEFAULT_TEMPLATE: dict[str, str] = {"query": "{query}", "k": "{k}"}
 

@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import RunError
 from pytest_ragv2.systems.base import (
     HttpRetrieverBase,
     RetrievalFailure,
@@ -43,6 +42,7 @@ from pytest_ragv2.systems.http_json import (
     resolve,
 )
 from pytest_ragv2.systems.openai_wire import flatten_usage, parse_arguments
+from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 DEFAULT_BODY: dict[str, str] = {"messages": "{messages}", "conversation_id": "{conversation_id}"}

@@ -29,7 +29,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from pytest_ragv2.records import RetrievedItem
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import Citation
 
 SEARCH_TOOL_NAME = "search_knowledge_base"

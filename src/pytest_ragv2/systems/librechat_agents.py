@@ -66,7 +66,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
     HttpRetrieverBase,
     RetrievalFailure,
@@ -78,6 +77,7 @@ from pytest_ragv2.systems.base import (
 )
 from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
+from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"

@@ -53,7 +53,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.base import (
     HttpRetrieverBase,
     RetrievalFailure,
@@ -82,6 +81,7 @@ from pytest_ragv2.systems.openai_wire import (
 )
 from pytest_ragv2.systems.openai_wire import flatten_usage as flatten_usage
 from pytest_ragv2.systems.openai_wire import parse_arguments as parse_arguments
+from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many

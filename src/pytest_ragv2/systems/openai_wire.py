@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 
-from pytest_ragv2.records import Exchange
 from pytest_ragv2.systems.base import (
     RetrievalFailure,
     Streamed,
@@ -28,6 +27,7 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
 )
 from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.outputs import Exchange
 from pytest_ragv2.transcripts import ToolCall
 
 DONE = "[DONE]"

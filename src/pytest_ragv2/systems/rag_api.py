@@ -16,7 +16,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.records import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.base import (
     HttpReply,
     HttpRetrieverBase,
@@ -27,6 +26,7 @@ from pytest_ragv2.systems.base import (
     timed_retrieval,
 )
 from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy
+from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.upload_names import filename_from_source
 
 NO_DOCUMENTS_DETAIL = "No documents found for the given query"

@@ -1,8 +1,9 @@
-"""The project's own types for what a system returned and what one item recorded.
+"""What an adapter returns, in the project's own terms: ranked retrieved items, the error
+of a failed call, and the request/response pairs on the wire.
 
 These are plain, slotted dataclasses: they are built on the per-item hot path, so they
-must be cheap, and they must turn into JSON without a library (an item record travels on
-the pytest report, also between xdist workers and the controller).
+must be cheap, and they must turn into JSON without a library (a raw run and an item
+record carry them, also between xdist workers and the controller).
 """
 
 from __future__ import annotations
