@@ -121,6 +121,7 @@ def _settings(config: pytest.Config) -> Settings:
         "splits": split_list(config.getoption("ragv2_split")),
         "languages": split_list(config.getoption("ragv2_lang")),
         "seed": config.getoption("ragv2_seed"),
+        "evidence": config.getoption("ragv2_evidence"),
     }
     try:
         return load_settings(

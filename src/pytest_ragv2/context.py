@@ -55,6 +55,8 @@ class RunContext:
     _files_by_path: dict[Path, CaseFile] | None = None
     registered_marks: set[str] = field(default_factory=set)
     preflight: PreflightReport | None = None
+    # what a layer keeps for the process (layer C: the verified package, its answer models)
+    layer_state: dict[str, Any] = field(default_factory=dict)
 
     @property
     def run_dir(self) -> Path:

@@ -18,7 +18,7 @@ from pytest_ragv2.collect import INVALID_ITEM_NAME, CaseItem
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.decision import decide
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.layer_registry import layer_info
+from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
@@ -202,6 +202,7 @@ def write_run_manifest(
             "languages": settings.languages,
         },
     )
+    manifest.update(load_layer(ctx.layer).manifest_extras(settings))
     write_manifest(ctx.run_dir, manifest)
 
 

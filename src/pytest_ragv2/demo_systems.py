@@ -68,7 +68,8 @@ def demo_systems(
         spec = faults.get(system)
         return f"{url}/chat/{variant}/fault/{spec}" if spec else f"{url}/chat/{variant}"
 
-    chat = layer is not None and layer_info(layer).chat
+    info = layer_info(layer) if layer is not None else None
+    chat = info is not None and info.chat
     descriptors = {"deployment_id": "embedded-demo", "index_version": "corpus-at-start"}
     if chat:
         descriptors["answer_model"] = "demo extractive answer model (deterministic)"
@@ -91,7 +92,7 @@ def demo_systems(
             },
         ),
     }
-    if chat:
+    if chat and info is not None and not info.answer_models_only:
         reference = [
             sys.executable,
             "-m",

@@ -38,6 +38,7 @@ class LayerInfo:
     chat: bool  # runs systems' chat paths: one inference slot at a time (slot scheduling)
     default_repetitions: int
     headline_metric: str  # the per-case metric whose interval the system tables show
+    answer_models_only: bool = False  # its systems are answer models (no search, no runner)
 
 
 LAYERS: Mapping[str, LayerInfo] = {
@@ -56,6 +57,15 @@ LAYERS: Mapping[str, LayerInfo] = {
         chat=True,
         default_repetitions=5,
         headline_metric="exact_answer",
+    ),
+    "C": LayerInfo(
+        name="C",
+        title="frozen evidence",
+        module="pytest_ragv2.layers.frozen_layer",
+        chat=True,
+        default_repetitions=5,
+        headline_metric="exact_answer",
+        answer_models_only=True,
     ),
 }
 
@@ -96,6 +106,10 @@ class Layer(Protocol):
 
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         """Raise ``ValueError`` (a usage error) when the systems cannot run this layer."""
+        ...
+
+    def manifest_extras(self, settings: Settings) -> dict[str, Any]:
+        """What the run manifest records for this layer beyond the common fields."""
         ...
 
     def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:

@@ -74,6 +74,12 @@ OPTIONS: tuple[Option, ...] = (
         metavar="ID",
     ),
     Option(
+        "--ragv2-evidence",
+        "ragv2_evidence",
+        "layer C: the frozen evidence package every answer model receives (ragv2 freeze)",
+        metavar="PATH",
+    ),
+    Option(
         "--ragv2-no-preflight",
         "ragv2_no_preflight",
         "skip the checks made before the first item (secrets set, credentials taken, "

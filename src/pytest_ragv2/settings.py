@@ -106,6 +106,11 @@ class Settings(_Strict):
     allowlist: Path | None = Path("gold/allowlist.yaml")
     raw_runs: Path = Path("raw-runs")
     reports: Path = Path("reports")
+    evidence: Path | None = Field(
+        default=None,
+        description="layer C: the frozen evidence package (`ragv2 freeze`) every answer "
+        "model receives",
+    )
     layer: Literal["A", "B", "C"] | None = None
     repetitions: int | None = Field(
         default=None, ge=1, description="default: 1 at layer A, 5 at layers B and C"
@@ -179,9 +184,10 @@ OPTION_OF = {
     "splits": "--ragv2-split",
     "languages": "--ragv2-lang",
     "seed": "--ragv2-seed",
+    "evidence": "--ragv2-evidence",
 }
 
-PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports")
+PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports", "evidence")
 
 
 __all__ = ["Settings", "SettingsError", "SystemSettings", "load_settings"]
@@ -219,5 +225,6 @@ def load_settings(
     for name in PATH_FIELDS:
         value = getattr(settings, name)
         if value is not None and not value.is_absolute():
-            resolved[name] = (base / value).resolve()
+            from_option = name in given and invocation_dir is not None
+            resolved[name] = ((invocation_dir if from_option else base) / value).resolve()
     return settings.model_copy(update=resolved)

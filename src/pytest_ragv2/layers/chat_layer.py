@@ -44,6 +44,9 @@ class ChatLayer:
                 "[tool.ragv2.systems.<name>.chat], or leave the system out with --ragv2-systems"
             )
 
+    def manifest_extras(self, settings: Settings) -> dict[str, Any]:
+        return {}
+
     def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
         return ctx.run_chat(key, loaded.case, loaded.split)
 

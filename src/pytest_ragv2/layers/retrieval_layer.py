@@ -29,6 +29,9 @@ class RetrievalLayer:
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         return None  # a system without a retrieval path records the error on each run
 
+    def manifest_extras(self, settings: Settings) -> dict[str, Any]:
+        return {}
+
     def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
         return ctx.run_retrieval(key, loaded.case, loaded.split, query)
 

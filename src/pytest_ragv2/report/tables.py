@@ -416,3 +416,47 @@ def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
             ]
         rows.append(row)
     return header, rows
+
+
+def found_and_answered_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    """Layer C, one row per case: the recall@5 of the frozen evidence (the same for every
+    answer model) and each model's correct runs, with the diagnosis the pair gives."""
+    systems = list(by_case)
+    cases = sorted({case for rows in by_case.values() for case in rows})
+    header = ["case", "evidence R@5", *(f"{system} correct" for system in systems), "reading"]
+    rows = []
+    for case in cases:
+        found = next(
+            (
+                rows[case]["evidence_recall"]
+                for rows in by_case.values()
+                if case in rows and rows[case].get("evidence_recall") is not None
+            ),
+            None,
+        )
+        row = [case, fmt_rate(found)]
+        shares = []
+        for system in systems:
+            data = by_case[system].get(case)
+            exact = data.get("exact_answer") if data and data.get("runs") else None
+            if exact is None:
+                row.append("—")
+                continue
+            runs = data["runs"] if data else 0
+            shares.append(exact)
+            row.append(f"{round(exact * runs)}/{runs}")
+        row.append(_reading(found, shares))
+        rows.append(row)
+    return header, rows
+
+
+def _reading(found: float | None, shares: Sequence[float]) -> str:
+    if found is None or not shares:
+        return ""
+    if found < 1.0:
+        return "answered beyond the evidence?" if max(shares) == 1.0 else "retrieval missed some"
+    if max(shares) == 0.0:
+        return "retrieval found it, every model lost it"
+    if min(shares) < 1.0:
+        return "retrieval found it, some answers lost it"
+    return ""
