@@ -447,6 +447,42 @@ def test_endless_stream_is_cut_at_the_timeout(server: ChatServer) -> None:
     assert turn.latency_s < 0.6
 
 
+def test_keep_alive_comments_do_not_extend_the_timeout(server: ChatServer) -> None:
+    # comments complete no event: the deadline is checked on every byte chunk, not per event
+    pings = [b": keep-alive\n\n" for _ in range(40)]
+    frames = [*content_events("Début", pieces=1), *pings, DONE_EVENT]
+    server.answer(Reply(frames=frames, frame_gap_s=0.03))
+
+    transcript = converse(server, ["Vite ?"], stream=True, timeout_s=0.3)
+
+    turn = transcript.turns[0]
+    assert turn.error is not None
+    assert turn.error.kind == "timeout"
+    assert turn.answer == "Début"
+    assert turn.latency_s < 0.6
+
+
+def test_a_stream_that_is_not_utf8_is_malformed(server: ChatServer) -> None:
+    latin1 = b'data: {"choices": [{"index": 0, "delta": {"content": "caf\xe9"}}]}\n\n'
+    server.answer(Reply(frames=[latin1, DONE_EVENT]))
+
+    error = converse(server, ["Prix ?"], stream=True).error
+
+    assert error is not None
+    assert error.kind == "malformed"
+    assert "UTF-8" in error.message
+
+
+def test_the_last_event_is_read_without_its_blank_line(server: ChatServer) -> None:
+    server.answer(Reply(frames=[*content_events("Oui.", pieces=1), b"data: [DONE]"]))
+
+    transcript = converse(server, ["Disponible ?"], stream=True)
+
+    assert transcript.error is None
+    assert transcript.final_answer == "Oui."
+    assert transcript.turns[0].exchanges[0].response_body[-1] == "[DONE]"
+
+
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
 def test_api_key_is_sent_but_never_recorded(
     server: ChatServer, stream: bool, monkeypatch: pytest.MonkeyPatch

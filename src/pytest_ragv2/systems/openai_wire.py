@@ -274,6 +274,11 @@ def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator
     The name is "message" when the frame has none. Lines are split on bytes (a UTF-8
     multi-byte character never contains a newline byte) and decoded one by one, so a
     character split across network chunks stays intact.
+
+    Not httpx-sse's ``EventSource``: it drops an event cut off before its blank line (even
+    ``data: [DONE]``), turns bytes that are not UTF-8 into U+FFFD instead of a malformed
+    stream, would check the deadline only per event (keep-alive comments complete none),
+    and refuses an answer not labelled ``text/event-stream``; the tests pin each of these.
     """
     event = ""
     data: list[str] = []
