@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_ragv2.cli import main, schema_text
+from tests import conftest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
@@ -209,3 +210,206 @@ def test_usage_errors_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
         main(["validate", "--bogus"])
     assert raised.value.code == 2
     assert "unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def test_validate_reads_ragv2_yaml_before_pyproject(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("yaml-cases/dev.yaml", "- id: H01\n  category: semantic\n  prompt_en: Which plan?\n")
+    write("yaml-gold/evidence.yaml", "H01: []\n")
+    write("ragv2.yaml", "cases: yaml-cases\ngold: yaml-gold\n")
+    write("pyproject.toml", '[tool.ragv2]\ncases = "no-such-cases"\n')
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "yaml-cases/dev.yaml: 1 case (development), 0 errors",
+        "yaml-gold/evidence.yaml: 0 errors",
+        "configuration: ragv2.yaml",
+        "OK: 1 case loaded, 0 errors",
+    ]
+
+
+def test_validate_config_option_paths_relative_to_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    write("suite/cases/dev.yaml", CASES)
+    write("suite/gold/evidence.yaml", EVIDENCE)
+    write("suite/files.yaml", ALLOWLIST)
+    write(
+        "conf/ragv2.yaml",
+        "cases: ../suite/cases\ngold: ../suite/gold\nallowlist: ../suite/files.yaml\n",
+    )
+    write("ragv2.yaml", "cases: not-these\n")  # found by default, overridden by --config
+    assert main(["validate", "--config", "conf/ragv2.yaml"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "suite/cases/dev.yaml: 2 cases (development), 0 errors",
+        "suite/gold/evidence.yaml: 0 errors",
+        "suite/files.yaml: 1 file, 0 errors",
+        "configuration: conf/ragv2.yaml",
+        "OK: 2 cases loaded, 0 errors",
+    ]
+    # the command line still wins over the file
+    assert main(["validate", "--config", "conf/ragv2.yaml", "--cases", "elsewhere"]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == "elsewhere: cases directory not found"
+
+
+def test_validate_names_a_configured_allowlist_that_is_missing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("ragv2.yaml", "allowlist: lists/files.yaml\n")
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "lists/files.yaml: file not found"
+    assert out[-1] == "FAILED: 3 cases loaded, 1 error"
+
+
+def test_validate_with_an_unusable_configuration_exits_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("ragv2.yaml", "repetitions: 0\n")
+    assert main(["validate"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "ragv2.yaml" in captured.err
+    assert "repetitions" in captured.err
+    assert main(["validate", "--config", "missing.yaml"]) == 2
+    assert "missing.yaml: configuration file not found" in capsys.readouterr().err
+
+
+def test_validate_as_a_subprocess_reads_ragv2_yaml(project: Path) -> None:
+    write("suite/dev.yaml", "- id: S01\n  category: semantic\n  prompt_en: Which?\n")
+    write("ragv2.yaml", "ragv2:\n  cases: suite\n  gold: suite-gold\n")
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest_ragv2.cli", "validate"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert completed.returncode == 1, completed.stderr
+    assert completed.stdout.splitlines() == [
+        "suite/dev.yaml:1: case S01: required_evidence: no required_evidence: give [] if none"
+        " is expected",
+        "",
+        "suite/dev.yaml: 0 cases (development), 1 error",
+        "configuration: ragv2.yaml",
+        "FAILED: 0 cases loaded, 1 error",
+    ]
+
+
+@pytest.fixture
+def project_files(pytester: pytest.Pytester) -> None:
+    """conftest's evaluation project (two case files, allow-list, two python systems)."""
+    pytester.makepyfile(ragsystems=conftest.SYSTEMS_MODULE)
+    write_to = pytester.path
+    (write_to / "cases").mkdir()
+    (write_to / "gold").mkdir()
+    (write_to / "cases" / "development.yaml").write_text(conftest.DEVELOPMENT_CASES)
+    (write_to / "cases" / "holdout.yaml").write_text(conftest.HOLDOUT_CASES)
+    (write_to / "gold" / "allowlist.yaml").write_text(conftest.ALLOWLIST)
+    (write_to / "pyproject.toml").write_text(conftest.pyproject())
+
+
+def _layer_a_run(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, then: Path) -> Path:
+    """A real layer-A run of the project, then the current folder moved to ``then``."""
+    result = pytester.runpytest("--ragv2-layer=A", "--ragv2-run-id=testrun")
+    assert result.ret == pytest.ExitCode.OK
+    monkeypatch.chdir(then)
+    return pytester.path / "raw-runs" / "testrun"
+
+
+@pytest.fixture
+def elsewhere(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Another project folder, whose configuration a rescore must not pick up."""
+    folder = tmp_path_factory.mktemp("elsewhere")
+    (folder / "pyproject.toml").write_text(
+        '[tool.ragv2]\ncases = "no-cases"\nreports = "other-reports"\n', encoding="utf-8"
+    )
+    return folder
+
+
+def test_rescore_from_another_folder_uses_the_runs_configuration(
+    pytester: pytest.Pytester,
+    project_files: None,
+    elsewhere: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_dir = _layer_a_run(pytester, monkeypatch, elsewhere)
+    completed = subprocess.run(
+        [sys.executable, "-m", "pytest_ragv2.cli", "rescore", str(run_dir)],
+        cwd=elsewhere,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    config = (pytester.path / "pyproject.toml").resolve()
+    assert completed.stdout.splitlines()[0] == (
+        f"configuration: {config} (recorded in the run's manifest)"
+    )
+    assert (pytester.path / "reports" / "testrun" / "rescored" / "summary.json").is_file()
+    assert not (elsewhere / "other-reports").exists()
+
+
+def test_rescore_config_option_overrides_the_manifest(
+    pytester: pytest.Pytester,
+    project_files: None,
+    elsewhere: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_dir = _layer_a_run(pytester, monkeypatch, elsewhere)
+    capsys.readouterr()
+    assert main(["rescore", str(run_dir), "--config", "pyproject.toml"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"configuration: {elsewhere / 'pyproject.toml'} (--config)"
+    summary = json.loads(
+        (elsewhere / "other-reports" / "testrun" / "rescored" / "summary.json").read_text()
+    )
+    gold_valid = next(g for g in summary["gates"] if g["name"] == "gold_valid")
+    assert gold_valid["decision"] == "fail"
+    assert "cases directory not found" in json.dumps(gold_valid)
+
+
+def test_rescore_of_an_older_manifest_finds_its_configuration_by_hash(
+    pytester: pytest.Pytester,
+    project_files: None,
+    elsewhere: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    run_dir = _layer_a_run(pytester, monkeypatch, elsewhere)
+    manifest_path = run_dir / "manifest.json"
+    manifest = json.loads(manifest_path.read_text())
+    del manifest["config_path"], manifest["rootdir"]  # as written before they were recorded
+    manifest_path.write_text(json.dumps(manifest))
+    capsys.readouterr()
+
+    assert main(["rescore", str(run_dir)]) == 0
+    config = (pytester.path / "pyproject.toml").resolve()
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"configuration: {config} (the run's manifest does not record its configuration's"
+        " path (an older run); found by the hash the manifest recorded)"
+    )
+
+    # the file changed since the run: it is not taken for the run's, and the line says so
+    with config.open("a") as stream:
+        stream.write("# edited\n")
+    assert main(["rescore", str(run_dir)]) == 1
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"configuration: {elsewhere / 'pyproject.toml'}, of the current folder: the run's"
+        " manifest does not record its configuration's path (an older run), and no"
+        " pyproject.toml with its hash lies above"
+    )
+
+
+def test_rescore_of_a_missing_run_exits_2(
+    elsewhere: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(elsewhere)
+    assert main(["rescore", "raw-runs/none"]) == 2
+    assert "not a raw-runs/<run-id> directory" in capsys.readouterr().out

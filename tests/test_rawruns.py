@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.rawruns import RawRunWriter, git_commit, read_raw_runs
+from pytest_ragv2.rawruns import (
+    RawRunWriter,
+    build_manifest,
+    git_commit,
+    read_raw_runs,
+    recorded_config,
+)
 
 
 def test_git_commit_read_from_the_repository_matches_git(tmp_path: Path) -> None:
@@ -38,3 +44,48 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     with (tmp_path / "runs-main.jsonl").open("a", encoding="utf-8") as stream:
         stream.write('{"n": 3, "tor')  # a process killed mid-write
     assert [run["n"] for run in read_raw_runs(tmp_path)] == [1, 2]
+
+
+def _manifest(rootdir: Path, config: Path | None) -> dict[str, object]:
+    return build_manifest(
+        run_id="r1",
+        seed=1,
+        rootdir=rootdir,
+        config_path=config,
+        case_files=[],
+        gold_files=[],
+        allowlist=None,
+        systems={},
+        options={},
+    )
+
+
+def test_the_manifest_records_the_configuration_file_and_rootdir(tmp_path: Path) -> None:
+    config = tmp_path / "ragv2.yaml"
+    config.write_text("cases: c\n", encoding="utf-8")
+    manifest = _manifest(tmp_path, config)
+    assert manifest["config_path"] == str(config.resolve())
+    assert manifest["rootdir"] == str(tmp_path.resolve())
+    found = recorded_config(manifest, tmp_path / "raw-runs" / "r1")
+    assert (found.rootdir, found.path) == (tmp_path.resolve(), config.resolve())
+    assert found.how == "recorded in the run's manifest"
+
+    config.write_text("cases: d\n", encoding="utf-8")
+    assert recorded_config(manifest, tmp_path / "raw-runs" / "r1").how == (
+        "recorded in the run's manifest, changed since the run"
+    )
+
+
+def test_a_run_without_a_configuration_file(tmp_path: Path) -> None:
+    found = recorded_config(_manifest(tmp_path, None), tmp_path / "elsewhere" / "r1")
+    assert (found.rootdir, found.path) == (tmp_path.resolve(), None)
+    assert found.how == "the run had no configuration file"
+
+
+def test_an_older_manifest_without_configuration_lies_in_raw_runs(tmp_path: Path) -> None:
+    old = {"config": {}}  # written before config_path and rootdir were recorded
+    found = recorded_config(old, tmp_path / "raw-runs" / "r1")
+    assert (found.rootdir, found.path) == (tmp_path.resolve(), None)
+    elsewhere = recorded_config(old, tmp_path / "runs" / "r1")
+    assert elsewhere.rootdir is None
+    assert elsewhere.how.startswith("the run's manifest does not record")

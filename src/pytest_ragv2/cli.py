@@ -8,9 +8,11 @@
   against the current gold (no pytest, no live system) and exits with the verdict.
 - ``ragv2 demo serve`` starts the embedded demo retrieval server.
 
-Defaults for ``--cases``/``--gold``/``--allowlist`` come from ``[tool.ragv2]`` in
-./pyproject.toml (keys ``cases``, ``gold``, ``allowlist``), else ``cases`` and ``gold``; the
-allow-list defaults to ``<gold>/allowlist.yaml`` when that file exists.
+Configuration is read as the plugin reads it (:func:`pytest_ragv2.settings.load_settings`):
+``--config PATH``, else ``ragv2.yaml`` (or ``ragv2.yml``), else ``[tool.ragv2]`` of
+``pyproject.toml`` in the current folder, relative paths taken from the file's folder.
+``validate``'s ``--cases``/``--gold``/``--allowlist`` override it. ``rescore`` uses the
+configuration the run was made with, as its manifest records it (``--config`` overrides).
 """
 
 from __future__ import annotations
@@ -19,40 +21,44 @@ import argparse
 import importlib
 import json
 import sys
-import tomllib
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from pytest_ragv2.allowlist import Allowlist, load_allowlist
-from pytest_ragv2.cases import case_file_json_schema, load_catalog
-from pytest_ragv2.located_yaml import CaseError, CaseLoadError
+from pytest_ragv2.configfile import SettingsError, find_config, read_config
 
-DEFAULT_CASES_DIR = "cases"
-DEFAULT_GOLD_DIR = "gold"
-DEFAULT_ALLOWLIST_NAME = "allowlist.yaml"
+if TYPE_CHECKING:
+    from pytest_ragv2.settings import Settings
 
-
-def project_settings(pyproject: Path = Path("pyproject.toml")) -> dict[str, Any]:
-    """The ``[tool.ragv2]`` table of ``pyproject`` ({} when absent or unreadable)."""
-    try:
-        with pyproject.open("rb") as handle:
-            data = tomllib.load(handle)
-    except (OSError, tomllib.TOMLDecodeError):
-        return {}
-    table = data.get("tool", {}).get("ragv2", {})
-    return table if isinstance(table, dict) else {}
+ALLOWLIST_NAME = "allowlist.yaml"
 
 
 def _plural(count: int, word: str) -> str:
     return f"{count} {word}{'' if count == 1 else 's'}"
 
 
+def _shown(path: Path, cwd: Path) -> Path:
+    """A path as the user reads it: relative to the current folder when inside it."""
+    try:
+        return path.relative_to(cwd)
+    except ValueError:
+        return path
+
+
 def validate(
-    cases_dir: Path, gold_dir: Path | None, allowlist_path: Path | None, out: TextIO
+    cases_dir: Path,
+    gold_dir: Path | None,
+    allowlist_path: Path | None,
+    out: TextIO,
+    *,
+    config: Path | None = None,
 ) -> int:
     """Print every error and a count per file; 0 when everything is clean, else 1."""
+    from pytest_ragv2.allowlist import Allowlist, load_allowlist
+    from pytest_ragv2.cases import load_catalog
+    from pytest_ragv2.located_yaml import CaseError, CaseLoadError
+
     errors: list[CaseError] = []
     allowlist: Allowlist | None = None
     if allowlist_path is not None:
@@ -79,6 +85,8 @@ def validate(
     if allowlist_path is not None:
         listed = f"{_plural(len(allowlist.files), 'file')}, " if allowlist is not None else ""
         print(f"{allowlist_path}: {listed}{_plural(by_path[allowlist_path], 'error')}", file=out)
+    if config is not None:
+        print(f"configuration: {config}", file=out)
 
     total = len(catalog.cases())
     status = "FAILED" if errors else "OK"
@@ -87,35 +95,78 @@ def validate(
 
 
 def schema_text() -> str:
+    from pytest_ragv2.cases import case_file_json_schema
+
     return json.dumps(case_file_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
-def _build_parser(settings: dict[str, Any]) -> argparse.ArgumentParser:
+def load_cli_settings(cwd: Path, config: str | None) -> tuple[Settings, dict[str, Any]]:
+    """The settings as the plugin loads them with the current folder as its rootdir
+    (``--config`` relative to the current folder, else ragv2.yaml, else pyproject.toml),
+    and the configuration mapping as written."""
+    from pytest_ragv2.settings import load_settings
+
+    path = find_config(cwd, config, cwd)
+    raw = read_config(path) if path is not None else {}
+    return load_settings(cwd, None, path=path, raw=raw), raw
+
+
+def validate_paths(
+    settings: Settings,
+    raw: dict[str, Any],
+    cwd: Path,
+    *,
+    cases: Path | None = None,
+    gold: Path | None = None,
+    allowlist: Path | None = None,
+) -> tuple[Path, Path, Path | None]:
+    """Cases, gold and allow-list to check: the command line's, else the configuration's.
+
+    The configured allow-list is checked when the file exists, or when the configuration
+    names one explicitly (a missing file is then an error). With ``--gold`` and no
+    allow-list named anywhere, ``<gold>/allowlist.yaml`` is checked when it exists.
+    """
+    cases_dir = cases if cases is not None else _shown(settings.cases, cwd)
+    gold_dir = gold if gold is not None else _shown(settings.gold, cwd)
+    if allowlist is not None:
+        return cases_dir, gold_dir, allowlist
+    configured = "allowlist" in raw
+    if gold is not None and not configured:
+        beside = gold / ALLOWLIST_NAME
+        return cases_dir, gold_dir, beside if beside.is_file() else None
+    path = settings.allowlist
+    if path is None or not (configured or path.is_file()):
+        return cases_dir, gold_dir, None
+    return cases_dir, gold_dir, _shown(path, cwd)
+
+
+def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragv2", description="pytest-ragv2: gold cases, schema and demo server."
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    config_help = "ragv2.yaml or pyproject.toml with [tool.ragv2] (default: ./ragv2.yaml, else"
 
     check = commands.add_parser(
         "validate", help="check case files, gold files and the allow-list; exit 1 on any error"
     )
     check.add_argument(
-        "--cases",
-        type=Path,
-        default=Path(str(settings.get("cases", DEFAULT_CASES_DIR))),
-        help="directory of case files (default: [tool.ragv2] cases, else ./cases)",
+        "--config", default=None, help=f"{config_help} ./pyproject.toml, as the plugin reads it)"
+    )
+    check.add_argument(
+        "--cases", type=Path, default=None, help="directory of case files (default: configured)"
     )
     check.add_argument(
         "--gold",
         type=Path,
-        default=Path(str(settings.get("gold", DEFAULT_GOLD_DIR))),
-        help="directory of answers.yaml/evidence.yaml (default: [tool.ragv2] gold, else ./gold)",
+        default=None,
+        help="directory of answers.yaml/evidence.yaml (default: configured)",
     )
     check.add_argument(
         "--allowlist",
         type=Path,
         default=None,
-        help="file allow-list (default: [tool.ragv2] allowlist, else <gold>/allowlist.yaml)",
+        help="file allow-list (default: configured; with --gold, <gold>/allowlist.yaml)",
     )
 
     schema = commands.add_parser("schema", help="print the JSON Schema of a case file")
@@ -129,13 +180,25 @@ def _build_parser(settings: dict[str, Any]) -> argparse.ArgumentParser:
     rescore.add_argument(
         "--config",
         default=None,
-        help="ragv2.yaml or pyproject.toml with [tool.ragv2] (default: as pytest finds it)",
+        help="ragv2.yaml or pyproject.toml with [tool.ragv2] (default: the configuration the"
+        " run's manifest records)",
     )
     rescore.add_argument(
         "--output",
         type=Path,
         default=None,
         help="where to write the summaries (default: <reports>/<run-id>/rescored)",
+    )
+
+    freeze = commands.add_parser(
+        "freeze",
+        help="freeze one system's evidence of a layer-A run into a package for layer C",
+    )
+    freeze.add_argument("run_dir", type=Path, help="a raw-runs/<run-id> directory of layer A")
+    freeze.add_argument("--system", required=True, help="the system whose evidence to freeze")
+    freeze.add_argument("--k", type=int, default=5, help="items per case and language (5)")
+    freeze.add_argument(
+        "--output", type=Path, default=None, help="the package (default: evidence/<run-id>.json)"
     )
 
     demo = commands.add_parser("demo", help="the embedded demo systems")
@@ -147,14 +210,6 @@ def _build_parser(settings: dict[str, Any]) -> argparse.ArgumentParser:
     return parser
 
 
-def _default_allowlist(settings: dict[str, Any], gold_dir: Path) -> Path | None:
-    configured = settings.get("allowlist")
-    if configured:
-        return Path(str(configured))
-    candidate = gold_dir / DEFAULT_ALLOWLIST_NAME
-    return candidate if candidate.is_file() else None
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:2] == ["demo", "serve"]:
@@ -162,11 +217,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         server = importlib.import_module("pytest_ragv2.demo.server")
         status: int = server.main(arguments[2:])
         return status
-    settings = project_settings()
-    args = _build_parser(settings).parse_args(arguments)
+    args = _build_parser().parse_args(arguments)
     if args.command == "validate":
-        allowlist = args.allowlist or _default_allowlist(settings, args.gold)
-        return validate(args.cases, args.gold, allowlist, sys.stdout)
+        return _validate_command(args)
     if args.command == "schema":
         text = schema_text()
         if args.output is None:
@@ -178,23 +231,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "rescore":
         return rescore(args.run_dir, args.config, args.output, sys.stdout)
+    if args.command == "freeze":
+        from pytest_ragv2.frozen import freeze_command
+
+        return freeze_command(args.run_dir, args.system, args.k, args.output, sys.stdout)
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse requires one
+
+
+def _validate_command(args: argparse.Namespace) -> int:
+    cwd = Path.cwd().resolve()
+    try:
+        settings, raw = load_cli_settings(cwd, args.config)
+        cases, gold, allowlist = validate_paths(
+            settings, raw, cwd, cases=args.cases, gold=args.gold, allowlist=args.allowlist
+        )
+    except SettingsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    source = _shown(settings.source, cwd) if settings.source is not None else None
+    return validate(cases, gold, allowlist, sys.stdout, config=source)
 
 
 def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO) -> int:
     """Rescore a run; print its gates and verdict; 0 when every gate holds, 1 otherwise."""
+    from pytest_ragv2.rawruns import MANIFEST_NAME
     from pytest_ragv2.report.tables import gate_table, render_text
     from pytest_ragv2.rescore import rescore_run, write_rescored
-    from pytest_ragv2.settings import SettingsError, load_settings
 
-    if not (run_dir / "manifest.json").is_file():
+    manifest_path = run_dir / MANIFEST_NAME
+    if not manifest_path.is_file():
         out.write(f"{run_dir}: not a raw-runs/<run-id> directory (no manifest.json)\n")
         return 2
     try:
-        settings = load_settings(Path.cwd(), config)
-    except SettingsError as exc:
+        manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+        settings, which = rescore_settings(run_dir, manifest, config, Path.cwd().resolve())
+    except (OSError, ValueError) as exc:  # SettingsError and JSON errors are ValueErrors
         out.write(f"{exc}\n")
         return 2
+    out.write(f"configuration: {which}\n")
     rescored = rescore_run(run_dir, settings)
     target = output or settings.reports / str(rescored.summary["run_id"]) / "rescored"
     path = write_rescored(rescored, target)
@@ -202,6 +276,34 @@ def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO)
         out.write(line + "\n")
     out.write(f"verdict: {'PASS' if rescored.passed else 'FAIL'} (summary: {path})\n")
     return 0 if rescored.passed else 1
+
+
+def rescore_settings(
+    run_dir: Path, manifest: dict[str, Any], config: str | None, cwd: Path
+) -> tuple[Settings, str]:
+    """The settings to rescore a run with, and a line saying where they came from.
+
+    ``--config`` wins; else the configuration file the manifest records (paths resolved
+    from its folder, as in the run); a manifest from before the file's path was recorded
+    is matched by the hash it recorded, searching from the run directory upwards; failing
+    that, the current folder's configuration, and the line says so.
+    """
+    from pytest_ragv2.rawruns import recorded_config
+    from pytest_ragv2.settings import load_settings
+
+    if config is not None:
+        settings, _ = load_cli_settings(cwd, config)
+        return settings, f"{settings.source} (--config)"
+    recorded = recorded_config(manifest, run_dir)
+    if recorded.rootdir is not None:
+        if recorded.path is None:
+            settings = load_settings(recorded.rootdir, None, path=None, raw={})
+            return settings, f"none, defaults in {recorded.rootdir} ({recorded.how})"
+        settings = load_settings(recorded.rootdir, str(recorded.path))
+        return settings, f"{recorded.path} ({recorded.how})"
+    settings, _ = load_cli_settings(cwd, None)
+    where = settings.source if settings.source is not None else f"none, defaults in {cwd}"
+    return settings, f"{where}, of the current folder: {recorded.how}"
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ import platform
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
@@ -137,6 +138,9 @@ def build_manifest(
         "argv": sys.argv[1:],
         "versions": package_versions(),
         "platform": platform.platform(),
+        # where the run's paths came from, so a rescore elsewhere reads the same configuration
+        "rootdir": str(rootdir.resolve()),
+        "config_path": str(config_path.resolve()) if config_path else None,
         "config": hash_files([config_path], rootdir) if config_path else {},
         "case_files": hash_files(case_files, rootdir),
         "gold_files": hash_files(gold_files, rootdir),
@@ -145,6 +149,55 @@ def build_manifest(
         "options": dict(options),
         "expected_runs": expected_runs,
     }
+
+
+@dataclass(frozen=True, slots=True)
+class RecordedConfig:
+    """The configuration a run was made with, as its manifest tells: the file (None when
+    the run had none) and the rootdir its defaults are relative to; ``rootdir`` is None
+    when the manifest does not tell. ``how`` says how it was found, or why not."""
+
+    rootdir: Path | None
+    path: Path | None
+    how: str
+
+
+def recorded_config(manifest: Mapping[str, Any], run_dir: Path) -> RecordedConfig:
+    """The configuration file and rootdir of a run, from its manifest.
+
+    A manifest records both (``config_path``, ``rootdir``). One written before they were
+    recorded names its configuration only relative to the rootdir, with the file's hash:
+    it is looked for from the run directory upwards and taken when the hash matches. A
+    manifest of a run without a configuration file whose run directory lies in a
+    ``raw-runs`` folder (the default) gets that folder's parent as its rootdir.
+    """
+    hashes: dict[str, str] = dict(manifest.get("config") or {})
+    recorded_hash = next(iter(hashes.values())) if len(hashes) == 1 else None
+    if "config_path" in manifest and manifest.get("rootdir"):
+        rootdir = Path(str(manifest["rootdir"]))
+        if manifest["config_path"] is None:
+            return RecordedConfig(rootdir, None, "the run had no configuration file")
+        path = Path(str(manifest["config_path"]))
+        if path.is_file():
+            changed = recorded_hash is not None and sha256_file(path) != recorded_hash
+            note = ", changed since the run" if changed else ""
+            return RecordedConfig(rootdir, path, f"recorded in the run's manifest{note}")
+        missing = f"{path}, recorded in the run's manifest, no longer exists"
+    else:
+        missing = "the run's manifest does not record its configuration's path (an older run)"
+    if len(hashes) == 1:
+        name, digest = next(iter(hashes.items()))
+        for folder in run_dir.resolve().parents:
+            candidate = folder / name
+            if candidate.is_file() and sha256_file(candidate) == digest:
+                how = f"{missing}; found by the hash the manifest recorded"
+                return RecordedConfig(folder, candidate, how)
+        return RecordedConfig(None, None, f"{missing}, and no {name} with its hash lies above")
+    if not hashes and run_dir.resolve().parent.name == "raw-runs":
+        rootdir = run_dir.resolve().parent.parent
+        how = f"{missing}; the run had no configuration file, rootdir taken from raw-runs/"
+        return RecordedConfig(rootdir, None, how)
+    return RecordedConfig(None, None, missing)
 
 
 class RawRunWriter:
