@@ -16,7 +16,7 @@ import re
 from typing import Any
 
 from pytest_ragv2.schema import Case
-from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.transcripts import Transcript
 
 JUDGE_INSTRUCTIONS = (
@@ -72,8 +72,6 @@ class Judge:
     """The configured judge model; one fresh conversation per graded run."""
 
     def __init__(self, config: OpenAIChatConfig) -> None:
-        from pytest_ragv2.systems.openai_chat import OpenAIChat
-
         if config.system_prompt is None:
             config = config.model_copy(update={"system_prompt": JUDGE_INSTRUCTIONS})
         self.config = config

@@ -34,8 +34,12 @@ import httpx
 
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
-from pytest_ragv2.systems.base import RetrievalFailure
+from pytest_ragv2.systems.base import RetrievalFailure, headers_from_env
+from pytest_ragv2.systems.command import CommandConfig
+from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
+from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
 Severity = Literal["stop", "warn"]
 PROBE_TIMEOUT_S = 10.0
@@ -112,11 +116,6 @@ def _check_system(
     file_ids: Sequence[str],
     report: PreflightReport,
 ) -> None:
-    from pytest_ragv2.systems.command import CommandConfig
-    from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
-    from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
-    from pytest_ragv2.systems.rag_api import RagApiRetrieval
-
     retrieval = system.retrieval
     chat_layer = layer_info(layer).chat
     uses_retrieval = not chat_layer or (
@@ -141,7 +140,6 @@ def _check_rag_api(
     name: str, config: Any, file_ids: Sequence[str], report: PreflightReport
 ) -> None:
     from pytest_ragv2.attainable import stored_documents
-    from pytest_ragv2.systems.rag_api import RagApiRetriever, document_to_item
 
     retriever = RagApiRetriever(name, config, file_ids=file_ids)
     queried = retriever.file_ids  # as the service names them (file_id_map applied)
@@ -216,8 +214,6 @@ def _check_rag_api(
 
 def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
     """An authenticated GET of the chat service's model list: a 401/403 is a stop."""
-    from pytest_ragv2.systems.base import headers_from_env
-
     headers = headers_from_env(getattr(chat, "headers_env", {}) or {})
     key_env = getattr(chat, "api_key_env", None)
     if key_env:

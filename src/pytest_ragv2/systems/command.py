@@ -65,6 +65,7 @@ from typing import IO, Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.config import AdapterConfig
+from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.process_tree import ProcessTree
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
@@ -372,8 +373,6 @@ def attach_numbered_sources(turn: ChatTurn) -> None:
     """Tool results in the knowledge-base tool's numbered-source JSON (``kb_tool``: what the
     harness itself gives a model, and what an MCP search server built on it returns) become
     the turn's evidence, and the answer's ``[n]`` markers are resolved against them."""
-    from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
-
     for call in turn.tool_calls:
         if call.result:
             turn.evidence.extend(item_from_source(source) for source in parse_sources(call.result))
