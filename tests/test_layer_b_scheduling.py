@@ -76,12 +76,12 @@ def _overlaps(log: list[tuple[str, float, float]]) -> int:
     return sum(1 for (_, end), (start, _) in itertools.pairwise(spans) if start < end)
 
 
-def _run(pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str]) -> int:
+def _run(
+    pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str], *dist: str
+) -> int:
     _project(pytester, server.url, slots)
     before = len(server.request_log)
-    result = pytester.runpytest(
-        "--ragv2-layer=B", "-n", "4", "--dist", "loadgroup", "--ragv2-seed=7"
-    )
+    result = pytester.runpytest("--ragv2-layer=B", "-n", "4", *dist, "--ragv2-seed=7")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), result.stdout.str()
     log = server.request_log[before:]
     # every conversation made at least its search round and its answer round
@@ -89,10 +89,11 @@ def _run(pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str]) 
     return _overlaps(log)
 
 
+@pytest.mark.parametrize("dist", [(), ("--dist", "loadgroup"), ("--dist", "load")])
 def test_one_slot_never_overlaps_under_four_workers(
-    pytester: pytest.Pytester, server: DemoServer
+    pytester: pytest.Pytester, server: DemoServer, dist: tuple[str, ...]
 ) -> None:
-    assert _run(pytester, server, ("local-model", "local-model")) == 0
+    assert _run(pytester, server, ("local-model", "local-model"), *dist) == 0
 
 
 def test_two_slots_do_overlap_so_the_check_can_fail(

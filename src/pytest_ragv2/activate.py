@@ -42,11 +42,9 @@ def activate(config: pytest.Config) -> None:
     if settings.layer is None:
         return
     try:
-        info = layer_info(settings.layer)
+        layer_info(settings.layer)
     except UnknownLayer as exc:
         raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
-    if info.chat:
-        check_chat_layer_dist(config, settings.layer)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
@@ -229,14 +227,3 @@ def _start_controller(
         from pytest_ragv2.report.html import HtmlHooks
 
         config.pluginmanager.register(HtmlHooks(controller), "ragv2-html")
-
-
-def check_chat_layer_dist(config: pytest.Config, layer: str) -> None:
-    """Chat layers share one inference slot per system: refuse a schedule that could overlap."""
-    processes = getattr(config.option, "numprocesses", None)
-    dist = getattr(config.option, "dist", "no")
-    if processes and dist != "loadgroup":
-        raise pytest.UsageError(
-            f"layer {layer} runs each inference slot serially: with -n use "
-            f"--dist loadgroup (got --dist {dist}), or run without -n"
-        )
