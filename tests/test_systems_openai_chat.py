@@ -14,7 +14,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.systems.openai_chat import UNPARSED_ARGUMENTS, OpenAIChat, OpenAIChatConfig
+from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
+from pytest_ragv2.systems.openai_wire import UNPARSED_ARGUMENTS
 from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.transcripts import ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve

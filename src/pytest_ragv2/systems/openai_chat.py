@@ -71,16 +71,7 @@ from pytest_ragv2.systems.kb_tool import (
     render_sources,
     resolve_citations,
 )
-
-# DONE, UNPARSED_ARGUMENTS, flatten_usage and parse_arguments are imported from here too.
-from pytest_ragv2.systems.openai_wire import DONE as DONE
-from pytest_ragv2.systems.openai_wire import UNPARSED_ARGUMENTS as UNPARSED_ARGUMENTS
-from pytest_ragv2.systems.openai_wire import (
-    AnswerDraft,
-    request_answer,
-)
-from pytest_ragv2.systems.openai_wire import flatten_usage as flatten_usage
-from pytest_ragv2.systems.openai_wire import parse_arguments as parse_arguments
+from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
