@@ -260,3 +260,23 @@ def test_an_answer_model_that_asks_for_a_tool_fails_its_item(
     assert summary["by_case"]["v2"]["C01"]["evidence_recall"] == 1.0
     # cases the package holds no evidence for are skipped on every model, with the reason
     assert summary["systems"]["v2"]["skipped"] > 0
+
+
+def test_ragv2_freeze_writes_a_package_a_layer_c_session_accepts(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_ragv2.cli import main
+
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=retrieval")
+    run_dir = project.path / "raw-runs" / "retrieval"
+    output = project.path / "evidence" / "v2.json"
+    status = main(["freeze", str(run_dir), "--system", "v2", "--k", "2", "--output", str(output)])
+    assert status == 0
+    package = load_package(output)
+    assert (package.system, package.k, package.source_run_id) == ("v2", 2, "retrieval")
+    entry = package.entry("C01", "en")
+    assert entry is not None
+    assert [item.filename for item in entry.items] == ["datasheet.pdf", "manual.docx"]
+    assert f"into {output}" in capsys.readouterr().out
+    assert main(["freeze", str(run_dir), "--system", "v9"]) == 2
+    assert "no system 'v9' in this run" in capsys.readouterr().err
