@@ -1,4 +1,4 @@
-"""Percentiles, bootstrap intervals (plain and clustered) and Wilson intervals."""
+"""Percentiles and bootstrap intervals (plain and clustered)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from pytest_ragv2.stats import (
     clustered_mean_ci,
     percentile,
     percentile_ci,
-    wilson_interval,
 )
 
 # --- percentile ----------------------------------------------------------------------------
@@ -136,62 +135,13 @@ def test_clustered_is_reproducible() -> None:
     assert clustered_mean_ci(clusters, seed=7) == clustered_mean_ci(clusters, seed=7)
 
 
-# --- wilson_interval -----------------------------------------------------------------------
-
-
-def wilson_by_hand(successes: int, n: int, z: float) -> tuple[float, float]:
-    p = successes / n
-    denominator = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denominator
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denominator
-    return centre - half, centre + half
-
-
-@pytest.mark.parametrize(
-    ("successes", "n", "low", "high"),
-    [
-        # Published 95% Wilson intervals (e.g. Newcombe 1998, Table I; Brown, Cai &
-        # DasGupta 2001), to four decimals.
-        (8, 10, 0.4902, 0.9433),
-        (0, 10, 0.0, 0.2775),
-        (10, 10, 0.7225, 1.0),
-        (81, 263, 0.2553, 0.3662),
-        (15, 148, 0.0624, 0.1605),
-    ],
-)
-def test_wilson_known_intervals(successes: int, n: int, low: float, high: float) -> None:
-    estimate = wilson_interval(successes, n)
-    assert estimate.value == pytest.approx(successes / n)
-    assert estimate.low == pytest.approx(low, abs=5e-5)
-    assert estimate.high == pytest.approx(high, abs=5e-5)
-    assert (estimate.n, estimate.method) == (n, "wilson")
-    assert (estimate.low, estimate.high) == pytest.approx(
-        wilson_by_hand(successes, n, 1.959963984540054), abs=1e-12
-    )
-
-
-def test_wilson_other_confidence() -> None:
-    estimate = wilson_interval(3, 5, confidence=0.9)
-    assert (estimate.low, estimate.high) == pytest.approx(
-        wilson_by_hand(3, 5, 1.6448536269514722), abs=1e-12
-    )
-
-
-def test_wilson_edge_cases() -> None:
-    assert math.isnan(wilson_interval(0, 0).value)
-    with pytest.raises(ValueError, match="successes"):
-        wilson_interval(3, 2)
-    with pytest.raises(ValueError, match="successes"):
-        wilson_interval(-1, 2)
-
-
 def test_estimate_to_json() -> None:
-    assert Estimate(0.5, 0.25, 0.75, 4, "wilson").to_json() == {
+    assert Estimate(0.5, 0.25, 0.75, 4, "bootstrap-percentile").to_json() == {
         "value": 0.5,
         "low": 0.25,
         "high": 0.75,
         "n": 4,
-        "method": "wilson",
+        "method": "bootstrap-percentile",
     }
 
 

@@ -1,4 +1,4 @@
-"""Statistics for the session: percentiles, bootstrap and Wilson confidence intervals.
+"""Statistics for the session: percentiles and bootstrap confidence intervals.
 
 Repetitions are nested in cases, so interval estimates of per-case metrics treat the case as
 the cluster (:func:`clustered_mean_ci`). Latency percentiles are over runs
@@ -16,14 +16,11 @@ from typing import Any
 # numpy is imported inside the functions that resample: the controller imports this module
 # at start-up, and warms numpy in the background while the runs wait on the network.
 
-# scipy.stats costs about a second to import; it is imported inside the functions that need
-# it, so a session pays for it only when it computes an interval.
-
 
 @dataclass(frozen=True, slots=True)
 class Estimate:
     """A point estimate with its confidence interval; ``n`` is the number of units behind it
-    (values, clusters or trials) and ``method`` says how the interval was obtained."""
+    (values or clusters) and ``method`` says how the interval was obtained."""
 
     value: float
     low: float
@@ -151,19 +148,3 @@ def clustered_mean_ci(
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return Estimate(value, float(low), float(high), n_clusters, "cluster-bootstrap-percentile")
-
-
-def wilson_interval(successes: int, n: int, confidence: float = 0.95) -> Estimate:
-    """The success proportion with its Wilson score interval (scipy's binomtest); NaN for
-    ``n == 0``."""
-    _check_confidence(confidence)
-    if n < 0 or not 0 <= successes <= n:
-        raise ValueError(f"need 0 <= successes <= n, got successes={successes}, n={n}")
-    if n == 0:
-        return Estimate(math.nan, math.nan, math.nan, 0, "wilson")
-    from scipy import stats as scipy_stats
-
-    interval = scipy_stats.binomtest(successes, n).proportion_ci(
-        confidence_level=confidence, method="wilson"
-    )
-    return Estimate(successes / n, float(interval.low), float(interval.high), n, "wilson")

@@ -1,13 +1,13 @@
 """Records of layer-B answer scoring: vetoes, rubric grades, per-turn and per-run scores.
 
-Slotted dataclasses with hand-written ``to_json``/``from_json``: they travel on pytest
-reports between xdist workers and are written to the item records. No scoring logic here
+Slotted dataclasses with hand-written ``to_json``: their JSON travels on pytest reports
+between xdist workers and is written to the item records. No scoring logic here
 (:mod:`pytest_ragv2.scoring.answers` fills them, :mod:`pytest_ragv2.scoring.rubric` grades).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -32,10 +32,6 @@ class Veto:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "turn": self.turn, "text": self.text, "detail": self.detail}
 
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Veto:
-        return cls(data["kind"], data["turn"], data["text"], data["detail"])
-
 
 @dataclass(frozen=True, slots=True)
 class Grade:
@@ -46,10 +42,6 @@ class Grade:
 
     def to_json(self) -> dict[str, str]:
         return {"verdict": self.verdict, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Grade:
-        return cls(data["verdict"], data["reason"])
 
 
 def worst(grades: Sequence[Grade]) -> Grade:
@@ -122,15 +114,6 @@ class TurnScore:
 
     def to_json(self) -> dict[str, Any]:
         return {name: _dump(getattr(self, name)) for name in _TURN_FIELDS}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> TurnScore:
-        values = {name: data[name] for name in _TURN_FIELDS if name in data}
-        values["citation_checks"] = [CitationCheck(**c) for c in data["citation_checks"]]
-        values["tool_checks"] = [ToolCheck.from_json(c) for c in data["tool_checks"]]
-        values["vetoes"] = [Veto.from_json(v) for v in data["vetoes"]]
-        values["rubric"] = {k: Grade.from_json(g) for k, g in data["rubric"].items()}
-        return cls(**values)
 
 
 _TURN_FIELDS = tuple(f.name for f in fields(TurnScore))
@@ -255,14 +238,3 @@ class AnswerScore:
             "rubric": {name: grade.to_json() for name, grade in self.rubric.items()},
             "overall": self.overall.to_json(),
         }
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> AnswerScore:
-        return cls(
-            case_id=data["case_id"],
-            lang=data["lang"],
-            turns=[TurnScore.from_json(turn) for turn in data["turns"]],
-            vetoes=[Veto.from_json(veto) for veto in data["vetoes"]],
-            rubric={name: Grade.from_json(g) for name, g in data["rubric"].items()},
-            overall=Grade.from_json(data["overall"]),
-        )

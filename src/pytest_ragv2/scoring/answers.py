@@ -3,8 +3,8 @@
 Pure functions, no I/O, no compared model. :func:`score_transcript` takes the case, the
 prompt language, the transcript of one conversation and the allow-list, and returns an
 :class:`AnswerScore`: one :class:`TurnScore` per gold turn, the run's totals, the hard
-safety vetoes and the harness rubric. The record is a slotted dataclass with hand-written
-``to_json``/``from_json``: it travels on pytest reports between xdist workers.
+safety vetoes and the harness rubric. The record is a slotted dataclass with a hand-written
+``to_json``: its JSON travels on pytest reports between xdist workers.
 
 Gold per turn (:func:`turn_golds`): a single-turn case is one turn built from the case's
 fields; a multi-turn case one per turn, the case's ``mandatory_constraints`` merged under the

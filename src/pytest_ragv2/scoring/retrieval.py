@@ -90,10 +90,6 @@ class EvidenceHit:
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "first_rank": dict(self.first_rank)}
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> EvidenceHit:
-        return cls(index=int(data["index"]), first_rank=dict(data["first_rank"]))
-
 
 @dataclass(frozen=True, slots=True)
 class RetrievalScore:
@@ -129,37 +125,9 @@ class RetrievalScore:
         )
         return data
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> RetrievalScore:
-        """The inverse of :meth:`to_json` (null metrics become NaN again)."""
-        return cls(
-            recall=_per_k(data, "recall@"),
-            hit=_per_k(data, "hit@"),
-            mrr=_float_or_nan(data["mrr"]),
-            exact_metadata=data["exact_metadata"],
-            table_integrity=data["table_integrity"],
-            duplicate_rate=float(data["duplicate_rate"]),
-            irrelevant_rate=float(data["irrelevant_rate"]),
-            leaked=tuple(data["leaked"]),
-            n_items=int(data["n_items"]),
-            evidence_hits=tuple(EvidenceHit.from_json(hit) for hit in data["evidence_hits"]),
-        )
-
 
 def _json_float(value: float) -> float | None:
     return None if math.isnan(value) else value
-
-
-def _float_or_nan(value: Any) -> float:
-    return math.nan if value is None else float(value)
-
-
-def _per_k(data: dict[str, Any], prefix: str) -> dict[int, float]:
-    return {
-        int(key[len(prefix) :]): _float_or_nan(value)
-        for key, value in data.items()
-        if key.startswith(prefix)
-    }
 
 
 def _rank(item: RetrievedItem) -> int:

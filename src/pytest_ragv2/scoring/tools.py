@@ -52,10 +52,6 @@ class ToolCheck:
     def to_json(self) -> dict[str, Any]:
         return {"tool": self.tool, "key": self.key, "passed": self.passed, "detail": self.detail}
 
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> ToolCheck:
-        return cls(data["tool"], data["key"], data["passed"], data["detail"])
-
 
 def tool_name_matches(called: str, expected: str) -> bool:
     """An MCP tool is called as ``<server>.<tool>`` (Codex): it counts as ``<tool>``."""
