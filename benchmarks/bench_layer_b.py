@@ -33,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import timed_pytest
 
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 
 ROBOTICS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-robotics"
 QUESTIONS = [

@@ -18,11 +18,11 @@ import pytest
 
 import pytest_ragv2.activate
 import pytest_ragv2.controller
-import pytest_ragv2.report.html
+import pytest_ragv2.report.html  # noqa: F401
 
 try:  # the demo extra: numpy-based engine and document parsers
-    import pytest_ragv2.demo.engine
-    import pytest_ragv2.demo.server  # noqa: F401
+    import ragv2_demo.engine
+    import ragv2_demo.server  # noqa: F401
 except ImportError:  # pragma: no cover - the demo extra is part of the test extra
     pass
 

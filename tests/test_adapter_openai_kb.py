@@ -15,9 +15,6 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.demo.chunks import Chunk
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.demo_systems import v2_search_retrieval
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.config import RetryPolicy
@@ -37,6 +34,9 @@ from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from ragv2_demo.chunks import Chunk
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 from tests.scripted_server import Reply, Seen, Server, serve
 
 # --------------------------------------------------------------------------------------------

@@ -104,9 +104,9 @@ def test_demo_that_cannot_start_records_errors(bundled: pytest.Pytester) -> None
 
 
 def test_rag_api_adapter_against_the_demo_server() -> None:
-    from pytest_ragv2.demo.engine import DemoIndex
-    from pytest_ragv2.demo.server import DemoServer
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
+    from ragv2_demo.engine import DemoIndex
+    from ragv2_demo.server import DemoServer
 
     corpus = REPO_ROOT / "corpus"
     with DemoServer(DemoIndex.from_corpus(corpus)) as server:

@@ -187,9 +187,9 @@ def test_demo_serve_hands_the_remaining_arguments_to_the_server(
         received.append(argv)
         return 7
 
-    stand_in = types.ModuleType("pytest_ragv2.demo.server")
+    stand_in = types.ModuleType("ragv2_demo.server")
     stand_in.main = serve  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "pytest_ragv2.demo.server", stand_in)
+    monkeypatch.setitem(sys.modules, "ragv2_demo.server", stand_in)
     assert main(["demo", "serve", "--port", "0", "--corpus", "c"]) == 7
     assert received == [["--port", "0", "--corpus", "c"]]
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.systems.command import CommandConfig, CommandRunner
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 
@@ -25,7 +25,7 @@ def server() -> Iterator[DemoServer]:
 def test_resumed_reference_turns_report_their_own_usage(server: DemoServer, tmp_path: Path) -> None:
     state = tmp_path / "threads"
     base = [
-        sys.executable, "-m", "pytest_ragv2.demo.reference", "--url", server.url,
+        sys.executable, "-m", "ragv2_demo.reference", "--url", server.url,
         "--variant", "v2", "--corpus", str(CORPUS / "nimbus-robotics"),
         "--state-dir", str(state),
     ]  # fmt: skip

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_ragv2.demo.chunks import Chunk, chunk_fixed, chunk_structured, load_corpus
-from pytest_ragv2.demo.parsers import Block, ParsedDocument, parse_document
-from pytest_ragv2.demo.render import render_corpus
+from ragv2_demo.chunks import Chunk, chunk_fixed, chunk_structured, load_corpus
+from ragv2_demo.parsers import Block, ParsedDocument, parse_document
+from ragv2_demo.render import render_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "tarnwald-verdichter"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.demo.chunks import (
+from ragv2_demo.chunks import (
     Chunk,
     ParsedDocument,
     chunk_fixed,
@@ -16,7 +16,7 @@ from pytest_ragv2.demo.chunks import (
     document_text,
     load_corpus,
 )
-from pytest_ragv2.demo.parsers import Block
+from ragv2_demo.parsers import Block
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-analytics"
 

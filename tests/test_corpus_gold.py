@@ -38,7 +38,8 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_ragv2.demo.chunks import (
+from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer
+from ragv2_demo.chunks import (
     Block,
     Chunk,
     ParsedDocument,
@@ -46,9 +47,8 @@ from pytest_ragv2.demo.chunks import (
     chunk_structured,
     load_corpus,
 )
-from pytest_ragv2.demo.parsers import format_number
-from pytest_ragv2.demo.render import format_number_en
-from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer
+from ragv2_demo.parsers import format_number
+from ragv2_demo.render import format_number_en
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS_ROOT = REPO / "corpus"

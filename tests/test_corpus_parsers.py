@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.demo.parsers import Block, ParsedDocument, format_number, parse_document
+from ragv2_demo.parsers import Block, ParsedDocument, format_number, parse_document
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-analytics"
 

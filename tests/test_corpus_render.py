@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_ragv2.demo.parsers import parse_document
-from pytest_ragv2.demo.render import RenderError, main, render_corpus
+from ragv2_demo.parsers import parse_document
+from ragv2_demo.render import RenderError, main, render_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "nimbus-analytics"

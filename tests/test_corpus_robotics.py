@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from pytest_ragv2.demo.chunks import ParsedDocument, load_corpus
-from pytest_ragv2.demo.parsers import parse_document
-from pytest_ragv2.demo.render import render_corpus
+from ragv2_demo.chunks import ParsedDocument, load_corpus
+from ragv2_demo.parsers import parse_document
+from ragv2_demo.render import render_corpus
 
 REPO = Path(__file__).resolve().parent.parent
 CORPUS = REPO / "corpus" / "nimbus-robotics"

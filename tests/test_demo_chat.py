@@ -14,12 +14,12 @@ from typing import Any
 import httpx
 import pytest
 
-from pytest_ragv2.demo import answer as model
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.systems.command import CommandConfig, CommandRunner
 from pytest_ragv2.systems.kb_tool import SEARCH_TOOL, parse_sources, render_sources
 from pytest_ragv2.systems.outputs import RetrievedItem
+from ragv2_demo import answer as model
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 ROBOTICS = CORPUS / "nimbus-robotics"
@@ -440,7 +440,7 @@ def test_reference_command_through_the_command_adapter(server: DemoServer) -> No
     config = CommandConfig(
         adapter="command",
         argv=[
-            sys.executable, "-m", "pytest_ragv2.demo.reference", "--url", server.url,
+            sys.executable, "-m", "ragv2_demo.reference", "--url", server.url,
             "--variant", "v2", "--corpus", str(ROBOTICS), "{prompt}",
         ],
         timeout_s=30,
@@ -472,7 +472,7 @@ def test_reference_command_reports_a_failed_search(index: DemoIndex) -> None:
         url = f"{own.url}/fault/5xx"
         config = CommandConfig(
             adapter="command",
-            argv=[sys.executable, "-m", "pytest_ragv2.demo.reference", "--url", url,
+            argv=[sys.executable, "-m", "ragv2_demo.reference", "--url", url,
                   "--file-id", "faq-support", "{prompt}"],
             timeout_s=30,
         )  # fmt: skip

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.demo.chunks import Chunk
-from pytest_ragv2.demo.engine import (
+from ragv2_demo.chunks import Chunk
+from ragv2_demo.engine import (
     DemoIndex,
     V1Retriever,
     V2Retriever,

@@ -11,9 +11,9 @@ import httpx
 import jwt
 import pytest
 
-from pytest_ragv2.demo.chunks import Chunk
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import NO_DOCUMENTS, DemoServer, main
+from ragv2_demo.chunks import Chunk
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import NO_DOCUMENTS, DemoServer, main
 
 V1_CHUNKS = [
     Chunk(

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 
 ROBOTICS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-robotics"
 QUESTIONS = [

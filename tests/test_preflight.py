@@ -8,13 +8,13 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_ragv2.demo.chunks import Chunk
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.preflight import run_preflight
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.rag_api import RagApiRetrieval
+from ragv2_demo.chunks import Chunk
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 
 SECRET = "preflight-test-secret-0123456789abcdef0123456789"
 OWNER = "owner-1"

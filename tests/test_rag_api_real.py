@@ -16,14 +16,14 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.demo.chunks import Chunk
-from pytest_ragv2.demo.engine import DemoIndex
-from pytest_ragv2.demo.server import DemoServer
 from pytest_ragv2.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, match_step
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.rag_api import document_to_item, parse_pairs
 from pytest_ragv2.systems.upload_names import filename_from_source
+from ragv2_demo.chunks import Chunk
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.server import DemoServer
 from tests.test_corpus_gold import all_gold_units
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "rag_api"
@@ -222,7 +222,7 @@ def test_the_demos_listing_routes_have_the_real_shape(demo: DemoServer) -> None:
 
 
 def test_the_demo_gives_a_pdf_the_information_the_real_service_stores() -> None:
-    from pytest_ragv2.demo.parsers import parse_pdf
+    from ragv2_demo.parsers import parse_pdf
 
     compared = 0
     for name, entry in manifest_files().items():

@@ -214,7 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     if arguments[:2] == ["demo", "serve"]:
         # imported here so the CLI never pays for the demo's dependencies otherwise
-        server = importlib.import_module("pytest_ragv2.demo.server")
+        server = importlib.import_module("ragv2_demo.server")
         status: int = server.main(arguments[2:])
         return status
     args = _build_parser().parse_args(arguments)

@@ -20,7 +20,7 @@ from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.rag_api import RagApiRetrieval
 
 if TYPE_CHECKING:
-    from pytest_ragv2.demo.server import DemoServer
+    from ragv2_demo.server import DemoServer
 
 DEMO_EXTRA_HINT = (
     "no systems are configured, so pytest-ragv2 runs its embedded demo systems, "
@@ -35,7 +35,7 @@ class DemoUnavailable(RuntimeError):
 
 def check_demo_importable() -> None:
     try:
-        import pytest_ragv2.demo.server  # noqa: F401
+        import ragv2_demo.server  # noqa: F401
     except ImportError as exc:
         raise DemoUnavailable(f"{DEMO_EXTRA_HINT} ({exc})") from exc
 
@@ -96,7 +96,7 @@ def demo_systems(
         reference = [
             sys.executable,
             "-m",
-            "pytest_ragv2.demo.reference",
+            "ragv2_demo.reference",
             "--url",
             f"{url}/fault/{faults['demo-ref']}" if faults.get("demo-ref") else url,
             "--variant",
@@ -173,8 +173,8 @@ class DemoService:
 
     def _start(self) -> None:
         try:
-            from pytest_ragv2.demo.engine import DemoIndex
-            from pytest_ragv2.demo.server import DemoServer
+            from ragv2_demo.engine import DemoIndex
+            from ragv2_demo.server import DemoServer
 
             self._server = DemoServer(DemoIndex.from_corpus(self._corpus)).start()
         except BaseException as exc:  # surfaced to whoever waits for the URL

@@ -71,12 +71,12 @@ from typing import TYPE_CHECKING, Any
 import jwt
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pytest_ragv2.demo.answer import answer as demo_answer
-from pytest_ragv2.demo.engine import DemoIndex, Retriever, text_digest
+from ragv2_demo.answer import answer as demo_answer
+from ragv2_demo.engine import DemoIndex, Retriever, text_digest
 
 if TYPE_CHECKING:
-    from pytest_ragv2.demo.answer import Variant
-    from pytest_ragv2.demo.chunks import Chunk
+    from ragv2_demo.answer import Variant
+    from ragv2_demo.chunks import Chunk
 
 NO_DOCUMENTS = "No documents found for the given query"
 _ROUTE = re.compile(r"^/(v1|v2)/(query|query_multiple|search)$")

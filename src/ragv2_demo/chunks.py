@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pytest_ragv2.demo.parsers import (
+from ragv2_demo.parsers import (
     SECTION_SEPARATOR,
     SUPPORTED_SUFFIXES,
     Block,

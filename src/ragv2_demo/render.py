@@ -16,7 +16,7 @@ instead of the default French/German way ("1 689", "7,5"); ``unit_prefix`` is th
 line's label (default "Unité : "). A ``json`` document is written as ``{"title", **meta,
 "records"}``.
 
-Usage: ``python -m pytest_ragv2.demo.render corpus/nimbus-analytics`` (re)writes the files
+Usage: ``python -m ragv2_demo.render corpus/nimbus-analytics`` (re)writes the files
 next to ``facts.yaml``.
 """
 
@@ -36,7 +36,7 @@ from typing import Any
 
 import yaml
 
-from pytest_ragv2.demo.parsers import format_number
+from ragv2_demo.parsers import format_number
 
 FACTS_FILENAME = "facts.yaml"
 FACT_REF = re.compile(r"\{([A-Za-z0-9_]+)\}")
@@ -412,7 +412,7 @@ def render_corpus(facts_path: Path, out_dir: Path | None = None) -> list[Path]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_ragv2.demo.render",
+        prog="python -m ragv2_demo.render",
         description="Render facts.yaml into the corpus documents beside it.",
     )
     parser.add_argument("corpus_dir", type=Path, help="directory holding facts.yaml")

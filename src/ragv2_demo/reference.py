@@ -1,6 +1,6 @@
 """The demo reference agent: one turn as a command printing Codex JSON lines.
 
-    python -m pytest_ragv2.demo.reference --url http://127.0.0.1:8411 --variant v2 \\
+    python -m ragv2_demo.reference --url http://127.0.0.1:8411 --variant v2 \\
         --file-id guide-produit-nimbus --file-id faq-support "<prompt>"
 
 It behaves like ``codex exec --json`` with one MCP search tool: it asks the demo answer model
@@ -50,13 +50,13 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.demo.answer import SEARCH_TOOL_NAME, answer
 from pytest_ragv2.systems.upload_names import filename_from_source
+from ragv2_demo.answer import SEARCH_TOOL_NAME, answer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from pytest_ragv2.demo.answer import Variant
+    from ragv2_demo.answer import Variant
 
 MCP_SERVER = "ragv2-demo"
 SEARCH_TOOL: dict[str, Any] = {
@@ -326,7 +326,7 @@ def run_turn(
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m pytest_ragv2.demo.reference",
+        prog="python -m ragv2_demo.reference",
         description="One turn of the demo reference agent, as Codex JSON lines.",
     )
     parser.add_argument("prompt")

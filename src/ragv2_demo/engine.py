@@ -87,7 +87,7 @@ import numpy.typing as npt
 from scipy import sparse
 
 if TYPE_CHECKING:
-    from pytest_ragv2.demo.chunks import Chunk
+    from ragv2_demo.chunks import Chunk
 
 FloatArray = npt.NDArray[np.float64]
 Embedder = Callable[[Sequence[str]], npt.NDArray[np.floating]]
@@ -843,7 +843,7 @@ class DemoIndex:
         ``sentence_model`` names a sentence-transformers model already on disk to use
         instead of the built-in TF-IDF space (both paths); None keeps it off.
         """
-        from pytest_ragv2.demo.chunks import chunk_fixed, chunk_structured, load_corpus
+        from ragv2_demo.chunks import chunk_fixed, chunk_structured, load_corpus
 
         docs = load_corpus(corpus_dir)
         embedder = sentence_transformer_embedder(sentence_model) if sentence_model else None
