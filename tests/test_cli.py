@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -396,10 +397,18 @@ def test_rescore_of_an_older_manifest_finds_its_configuration_by_hash(
         " path (an older run); found by the hash the manifest recorded)"
     )
 
-    # the file changed since the run: it is not taken for the run's, and the line says so
+    # the file changed since the run: taken beside raw-runs/, and the line says so
     with config.open("a") as stream:
         stream.write("# edited\n")
-    assert main(["rescore", str(run_dir)]) == 1
+    assert main(["rescore", str(run_dir)]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == (
+        f"configuration: {config} (the run's manifest does not record its configuration's"
+        " path (an older run); pyproject.toml beside raw-runs/ has changed since the run)"
+    )
+
+    # the run moved out of its project: nothing tells, so the current folder's is used
+    moved = shutil.copytree(run_dir, elsewhere / "archive" / "testrun")
+    assert main(["rescore", str(moved)]) == 1
     assert capsys.readouterr().out.splitlines()[0] == (
         f"configuration: {elsewhere / 'pyproject.toml'}, of the current folder: the run's"
         " manifest does not record its configuration's path (an older run), and no"

@@ -167,9 +167,10 @@ def recorded_config(manifest: Mapping[str, Any], run_dir: Path) -> RecordedConfi
 
     A manifest records both (``config_path``, ``rootdir``). One written before they were
     recorded names its configuration only relative to the rootdir, with the file's hash:
-    it is looked for from the run directory upwards and taken when the hash matches. A
-    manifest of a run without a configuration file whose run directory lies in a
-    ``raw-runs`` folder (the default) gets that folder's parent as its rootdir.
+    it is looked for from the run directory upwards and taken when the hash matches, else
+    taken changed when it lies beside the ``raw-runs`` folder holding the run (the default
+    layout). A manifest of a run without a configuration file whose run directory lies in
+    a ``raw-runs`` folder gets that folder's parent as its rootdir.
     """
     hashes: dict[str, str] = dict(manifest.get("config") or {})
     recorded_hash = next(iter(hashes.values())) if len(hashes) == 1 else None
@@ -192,12 +193,23 @@ def recorded_config(manifest: Mapping[str, Any], run_dir: Path) -> RecordedConfi
             if candidate.is_file() and sha256_file(candidate) == digest:
                 how = f"{missing}; found by the hash the manifest recorded"
                 return RecordedConfig(folder, candidate, how)
+        beside = _beside_raw_runs(run_dir, name)
+        if beside is not None:
+            how = f"{missing}; {name} beside raw-runs/ has changed since the run"
+            return RecordedConfig(beside.parent, beside, how)
         return RecordedConfig(None, None, f"{missing}, and no {name} with its hash lies above")
     if not hashes and run_dir.resolve().parent.name == "raw-runs":
         rootdir = run_dir.resolve().parent.parent
         how = f"{missing}; the run had no configuration file, rootdir taken from raw-runs/"
         return RecordedConfig(rootdir, None, how)
     return RecordedConfig(None, None, missing)
+
+
+def _beside_raw_runs(run_dir: Path, name: str) -> Path | None:
+    """``name`` in the folder holding ``raw-runs/`` when the run lies there (the default)."""
+    parent = run_dir.resolve().parent
+    candidate = parent.parent / name
+    return candidate if parent.name == "raw-runs" and candidate.is_file() else None
 
 
 class RawRunWriter:
