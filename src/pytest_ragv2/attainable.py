@@ -189,7 +189,7 @@ def fetch_stored_chunks(
     None when it cannot list them or the listing fails (never raises)."""
     import httpx
 
-    from pytest_ragv2.systems.base import RetrievalFailure, headers_from_env
+    from pytest_ragv2.systems.base import AdapterFailure, headers_from_env
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
     url = listing_url(retrieval)
@@ -211,7 +211,7 @@ def fetch_stored_chunks(
             documents = stored_documents(client, url, headers, queried, one_by_one=True)
         if documents is None:
             return None
-    except (httpx.HTTPError, RetrievalFailure, ValueError):
+    except (httpx.HTTPError, AdapterFailure, ValueError):
         return None
     items = [document_to_item(rank, document, 0.0) for rank, document in enumerate(documents, 1)]
     return [to_gold(item) for item in items] if to_gold is not None else items

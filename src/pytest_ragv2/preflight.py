@@ -34,7 +34,7 @@ import httpx
 
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
-from pytest_ragv2.systems.base import RetrievalFailure, headers_from_env
+from pytest_ragv2.systems.base import AdapterFailure, headers_from_env
 from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
@@ -176,7 +176,7 @@ def _check_rag_api(
                     )
                     return
             documents = stored_documents(client, f"{base}/documents", headers, queried)
-    except RetrievalFailure as exc:
+    except AdapterFailure as exc:
         report.findings.append(Finding(name, "stop", exc.error.message))
         return
     except httpx.HTTPError as exc:

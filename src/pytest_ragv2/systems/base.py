@@ -1,9 +1,10 @@
-"""What every retrieval adapter is, and the wire plumbing the HTTP adapters share.
+"""What every retrieval adapter is, and the wire plumbing the adapters share.
 
-An adapter never raises out of ``retrieve``: every failure becomes a ``RunError`` on the
-result. Inside an adapter, a failure is raised as ``RetrievalFailure`` and turned into the
-result by ``timed_retrieval``, which also measures the latency around the whole call
-(retries included).
+An adapter never raises out of ``retrieve`` or ``converse``: every failure becomes a
+``RunError`` on the result. Inside an adapter, a failure is raised as ``AdapterFailure``
+and recorded by the adapter (``timed_retrieval`` for retrieval, which also measures the
+latency around the whole call, retries included). ``send_with_retry`` is the one retry
+loop of every HTTP call, plain or streamed.
 """
 
 from __future__ import annotations
@@ -41,8 +42,8 @@ class Retriever(Protocol):
     def close(self) -> None: ...
 
 
-class RetrievalFailure(Exception):
-    """Raised inside an adapter; ``timed_retrieval`` records it as the run's error."""
+class AdapterFailure(Exception):
+    """Raised inside an adapter; the adapter records it as the run's (or turn's) error."""
 
     def __init__(self, kind: ErrorKind, message: str, status_code: int | None = None) -> None:
         super().__init__(message)
@@ -59,7 +60,7 @@ def timed_retrieval(
     started = time.perf_counter()
     try:
         items = call(exchanges)
-    except RetrievalFailure as failure:
+    except AdapterFailure as failure:
         error = failure.error
     except Exception as exc:  # an adapter bug must cost one run, not the session
         error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
@@ -76,7 +77,7 @@ def env_secret(variable: str, purpose: str) -> str:
     """The value of an environment variable holding a secret; its absence is an adapter error."""
     value = os.environ.get(variable)
     if not value:
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "adapter", f"environment variable {variable} ({purpose}) is not set or is empty"
         )
     return value
@@ -133,8 +134,8 @@ class HttpReply:
     def ok(self) -> bool:
         return 200 <= self.status_code < 300
 
-    def failure(self) -> RetrievalFailure:
-        return RetrievalFailure(
+    def failure(self) -> AdapterFailure:
+        return AdapterFailure(
             "http_status",
             f"HTTP {self.status_code} from {self.method} {self.url}: {excerpt(self.body)}",
             status_code=self.status_code,
@@ -145,7 +146,7 @@ class HttpReply:
         if not self.ok:
             raise self.failure()
         if not self.is_json:
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "malformed",
                 f"response of {self.method} {self.url} is not JSON: {excerpt(self.body)}",
                 status_code=self.status_code,
@@ -178,7 +179,7 @@ def decode_body(response: httpx.Response) -> tuple[Any, bool]:
 
 
 # read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
-# frame it parsed to ``frames`` (kept on the exchange), raising RetrievalFailure on a broken
+# frame it parsed to ``frames`` (kept on the exchange), raising AdapterFailure on a broken
 # or malformed stream
 FrameReader = Callable[[httpx.Response, list[Any], float, str], None]
 
@@ -209,7 +210,7 @@ def send_with_retry(
     Every header passed here is treated as a credential: the exchange records its name with
     the value ``<redacted>``, and the header values are scrubbed from recorded bodies.
     Returns the last reply whatever its status (the caller decides what a non-2xx means);
-    raises ``RetrievalFailure`` when the last try ended without a reply.
+    raises ``AdapterFailure`` when the last try ended without a reply.
 
     With ``stream``, a 2xx answer is read by ``stream.read_frames`` as it arrives and the
     reply's body is the list of frames read. Tries are repeated only until an answer starts
@@ -294,8 +295,8 @@ class _ExceptionClass:
     message: str
     retry_reason: RetryReason | None
 
-    def as_failure(self) -> RetrievalFailure:
-        return RetrievalFailure(self.kind, self.message)
+    def as_failure(self) -> AdapterFailure:
+        return AdapterFailure(self.kind, self.message)
 
 
 def classify_exception(
@@ -313,8 +314,8 @@ def classify_exception(
     return _ExceptionClass("adapter", detail, None)  # e.g. too many redirects
 
 
-class HttpRetrieverBase:
-    """One keep-alive ``httpx.Client`` per retriever, created on first use."""
+class HttpAdapter:
+    """An adapter over HTTP: one keep-alive ``httpx.Client`` per adapter, made on first use."""
 
     def __init__(self, timeout_s: float, url: str = "") -> None:
         self._timeout_s = timeout_s

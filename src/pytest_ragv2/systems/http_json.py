@@ -13,8 +13,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
-    HttpRetrieverBase,
-    RetrievalFailure,
+    AdapterFailure,
+    HttpAdapter,
     headers_from_env,
     send_with_retry,
     timed_retrieval,
@@ -77,7 +77,7 @@ class _Missing:
 MISSING = _Missing()
 
 
-class HttpJsonRetriever(HttpRetrieverBase):
+class HttpJsonRetriever(HttpAdapter):
     def __init__(self, name: str, config: HttpJsonRetrieval, *, file_ids: Sequence[str]) -> None:
         super().__init__(config.timeout_s, config.url)
         self.name = name
@@ -115,7 +115,7 @@ class HttpJsonRetriever(HttpRetrieverBase):
         if not isinstance(found, list):
             path = self.config.items_path
             where = f" at items_path {path!r}" if path else ""
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "malformed", f"answer of {reply.url} has no list{where} (found {_describe(found)})"
             )
         return [
@@ -167,7 +167,7 @@ def resolve(value: Any, path: str) -> Any:
 def map_item(rank: int, raw: Any, fields: HttpJsonFields) -> RetrievedItem:
     text = resolve(raw, fields.text)
     if not isinstance(text, str):
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "malformed", f"item {rank}: no text at {fields.text!r} (found {_describe(text)})"
         )
     metadata: dict[str, Any] = {}

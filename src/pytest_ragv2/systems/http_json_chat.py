@@ -25,8 +25,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
-    HttpRetrieverBase,
-    RetrievalFailure,
+    AdapterFailure,
+    HttpAdapter,
     excerpt,
     headers_from_env,
     scrub,
@@ -93,7 +93,7 @@ class HttpJsonChatConfig(AdapterConfig):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
 
-class HttpJsonChat(HttpRetrieverBase):
+class HttpJsonChat(HttpAdapter):
     def __init__(self, name: str, config: HttpJsonChatConfig) -> None:
         super().__init__(config.timeout_s, config.url)
         self.name = name
@@ -136,7 +136,7 @@ class HttpJsonChat(HttpRetrieverBase):
             )
             answer = reply.json_or_fail()
             conversation_id = self._read_answer(answer, turn, conversation_id, first=first)
-        except RetrievalFailure as failure:
+        except AdapterFailure as failure:
             turn.error = failure.error
         except Exception as exc:  # an adapter bug must cost one run, not the session
             message = scrub(f"{type(exc).__name__}: {exc}", secrets)
@@ -151,7 +151,7 @@ class HttpJsonChat(HttpRetrieverBase):
         config = self.config
         text = resolve(answer, config.answer_path)
         if not isinstance(text, str):
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "malformed",
                 f"no answer text at answer_path {config.answer_path!r} "
                 f"(found {_describe(text)}): {excerpt(answer)}",
@@ -162,7 +162,7 @@ class HttpJsonChat(HttpRetrieverBase):
             if found is not MISSING and found is not None and found != "":
                 conversation_id = found
             elif first:
-                raise RetrievalFailure(
+                raise AdapterFailure(
                     "malformed",
                     f"no conversation id at conversation_id_path "
                     f"{config.conversation_id_path!r} in the first answer: {excerpt(answer)}",
@@ -191,7 +191,7 @@ def _list_at(answer: Any, path: str | None) -> list[Any]:
     if found is MISSING or found is None:
         return []
     if not isinstance(found, list):
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "malformed", f"no list at {path!r} (found {_describe(found)}): {excerpt(answer)}"
         )
     return found
@@ -213,7 +213,7 @@ def map_citation(position: int, raw: Any, fields: HttpJsonCitationFields) -> Cit
 def map_tool_call(position: int, raw: Any, fields: HttpJsonToolCallFields) -> ToolCall:
     name = resolve(raw, fields.name)
     if not isinstance(name, str) or not name:
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "malformed", f"tool call {position}: no name at {fields.name!r}: {excerpt(raw)}"
         )
     arguments = resolve(raw, fields.arguments)

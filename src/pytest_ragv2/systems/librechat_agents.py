@@ -67,8 +67,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
-    HttpRetrieverBase,
-    RetrievalFailure,
+    AdapterFailure,
+    HttpAdapter,
     env_secret,
     excerpt,
     headers_from_env,
@@ -121,7 +121,7 @@ class LibreChatAgentsConfig(AdapterConfig):
         return self.url.rstrip("/") + COMPLETIONS_PATH
 
 
-class LibreChatAgents(HttpRetrieverBase):
+class LibreChatAgents(HttpAdapter):
     def __init__(self, name: str, config: LibreChatAgentsConfig) -> None:
         super().__init__(config.timeout_s, config.url)
         self.name = name
@@ -164,7 +164,7 @@ class LibreChatAgents(HttpRetrieverBase):
                 retry=self.config.retry,
                 timeout_s=self.config.timeout_s,
             )
-        except RetrievalFailure as failure:
+        except AdapterFailure as failure:
             error = failure.error
         except Exception as exc:  # an adapter bug must cost one run, not the session
             error = RunError(
@@ -297,7 +297,7 @@ class _Draft(AnswerDraft):
 
     def at_done(self, call: str) -> None:
         if self.server_error is not None:
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "http_status",
                 f"{call}: LibreChat reported an error mid-answer: {excerpt(self.server_error)}",
             )

@@ -54,8 +54,8 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
-    HttpRetrieverBase,
-    RetrievalFailure,
+    AdapterFailure,
+    HttpAdapter,
     Retriever,
     env_secret,
     headers_from_env,
@@ -152,7 +152,7 @@ class _TurnState:
         return total
 
 
-class OpenAIChat(HttpRetrieverBase):
+class OpenAIChat(HttpAdapter):
     def __init__(
         self, name: str, config: OpenAIChatConfig, retriever: Retriever | None = None
     ) -> None:
@@ -182,7 +182,7 @@ class OpenAIChat(HttpRetrieverBase):
             headers = self._headers()
             secrets = secret_values(headers.values())
             error = self._rounds(conversation, state, headers, secrets)
-        except RetrievalFailure as failure:
+        except AdapterFailure as failure:
             error = failure.error
         except Exception as exc:  # an adapter bug must cost one run, not the session
             message = scrub(f"{type(exc).__name__}: {exc}", secrets)

@@ -20,7 +20,7 @@ from typing import Any
 import httpx
 
 from pytest_ragv2.systems.base import (
-    RetrievalFailure,
+    AdapterFailure,
     Streamed,
     excerpt,
     scrub,
@@ -126,7 +126,7 @@ class AnswerDraft:
         for index, raw in enumerate(raw_calls):
             function = raw.get("function") if isinstance(raw, dict) else None
             if not isinstance(function, dict):
-                raise RetrievalFailure(
+                raise AdapterFailure(
                     "malformed", f"tool call {index} has no function: {excerpt(raw)}"
                 )
             arguments = function.get("arguments")
@@ -253,15 +253,15 @@ def read_completion(answer: Any, draft: AnswerDraft, url: str) -> None:
     """Fill ``draft`` from a non-streamed ``chat.completion``."""
     choices = answer.get("choices") if isinstance(answer, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise RetrievalFailure("malformed", f"answer of {url} has no choices: {excerpt(answer)}")
+        raise AdapterFailure("malformed", f"answer of {url} has no choices: {excerpt(answer)}")
     choice: dict[str, Any] = choices[0]
     message = choice.get("message")
     if not isinstance(message, dict):
-        raise RetrievalFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
+        raise AdapterFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
     draft.content_parts.append(text_of(message.get("content")))
     raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
-        raise RetrievalFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
+        raise AdapterFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
     draft.add_message_tool_calls(raw_calls)
     reason = choice.get("finish_reason")
     draft.finish_reason = reason if isinstance(reason, str) else None
@@ -285,7 +285,7 @@ def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator
     pending = b""
     for chunk in response.iter_bytes():
         if time.perf_counter() > deadline:
-            raise RetrievalFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
+            raise AdapterFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
         pending += chunk
         *lines, pending = pending.split(b"\n")
         for raw_line in lines:
@@ -334,21 +334,21 @@ def read_stream(
                 decoded = json.loads(data)
             except ValueError:
                 frames.append(scrub(data, secrets))
-                raise RetrievalFailure(
+                raise AdapterFailure(
                     "malformed", f"{call}: frame {len(frames)} is not JSON: {excerpt(data)}"
                 ) from None
             draft.take_frame(event, scrub(decoded, secrets), frames, call)
     except httpx.TimeoutException as exc:
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "timeout", scrub(f"{call}: stream stalled: {type(exc).__name__}: {exc}", secrets)
         ) from None
     except httpx.HTTPError as exc:
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "transport", scrub(f"{call}: stream broken: {type(exc).__name__}: {exc}", secrets)
         ) from None
     except UnicodeDecodeError as exc:
-        raise RetrievalFailure("malformed", f"{call}: stream is not UTF-8: {exc}") from None
-    raise RetrievalFailure(
+        raise AdapterFailure("malformed", f"{call}: stream is not UTF-8: {exc}") from None
+    raise AdapterFailure(
         "transport", f"{call}: stream closed before data: {DONE} ({len(frames)} frames read)"
     )
 
@@ -356,16 +356,16 @@ def read_stream(
 def read_chunk(chunk: Any, draft: AnswerDraft, call: str, number: int) -> None:
     """Fold one ``chat.completion.chunk`` (frame ``number``) into ``draft``."""
     if not isinstance(chunk, dict):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} is not an object")
+        raise AdapterFailure("malformed", f"{call}: frame {number} is not an object")
     if "error" in chunk:
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "http_status", f"{call}: the server reported an error: {excerpt(chunk['error'])}"
         )
     if isinstance(chunk.get("usage"), dict):
         draft.usage = flatten_usage(chunk["usage"])
     choices = chunk.get("choices") or []
     if not isinstance(choices, list):
-        raise RetrievalFailure("malformed", f"{call}: frame {number} choices is not a list")
+        raise AdapterFailure("malformed", f"{call}: frame {number} choices is not a list")
     for choice in choices:
         if not isinstance(choice, dict) or choice.get("index", 0) != 0:
             continue

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.systems.base import RetrievalFailure, timed_retrieval
+from pytest_ragv2.systems.base import AdapterFailure, timed_retrieval
 from pytest_ragv2.systems.config import RetrievalAdapterConfig
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 
@@ -61,7 +61,7 @@ class PythonRetriever:
         try:
             returned = function(query, k, **self.config.options)
         except Exception as exc:
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "adapter", f"{self.config.callable} raised {type(exc).__name__}: {exc}"
             ) from None
         finally:
@@ -82,7 +82,7 @@ class PythonRetriever:
                 self._import_error = (
                     f"cannot load {self.config.callable}: {type(exc).__name__}: {exc}"
                 )
-        raise RetrievalFailure("adapter", self._import_error)
+        raise AdapterFailure("adapter", self._import_error)
 
 
 def import_callable(spec: str) -> RetrieveFunction:
@@ -100,7 +100,7 @@ def import_callable(spec: str) -> RetrieveFunction:
 def to_items(returned: Any, spec: str) -> list[RetrievedItem]:
     """The function's answer as items; anything else is a malformed answer."""
     if not isinstance(returned, list | tuple):
-        raise RetrievalFailure(
+        raise AdapterFailure(
             "malformed", f"{spec} returned {type(returned).__name__}, not a list of items"
         )
     items: list[RetrievedItem] = []
@@ -110,7 +110,7 @@ def to_items(returned: Any, spec: str) -> list[RetrievedItem]:
         elif isinstance(entry, dict):
             items.append(_item_from_dict(entry, position, spec))
         else:
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "malformed", f"{spec}: item {position} is a {type(entry).__name__}"
             )
     return items
@@ -119,7 +119,7 @@ def to_items(returned: Any, spec: str) -> list[RetrievedItem]:
 def _item_from_dict(entry: dict[str, Any], position: int, spec: str) -> RetrievedItem:
     unknown = sorted(set(entry) - _ITEM_FIELDS)
     if unknown:
-        raise RetrievalFailure("malformed", f"{spec}: item {position} has unknown keys {unknown}")
+        raise AdapterFailure("malformed", f"{spec}: item {position} has unknown keys {unknown}")
     if not isinstance(entry.get("text"), str):
-        raise RetrievalFailure("malformed", f"{spec}: item {position} has no text string")
+        raise AdapterFailure("malformed", f"{spec}: item {position} has no text string")
     return RetrievedItem(**{"rank": position, **entry})

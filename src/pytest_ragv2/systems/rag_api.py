@@ -17,9 +17,9 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
+    AdapterFailure,
+    HttpAdapter,
     HttpReply,
-    HttpRetrieverBase,
-    RetrievalFailure,
     env_secret,
     headers_from_env,
     send_with_retry,
@@ -61,7 +61,7 @@ class RagApiRetrieval(RetrievalAdapterConfig):
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
 
-class RagApiRetriever(HttpRetrieverBase):
+class RagApiRetriever(HttpAdapter):
     """Retrieval through rag_api; one keep-alive client per retriever."""
 
     higher_score_is_better = False  # rag_api's score is a cosine distance
@@ -83,7 +83,7 @@ class RagApiRetriever(HttpRetrieverBase):
     def _retrieve(self, query: str, k: int, exchanges: list[Exchange]) -> list[RetrievedItem]:
         headers = self._headers()
         if not self.file_ids:
-            raise RetrievalFailure(
+            raise AdapterFailure(
                 "adapter", f"system {self.name}: no file ids to query (set retrieval.file_ids)"
             )
         if self.config.endpoint == "query_multiple":
@@ -242,5 +242,5 @@ def _type(value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
-def _malformed(url: str, detail: str) -> RetrievalFailure:
-    return RetrievalFailure("malformed", f"unexpected rag_api answer from {url}: {detail}")
+def _malformed(url: str, detail: str) -> AdapterFailure:
+    return AdapterFailure("malformed", f"unexpected rag_api answer from {url}: {detail}")
