@@ -189,12 +189,6 @@ def test_mark_selection_and_strict_markers(project: pytest.Pytester) -> None:
     ]
 
 
-def test_chat_layer_with_plain_n_is_refused(project: pytest.Pytester) -> None:
-    result = project.runpytest("--ragv2-layer=B", "-n", "2")
-    assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "--dist loadgroup" in result.stderr.str()
-
-
 def test_unknown_config_field_is_a_usage_error(project: pytest.Pytester) -> None:
     (project.path / "pyproject.toml").write_text(pyproject(extra="repetitons = 3"))
     result = project.runpytest("--ragv2-layer=A")
