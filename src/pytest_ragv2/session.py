@@ -16,42 +16,12 @@ from typing import Any
 
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import load_layer
+from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, case_metric_names
 from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percentile_ci
 
-RANK_METRICS = (
-    "recall@1",
-    "recall@3",
-    "recall@5",
-    "recall@10",
-    "hit@1",
-    "hit@3",
-    "hit@5",
-    "hit@10",
-    "mrr",
-)
-RATE_METRICS = ("exact_metadata", "table_integrity", "duplicate_rate", "irrelevant_rate")
-CASE_MEAN_METRICS = (*RANK_METRICS, *RATE_METRICS, "met")
-# layer B: answer metrics (pytest_ragv2.layers.chat.flat_answer_metrics names them)
-ANSWER_METRICS = (
-    "exact_answer",
-    "claim_correctness",
-    "completeness",
-    "grounded_rate",
-    "fabrications",
-    "citation_correctness",
-    "citation_completeness",
-    "source_type_ok",
-    "constraint_ok",
-    "safe_refusal",
-    "over_refusal",
-    "language_ok",
-    "format_ok",
-    "tools_ok",
-    "rubric_pass",
-    "tool_calls",
-    "output_tokens",
-)
-ANSWER_CASE_MEAN_METRICS = (*ANSWER_METRICS, "met")
+# the per-run metrics of each layer, averaged per case then over cases (metrics.py)
+CASE_MEAN_METRICS = case_metric_names(RETRIEVAL_METRICS)
+ANSWER_CASE_MEAN_METRICS = case_metric_names(ANSWER_METRICS)
 
 Row = dict[str, Any]
 

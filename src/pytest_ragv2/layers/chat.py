@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.metrics import answer_values
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answers import AnswerScore, AnswerScoringOptions, score_transcript
 from pytest_ragv2.transcripts import Transcript
@@ -146,29 +147,9 @@ def _rate(value: bool | float | int | None) -> float | None:
 
 
 def flat_answer_metrics(score: AnswerScore, transcript: Transcript) -> dict[str, float | None]:
-    """The run's answer metrics as numbers, under the names the session tables use
-    (``session.ANSWER_METRICS``); None where a metric does not apply to the run."""
-    usage = _usage_totals(transcript)
-    output_tokens = usage.get("completion_tokens", usage.get("output_tokens"))
-    return {
-        "exact_answer": _rate(score.exact_answer),
-        "claim_correctness": score.claim_correctness,
-        "completeness": score.completeness,
-        "grounded_rate": score.grounded_claim_rate,
-        "fabrications": float(score.fabrication_count),
-        "citation_correctness": score.citation_correctness,
-        "citation_completeness": score.citation_completeness,
-        "source_type_ok": _rate(score.source_type_discipline),
-        "constraint_ok": _rate(score.constraint_compliance),
-        "safe_refusal": _rate(score.safe_refusal_accuracy),
-        "over_refusal": float(score.over_refusals > 0),
-        "language_ok": _rate(score.language_ok),
-        "format_ok": _rate(score.format_ok),
-        "tools_ok": _rate(score.tools_ok),
-        "rubric_pass": float(score.verdict == "PASS"),
-        "tool_calls": float(len(transcript.tool_calls)),
-        "output_tokens": _rate(output_tokens),
-    }
+    """The run's answer metrics as numbers, as :data:`pytest_ragv2.metrics.ANSWER_METRICS`
+    declares them; None where a metric does not apply to the run."""
+    return answer_values(score, transcript)
 
 
 def _turn_reasons(score: AnswerScore, turns: int) -> list[str]:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.layer_registry import LAYERS, LayerInfo, Table
 from pytest_ragv2.layers.chat_layer import ChatLayer
+from pytest_ragv2.metrics import EVIDENCE_RECALL
 from pytest_ragv2.session import ANSWER_CASE_MEAN_METRICS
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ class FrozenLayer(ChatLayer):
     """Layer B's scoring, gates and tables, with layer C's items and evidence."""
 
     info: LayerInfo = LAYERS["C"]
-    case_metrics: tuple[str, ...] = (*ANSWER_CASE_MEAN_METRICS, "evidence_recall")
+    case_metrics: tuple[str, ...] = (*ANSWER_CASE_MEAN_METRICS, EVIDENCE_RECALL.name)
 
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         super().check_systems(systems, settings)
@@ -225,7 +226,7 @@ def frozen_record(
         if required
         else None
     )
-    record["metrics"]["evidence_recall"] = recall
+    record["metrics"][EVIDENCE_RECALL.name] = recall
     asked = sorted({call.name for turn in transcript.turns for call in turn.tool_calls})
     if asked:
         record["met"] = False

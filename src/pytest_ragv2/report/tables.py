@@ -10,23 +10,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.gates import GateResult, fmt_delta
+from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, columns
 
 Table = tuple[list[str], list[list[str]]]
 
-SYSTEM_COLUMNS = (
-    ("recall@1", "R@1"),
-    ("recall@3", "R@3"),
-    ("recall@5", "R@5"),
-    ("recall@10", "R@10"),
-    ("ceiling", "ceiling"),
-    ("hit@5", "hit@5"),
-    ("mrr", "MRR"),
-    ("exact_metadata", "exact"),
-    ("table_integrity", "table"),
-    ("duplicate_rate", "dup"),
-    ("irrelevant_rate", "irrel"),
-    ("met", "met"),
-)
+SYSTEM_COLUMNS = columns(RETRIEVAL_METRICS, "systems")
 
 
 def fmt_rate(value: Any) -> str:
@@ -219,26 +207,8 @@ def ceiling_table(summary: Mapping[str, Any]) -> Table:
     return header, rows
 
 
-ANSWER_COLUMNS = (
-    ("exact_answer", "exact"),
-    ("claim_correctness", "claims"),
-    ("completeness", "complete"),
-    ("grounded_rate", "grounded"),
-    ("fabrications", "fabric./run"),
-    ("citation_correctness", "cite ok"),
-    ("citation_completeness", "cite compl"),
-    ("rubric_pass", "rubric PASS"),
-    ("met", "met"),
-)
-DISCIPLINE_COLUMNS = (
-    ("source_type_ok", "source type"),
-    ("constraint_ok", "constraints"),
-    ("safe_refusal", "safe refusal"),
-    ("over_refusal", "over-refusal"),
-    ("language_ok", "language"),
-    ("format_ok", "format"),
-    ("tools_ok", "tool use"),
-)
+ANSWER_COLUMNS = columns(ANSWER_METRICS, "answers")
+DISCIPLINE_COLUMNS = columns(ANSWER_METRICS, "discipline")
 
 
 def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
