@@ -15,6 +15,7 @@ import json
 import re
 from typing import Any
 
+from pytest_ragv2.metrics import GRADES
 from pytest_ragv2.schema import Case
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.transcripts import Transcript
@@ -27,7 +28,6 @@ JUDGE_INSTRUCTIONS = (
     "or wrong claim is stated, or a required refusal is missing. Reply with one line of JSON "
     'only: {"grade": "PASS" | "PARTIAL" | "FAIL", "reason": "<one sentence>"}'
 )
-GRADES = ("PASS", "PARTIAL", "FAIL")
 _GRADE_WORD = re.compile(r"\b(PASS|PARTIAL|FAIL)\b")
 
 

@@ -251,6 +251,12 @@ ANSWER_METRICS: tuple[Metric, ...] = (
     MET,
 )
 
+# The harness rubric: five dimensions graded PASS / PARTIAL / FAIL per run, the worst wins.
+RUBRIC_DIMENSIONS: tuple[str, ...] = ("Accuracy", "Grounding", "Completeness", "Language", "Format")
+GRADES: tuple[str, ...] = ("PASS", "PARTIAL", "FAIL")
+# the rubric's columns in records, rows and tables: each dimension, then the overall grade
+RUBRIC_COLUMNS: tuple[str, ...] = (*(name.lower() for name in RUBRIC_DIMENSIONS), "overall")
+
 EVIDENCE_RECALL = Metric(
     "evidence_recall",
     "evidence R@5",

@@ -16,7 +16,13 @@ from typing import Any
 
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import load_layer
-from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, case_metric_names
+from pytest_ragv2.metrics import (
+    ANSWER_METRICS,
+    GRADES,
+    RETRIEVAL_METRICS,
+    RUBRIC_COLUMNS,
+    case_metric_names,
+)
 from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percentile_ci
 
 # the per-run metrics of each layer, averaged per case then over cases (metrics.py)
@@ -220,21 +226,17 @@ def aggregate(
     return results
 
 
-RUBRIC_DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format", "overall")
-GRADES = ("PASS", "PARTIAL", "FAIL")
-
-
 def rubric_counts(results: SessionResults) -> dict[str, dict[str, dict[str, int]]]:
     """Per system and rubric dimension, how many runs were graded PASS, PARTIAL and FAIL
     (skipped runs and runs without a rubric are left out)."""
     table: dict[str, dict[str, dict[str, int]]] = {}
     for system in results.systems:
-        counts = {dimension: dict.fromkeys(GRADES, 0) for dimension in RUBRIC_DIMENSIONS}
+        counts = {dimension: dict.fromkeys(GRADES, 0) for dimension in RUBRIC_COLUMNS}
         for record in results.records_of(system):
             rubric = record.get("rubric")
             if not rubric or record.get("skipped"):
                 continue
-            for dimension in RUBRIC_DIMENSIONS:
+            for dimension in RUBRIC_COLUMNS:
                 grade = rubric.get(dimension)
                 if grade in counts[dimension]:
                     counts[dimension][grade] += 1

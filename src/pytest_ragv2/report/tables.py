@@ -10,7 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.gates import GateResult, fmt_delta
-from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, columns
+from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, RUBRIC_COLUMNS, columns
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -244,7 +244,7 @@ def discipline_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
 
 def rubric_table(rubric: Mapping[str, Mapping[str, Mapping[str, int]]]) -> Table:
     """Per system and dimension: PASS / PARTIAL / FAIL run counts."""
-    dimensions = ("accuracy", "grounding", "completeness", "language", "format", "overall")
+    dimensions = RUBRIC_COLUMNS
     header = ["system", *dimensions]
     rows = []
     for system, counts in rubric.items():

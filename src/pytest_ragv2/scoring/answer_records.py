@@ -16,7 +16,6 @@ from pytest_ragv2.scoring.citations import CitationCheck
 from pytest_ragv2.scoring.tools import ToolCheck
 
 Verdict = Literal["PASS", "PARTIAL", "FAIL"]
-RUBRIC_DIMENSIONS: tuple[str, ...] = ("Accuracy", "Grounding", "Completeness", "Language", "Format")
 _RANK: dict[str, int] = {"PASS": 0, "PARTIAL": 1, "FAIL": 2}
 
 

@@ -72,10 +72,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
+from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
 from pytest_ragv2.scoring.answer_format import format_ok
 from pytest_ragv2.scoring.answer_records import (
-    RUBRIC_DIMENSIONS,
     AnswerScore,
     Grade,
     TurnScore,

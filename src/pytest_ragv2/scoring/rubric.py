@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_ragv2.scoring.answer_records import _RANK, RUBRIC_DIMENSIONS, Grade, TurnScore
+from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
+from pytest_ragv2.scoring.answer_records import _RANK, Grade, TurnScore
 
 ACCURACY_VETOES = frozenset(
     {
