@@ -226,4 +226,4 @@ def _start_controller(
         # user's choice (--html); report.html from the summary is always written
         from pytest_ragv2.report.html import HtmlHooks
 
-        config.pluginmanager.register(HtmlHooks(controller), "ragv2-html")
+        config.pluginmanager.register(HtmlHooks(controller, ctx.layer), "ragv2-html")

@@ -7,12 +7,13 @@ pytest-html's trylast sessionfinish writes the file, so the summary is complete 
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import Any, Protocol
 
 import pytest
 
-from pytest_ragv2.controller import Controller
+from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.report.page import table_html
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
@@ -29,10 +30,20 @@ def _cell(value: Any) -> str:
     return f"<td>{escape(str(value))}</td>"
 
 
+class Decided(Protocol):
+    """What the report needs of the session's decision once it is made (the controller)."""
+
+    @property
+    def summary(self) -> Mapping[str, Any] | None: ...
+
+    @property
+    def gates(self) -> Sequence[GateResult]: ...
+
+
 class HtmlHooks:
-    def __init__(self, controller: Controller) -> None:
-        self._controller = controller
-        self._chat = layer_info(controller.ctx.layer).chat
+    def __init__(self, decided: Decided, layer: str) -> None:
+        self._controller = decided
+        self._chat = layer_info(layer).chat
         self._columns = CHAT_COLUMNS if self._chat else COLUMNS
 
     @pytest.hookimpl(optionalhook=True)
