@@ -76,9 +76,7 @@ def _overlaps(log: list[tuple[str, float, float]]) -> int:
     return sum(1 for (_, end), (start, _) in itertools.pairwise(spans) if start < end)
 
 
-def _run(
-    pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str], *dist: str
-) -> int:
+def _run(pytester: pytest.Pytester, server: DemoServer, slots: tuple[str, str], *dist: str) -> int:
     _project(pytester, server.url, slots)
     before = len(server.request_log)
     result = pytester.runpytest("--ragv2-layer=B", "-n", "4", *dist, "--ragv2-seed=7")
