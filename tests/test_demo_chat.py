@@ -193,18 +193,6 @@ def test_v2_labels_synthetic_records(index: DemoIndex) -> None:
     assert "synthetischer Datensatz" not in _converse(index, "v1", [prompt])[-1]["content"]
 
 
-def test_parse_sources_matches_kb_tool() -> None:
-    texts = [
-        render_sources([RetrievedItem(rank=1, text="a", page=2), RetrievedItem(2, "b")], 3),
-        '{"sources": [{"n": true, "text": "x"}, {"n": 1, "text": 2}, {"n": 4, "text": "y"}]}',
-        '{"error": "down"}',
-        "not json",
-        "[1, 2]",
-    ]
-    for text in texts:
-        assert model.parse_sources(text) == parse_sources(text)
-
-
 _ID_OR_NUMBER = re.compile(r"[\w./+-]*\d[\w./+-]*")
 
 

@@ -7,15 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from ragv2_demo.analysis import analyze, fold
 from ragv2_demo.chunks import Chunk
-from ragv2_demo.engine import (
-    DemoIndex,
-    V1Retriever,
-    V2Retriever,
-    VectorIndex,
-    analyze,
-    fold,
-)
+from ragv2_demo.engine import DemoIndex
+from ragv2_demo.retrieval_v1 import V1Retriever, VectorIndex
+from ragv2_demo.retrieval_v2 import V2Retriever
 
 CORPUS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-analytics"
 

@@ -13,7 +13,8 @@ import pytest
 
 from ragv2_demo.chunks import Chunk
 from ragv2_demo.engine import DemoIndex
-from ragv2_demo.server import NO_DOCUMENTS, DemoServer, main
+from ragv2_demo.server import DemoServer, main
+from ragv2_demo.server_rag import NO_DOCUMENTS
 
 V1_CHUNKS = [
     Chunk(

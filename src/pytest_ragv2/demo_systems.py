@@ -1,7 +1,9 @@
 """The embedded default: with no systems configured, demo-v1 (baseline) against demo-v2.
 
 The demo service is started lazily in a background thread so that building its index
-overlaps pytest's collection; whoever first needs its URL waits for it.
+overlaps pytest's collection; whoever first needs its URL waits for it. This module is the
+plugin's one bridge to the demo's own package, ``ragv2_demo`` (imported lazily: only when no
+system is configured), whose reference runner it starts as ``python -m ragv2_demo.reference``.
 """
 
 from __future__ import annotations

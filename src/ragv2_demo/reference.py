@@ -4,7 +4,7 @@
         --file-id guide-produit-nimbus --file-id faq-support "<prompt>"
 
 It behaves like ``codex exec --json`` with one MCP search tool: it asks the demo answer model
-(``demo/answer.py``) what to do with the prompt, runs each ``search_knowledge_base`` call it
+(``answer.py``) what to do with the prompt, runs each ``search_knowledge_base`` call it
 makes against the demo server's rag_api route ``POST {url}/<variant>/query_multiple`` over
 HTTP, gives the model the results as numbered sources (the JSON of
 ``systems/kb_tool.render_sources``; rag_api's 0-based page and row become 1-based), and
@@ -36,9 +36,11 @@ conversation's memory and implicit follow-ups hold. Without them every prompt is
 a fresh conversation. The file ids to search come from
 ``--file-id`` (repeatable, or comma-separated) and ``--corpus DIR`` (every file stem under
 it, as the demo server names them). Usage counts whitespace tokens like the demo server.
-Only ``demo/answer.py`` and light standard modules are imported, so the command starts fast:
-HTTP is spoken over a plain socket (``http://`` only, which is what the demo server serves),
-because ``urllib``/``http.client`` pull the ``email`` package, ~50 ms per turn.
+Only the answer model, the plugin's light contracts (``systems.kb_tool``: the tool, the
+sources' JSON; ``systems.upload_names``) and light standard modules are imported, so the
+command starts fast: HTTP is spoken over a plain socket (``http://`` only, which is what the
+demo server serves), because ``urllib``/``http.client`` pull the ``email`` package, ~50 ms
+per turn.
 """
 
 from __future__ import annotations
@@ -50,27 +52,17 @@ import socket
 import sys
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragv2.systems.kb_tool import SEARCH_TOOL, SOURCE_FIELDS, render_error, render_sources
+from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.upload_names import filename_from_source
-from ragv2_demo.answer import SEARCH_TOOL_NAME, answer
+from ragv2_demo.answer import answer
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from ragv2_demo.answer import Variant
+    from ragv2_demo.answer_language import Variant
 
 MCP_SERVER = "ragv2-demo"
-SEARCH_TOOL: dict[str, Any] = {
-    "type": "function",
-    "function": {
-        "name": SEARCH_TOOL_NAME,
-        "description": "Search the knowledge base. Returns numbered sources; cite them as [n].",
-        "parameters": {
-            "type": "object",
-            "properties": {"query": {"type": "string"}},
-            "required": ["query"],
-        },
-    },
-}
 CORPUS_SUFFIXES = frozenset({".md", ".pdf", ".docx", ".xlsx", ".json", ".txt"})
 NO_DOCUMENTS = "No documents found for the given query"
 
@@ -179,27 +171,27 @@ def rag_search(
     return [pair[0] for pair in payload if isinstance(pair, list) and pair]
 
 
-def source_objects(documents: Sequence[dict[str, Any]], start: int) -> list[dict[str, Any]]:
-    """rag_api documents as numbered sources (kb_tool's shape; page and row made 1-based)."""
-    sources: list[dict[str, Any]] = []
+def source_items(documents: Sequence[dict[str, Any]], start: int) -> list[RetrievedItem]:
+    """rag_api documents as numbered sources (ranked from ``start``; page and row made
+    1-based), for ``kb_tool.render_sources``."""
+    items: list[RetrievedItem] = []
     for n, document in enumerate(documents, start=start):
         metadata = document.get("metadata") or {}
-        source: dict[str, Any] = {"n": n}
         if "filename" not in metadata and isinstance(metadata.get("source"), str):
             metadata = {
                 **metadata,
                 "filename": filename_from_source(metadata["source"], metadata.get("user_id")),
             }
-        for name in ("file_id", "filename", "page", "section", "table", "row"):
+        fields: dict[str, Any] = {}
+        for name in SOURCE_FIELDS:
             value = metadata.get(name)
             if value is None:
                 continue
-            source[name] = (
+            fields[name] = (
                 value + 1 if name in ("page", "row") and isinstance(value, int) else value
             )
-        source["text"] = str(document.get("page_content", ""))
-        sources.append(source)
-    return sources
+        items.append(RetrievedItem(rank=n, text=str(document.get("page_content", "")), **fields))
+    return items
 
 
 def _new_thread_id() -> str:
@@ -303,12 +295,12 @@ def run_turn(
                     url, variant, str(arguments.get("query", "")), file_ids, k, timeout_s
                 )
             except SearchError as exc:
-                content = json.dumps({"error": str(exc)}, ensure_ascii=False)
+                content = render_error(str(exc))
                 item = {**item, "error": {"message": str(exc)}, "status": "failed"}
             else:
-                sources = source_objects(documents, next_source)
+                sources = source_items(documents, next_source)
+                content = render_sources(sources, next_source)
                 next_source += len(sources)
-                content = json.dumps({"sources": sources}, ensure_ascii=False)
                 result = {"content": [{"type": "text", "text": content}]}
                 item = {**item, "result": result, "status": "completed"}
             _emit({"type": "item.completed", "item": item})
