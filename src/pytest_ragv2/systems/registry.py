@@ -8,6 +8,8 @@ configuration unions that ``settings`` validates against are built from these ro
 
 from __future__ import annotations
 
+import functools
+import operator
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +64,7 @@ class ChatAdapter(Generic[C]):
 
 
 def _table(*rows: Any) -> dict[str, Any]:
+    """The rows by name; a row not named as its configuration's ``adapter`` is refused."""
     table = {}
     for row in rows:
         declared = typing.get_args(row.config.model_fields["adapter"].annotation)
@@ -111,7 +114,7 @@ CHAT_ADAPTERS: Mapping[str, ChatAdapter[Any]] = _table(
 
 def _union(configs: Sequence[type[AdapterConfig]]) -> Any:
     """The configuration models as one union pydantic tells apart by ``adapter``."""
-    return Annotated[typing.Union[tuple(configs)], Field(discriminator="adapter")]  # noqa: UP007
+    return Annotated[functools.reduce(operator.or_, configs), Field(discriminator="adapter")]
 
 
 if TYPE_CHECKING:  # code outside an adapter sees what every configuration has
