@@ -15,6 +15,7 @@ from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.located_yaml import CaseError
+from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.stash import CONTEXT_KEY
 
 INVALID_ITEM_NAME = "invalid-cases"
@@ -134,17 +135,17 @@ class CaseItem(pytest.Item):
         self.key = key
         self.loaded = loaded
         self.query = query
-        self.ragv2_record: dict[str, Any] | None = None
+        self.ragv2_record: RunRecord | None = None
 
     def runtest(self) -> None:
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         ctx = context_of(self.config)
         record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
         self.ragv2_record = record
-        if record.get("skipped"):
-            pytest.skip(record["skipped"])
-        if not record["met"]:
-            raise RunNotMet("\n".join(record["reasons"]))
+        if record.skipped:
+            pytest.skip(record.skipped)
+        if not record.met:
+            raise RunNotMet("\n".join(record.reasons))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RunNotMet):

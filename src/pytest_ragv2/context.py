@@ -7,6 +7,7 @@ the same item order and writes into the same run folder.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
+from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.schema import Case
 from pytest_ragv2.settings import Settings, SystemSettings
 from pytest_ragv2.systems.base import Retriever
@@ -129,7 +131,7 @@ class RunContext:
             self._writer = RawRunWriter(self.run_dir, self.worker)
         return self._writer
 
-    def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> dict[str, Any]:
+    def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> RunRecord:
         """Layer A for one item: call, keep the raw run on disk, then score it."""
         system = self.systems[key.system]
         started = time.perf_counter()
@@ -173,7 +175,7 @@ class RunContext:
             self._chats[system] = chat
         return chat
 
-    def run_chat(self, key: RunKey, case: Case, split: str) -> dict[str, Any]:
+    def run_chat(self, key: RunKey, case: Case, split: str) -> RunRecord:
         """Layer B for one item: one fresh conversation, its raw run on disk, then scored."""
         from pytest_ragv2.layers.chat import (
             chat_record,
@@ -219,10 +221,11 @@ class RunContext:
             )
         if self.settings.judge is not None:
             try:
-                record["judge"] = self.judge.grade(case, key.lang, transcript)
+                judged: dict[str, Any] = self.judge.grade(case, key.lang, transcript)
             except Exception as exc:  # advisory: a broken judge costs nothing
-                record["judge"] = {"grade": None, "error": f"{exc!r}"[:300]}
-            self.writer.append({"key": key.to_json(), "judge": record["judge"]})
+                judged = {"grade": None, "error": f"{exc!r}"[:300]}
+            self.writer.append({"key": key.to_json(), "judge": judged})
+            record = dataclasses.replace(record, judge=judged)
         return record
 
     @property

@@ -23,6 +23,7 @@ from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import write_terminal_summary
+from pytest_ragv2.run_record import RunRecord, as_record
 from pytest_ragv2.session import SessionResults
 
 RECORD_ATTRIBUTE = "ragv2"
@@ -37,7 +38,7 @@ KEEP_STATUSES = (
 class Controller:
     ctx: RunContext
     options: Mapping[str, Any] = field(default_factory=dict)
-    records: list[Mapping[str, Any]] = field(default_factory=list)
+    records: list[RunRecord] = field(default_factory=list)
     expected_runs: int | None = None
     other_failures: int = 0
     summary: dict[str, Any] | None = None
@@ -60,7 +61,7 @@ class Controller:
     def add_report(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         record = getattr(report, RECORD_ATTRIBUTE, None)
         if record is not None:
-            self.records.append(record)
+            self.records.append(as_record(record))  # read back once from the report's JSON
         elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
             # an ordinary test (or a collection error) failed: the gates cannot clear that
             self.other_failures += 1
@@ -143,7 +144,7 @@ class Controller:
                 stored = fetch_stored_chunks(name, retrieval, allowed)
             if stored is None:
                 continue
-            ran = sorted({(r["key"]["case"], r["key"]["lang"]) for r in results.records_of(name)})
+            ran = sorted({(r.key.case, r.key.lang) for r in results.records_of(name)})
             cases = []
             for case_id, lang in ran:
                 loaded = self.ctx.catalog.find(case_id)

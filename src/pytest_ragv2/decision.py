@@ -16,6 +16,7 @@ from pytest_ragv2.session import SessionResults, aggregate
 
 if TYPE_CHECKING:
     from pytest_ragv2.gates import GateResult
+    from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.settings import Settings
 
 
@@ -34,7 +35,7 @@ class Decision:
 
 
 def decide(
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[RunRecord | Mapping[str, Any]],
     *,
     layer: str,
     settings: Settings,

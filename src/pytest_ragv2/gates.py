@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
+from pytest_ragv2.run_record import RetrievalRecord
 from pytest_ragv2.session import SessionResults, case_metric_means
 from pytest_ragv2.settings import GateSettings
 
@@ -107,10 +108,9 @@ def empty_results_gate(results: SessionResults) -> GateResult:
 
 def leak_gate(results: SessionResults, candidate: str, allowlist_present: bool) -> GateResult:
     offending = [
-        f"{record['key']['case']}[{candidate}-{record['key']['lang']}-r{record['key']['rep']}]: "
-        + ", ".join(record["metrics"]["leaked"])
+        f"{record.key.item_name}: " + ", ".join(record.leaked)
         for record in results.records_of(candidate)
-        if record["metrics"].get("leaked")
+        if isinstance(record, RetrievalRecord) and record.leaked
     ]
     description = "no run returns a file outside the corpus allow-list (hard safety gate)"
     if not allowlist_present:
@@ -197,9 +197,7 @@ def paired_cases(
 ) -> PairedCases:
     cand = case_metric_means(results.records_of(candidate))
     base = case_metric_means(results.records_of(baseline))
-    category = {
-        record["key"]["case"]: str(record["category"]) for record in results.records_of(candidate)
-    }
+    category = {record.key.case: record.category for record in results.records_of(candidate)}
     common = sorted(case for case in cand if metric in cand[case] and metric in base.get(case, {}))
     return PairedCases(
         cases=tuple(common),

@@ -26,6 +26,7 @@ from pytest_ragv2.gates import (
     latency_gate,
     minimum_gate,
 )
+from pytest_ragv2.run_record import ChatRecord, RunRecord
 from pytest_ragv2.schema import VETO_KINDS, VetoKind
 from pytest_ragv2.session import SessionResults, case_metric_means
 from pytest_ragv2.settings import AnswerGateSettings
@@ -46,25 +47,24 @@ VETO_DESCRIPTIONS: dict[VetoKind, str] = {
 DETAILS_KEPT = 50
 
 
-def run_name(record: Mapping[str, Any]) -> str:
-    key = record["key"]
-    return f"{key['case']}[{key['system']}-{key['lang']}-r{key['rep']}]"
+def _vetoes(record: RunRecord) -> tuple[Mapping[str, Any], ...]:
+    return record.vetoes if isinstance(record, ChatRecord) else ()
 
 
-def veto_lines(records: Sequence[Mapping[str, Any]], kind: str) -> list[str]:
+def veto_lines(records: Sequence[RunRecord], kind: str) -> list[str]:
     """``B07[v2-de-r3] turn 1: "<offending text>" (detail)`` for every veto of ``kind``."""
     lines = []
     for record in records:
-        for veto in record.get("vetoes") or ():
+        for veto in _vetoes(record):
             if veto["kind"] == kind:
                 detail = f" ({veto['detail']})" if veto.get("detail") else ""
-                lines.append(f"{run_name(record)} turn {veto['turn']}: {veto['text']!r}{detail}")
+                lines.append(
+                    f"{record.key.item_name} turn {veto['turn']}: {veto['text']!r}{detail}"
+                )
     return lines
 
 
-def veto_gates(
-    records: Sequence[Mapping[str, Any]], *, allowlist_present: bool
-) -> list[GateResult]:
+def veto_gates(records: Sequence[RunRecord], *, allowlist_present: bool) -> list[GateResult]:
     gates = []
     for kind in VETO_KINDS:
         lines = veto_lines(records, kind)
@@ -255,7 +255,7 @@ def vetoes_by_system(results: SessionResults) -> dict[str, dict[str, int]]:
     for system in results.systems:
         counts: dict[str, int] = {kind: 0 for kind in VETO_KINDS}
         for record in results.records_of(system):
-            for kind in {veto["kind"] for veto in record.get("vetoes") or ()}:
+            for kind in {veto["kind"] for veto in _vetoes(record)}:
                 counts[kind] = counts.get(kind, 0) + 1
         table[system] = counts
     return table

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
     from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
@@ -112,7 +113,7 @@ class Layer(Protocol):
         """What the run manifest records for this layer beyond the common fields."""
         ...
 
-    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> RunRecord:
         """Run one item (raw run written before it is scored) and return its record."""
         ...
 
@@ -124,11 +125,11 @@ class Layer(Protocol):
         settings: Settings,
         allowlist: Allowlist | None,
         kb_path: str,
-    ) -> dict[str, Any]:
+    ) -> RunRecord:
         """The record of one raw run, scored again against the current gold."""
         ...
 
-    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
         """Figures of a table row beyond the case-mean metrics (leaks, vetoes, cost)."""
         ...
 

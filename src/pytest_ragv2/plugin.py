@@ -73,7 +73,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     record = getattr(item, "ragv2_record", None)
     if call.when == "call" and record is not None:
-        report.ragv2 = record
+        report.ragv2 = record.to_json()  # JSON on the report: it crosses xdist workers
     return report
 
 

@@ -6,6 +6,7 @@ it, so a fixed scorer or an adjudicated gold answer can be applied to a finished
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +21,7 @@ from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.settings import Settings
 
 
@@ -54,7 +56,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     }
     layer = str(manifest.get("options", {}).get("layer", "A"))
     implementation = load_layer(layer)
-    records: list[dict[str, Any]] = []
+    records: list[RunRecord] = []
     unknown: list[str] = []
     judged: dict[str, dict[str, Any]] = {}
     for raw in read_raw_runs(run_dir):
@@ -69,10 +71,12 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         records.append(
             implementation.rescore(raw, loaded.case, loaded.split, settings, allow, kb_path)
         )
-    for record in records:
-        judge = judged.get(json.dumps(record["key"], sort_keys=True))
-        if judge is not None:
-            record["judge"] = judge
+    records = [
+        dataclasses.replace(record, judge=judged[name])
+        if (name := json.dumps(record.key.to_json(), sort_keys=True)) in judged
+        else record
+        for record in records
+    ]
     roles = {name: system["role"] for name, system in manifest_systems.items()}
     # every configured system's role, run or not: a deselected baseline fails as it did live
     configured = manifest.get("options", {}).get("configured_roles") or roles

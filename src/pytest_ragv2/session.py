@@ -23,6 +23,7 @@ from pytest_ragv2.metrics import (
     RUBRIC_COLUMNS,
     case_metric_names,
 )
+from pytest_ragv2.run_record import ChatRecord, RunRecord, as_record, as_records
 from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percentile_ci
 
 # the per-run metrics of each layer, averaged per case then over cases (metrics.py)
@@ -54,22 +55,21 @@ def _finite(value: float | None) -> float | None:
 
 
 def case_metric_means(
-    records: Iterable[Mapping[str, Any]], metrics_named: Sequence[str] = CASE_MEAN_METRICS
+    records: Iterable[RunRecord], metrics_named: Sequence[str] = CASE_MEAN_METRICS
 ) -> dict[str, dict[str, float]]:
     """Per case, the mean of every case-mean metric over that case's runs, in one pass
     (undefined values left out; a metric undefined in every run of a case is absent;
     skipped runs count for nothing)."""
     sums: dict[str, dict[str, list[float]]] = {}
     for record in records:
-        if record.get("skipped"):
+        if record.skipped:
             continue
-        per_metric = sums.setdefault(record["key"]["case"], {})
-        metrics = record["metrics"]
+        per_metric = sums.setdefault(record.key.case, {})
         for metric in metrics_named:
             if metric == "met":
-                value: float | None = 1.0 if record["met"] else 0.0
+                value: float | None = 1.0 if record.met else 0.0
             else:
-                value = _as_number(metrics.get(metric))
+                value = record.metric(metric)
             if value is not None:
                 total = per_metric.setdefault(metric, [0.0, 0.0])
                 total[0] += value
@@ -81,18 +81,22 @@ def case_metric_means(
 
 
 def summarize(
-    records: Sequence[Mapping[str, Any]], *, with_intervals: bool = False, layer: str = "A"
+    given: Sequence[RunRecord | Mapping[str, Any]],
+    *,
+    with_intervals: bool = False,
+    layer: str = "A",
 ) -> Row:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
     a bootstrap each). Skipped runs are counted, and left out of every figure."""
-    skipped = sum(1 for record in records if record.get("skipped"))
+    records = as_records(given)
+    skipped = sum(1 for record in records if record.skipped)
     if skipped:
-        records = [record for record in records if not record.get("skipped")]
+        records = [record for record in records if not record.skipped]
     runs = len(records)
-    errors = sum(1 for record in records if not record["ok"])
+    errors = sum(1 for record in records if not record.ok)
     # A failed call's latency measures the failure (a refused connection, a 401), not the
     # system: percentiles are over the successful runs only.
-    latencies = [float(record["latency_s"]) for record in records if record["ok"]]
+    latencies = [record.latency_s for record in records if record.ok]
     implementation = load_layer(layer)
     metrics_named = implementation.case_metrics
     per_case = case_metric_means(records, metrics_named)
@@ -121,21 +125,19 @@ def summarize(
     return row
 
 
-def error_kinds(records: Sequence[Mapping[str, Any]]) -> Row:
+def error_kinds(records: Sequence[RunRecord]) -> Row:
     """The failed runs by error kind, most frequent first, with one example message of the
     most frequent kind (``error_kinds``, ``error_example``); empty when nothing failed."""
     kinds: Counter[str] = Counter()
     examples: dict[str, str] = {}
     for record in records:
-        if record["ok"]:
+        if record.ok:
             continue
-        error = record.get("error")
-        kind = str(error.get("kind") or "unknown") if isinstance(error, Mapping) else "unknown"
+        error = record.error
+        kind = error.kind if error is not None else "unknown"
         kinds[kind] += 1
-        if kind not in examples and isinstance(error, Mapping) and error.get("message"):
-            key = record.get("key")
-            case = key.get("case", "?") if isinstance(key, Mapping) else "?"
-            examples[kind] = f"{case}: {error['message']}"
+        if kind not in examples and error is not None and error.message:
+            examples[kind] = f"{record.key.case}: {error.message}"
     if not kinds:
         return {}
     dominant = kinds.most_common(1)[0][0]
@@ -150,23 +152,23 @@ def _percentile(values: Sequence[float], q: float) -> float | None:
 
 
 def group(
-    records: Iterable[Mapping[str, Any]], by: Callable[[Mapping[str, Any]], str]
-) -> dict[str, list[Mapping[str, Any]]]:
-    groups: dict[str, list[Mapping[str, Any]]] = defaultdict(list)
+    records: Iterable[RunRecord], by: Callable[[RunRecord], str]
+) -> dict[str, list[RunRecord]]:
+    groups: dict[str, list[RunRecord]] = defaultdict(list)
     for record in records:
         groups[by(record)].append(record)
     return dict(sorted(groups.items()))
 
 
-def _system(record: Mapping[str, Any]) -> str:
-    return str(record["key"]["system"])
+def _system(record: RunRecord) -> str:
+    return record.key.system
 
 
 @dataclass(slots=True)
 class SessionResults:
     """Everything the gates and the reports need, built from the records alone."""
 
-    records: list[Mapping[str, Any]]
+    records: list[RunRecord]
     roles: dict[str, str]
     expected_runs: int | None
     layer: str = "A"
@@ -185,21 +187,22 @@ class SessionResults:
                 return name
         return None
 
-    def records_of(self, system: str) -> list[Mapping[str, Any]]:
-        return [record for record in self.records if record["key"]["system"] == system]
+    def records_of(self, system: str) -> list[RunRecord]:
+        return [record for record in self.records if record.key.system == system]
 
 
 def aggregate(
-    records: Iterable[Mapping[str, Any]],
+    records: Iterable[RunRecord | Mapping[str, Any]],
     *,
     roles: Mapping[str, str],
     expected_runs: int | None = None,
     layer: str = "A",
 ) -> SessionResults:
     """Deduplicate by run key (the last record wins) and build every table."""
-    unique: dict[RunKey, Mapping[str, Any]] = {}
-    for record in records:
-        unique[RunKey.from_json(record["key"])] = record
+    unique: dict[RunKey, RunRecord] = {}
+    for given in records:
+        record = as_record(given)
+        unique[record.key] = record
     ordered = [unique[key] for key in sorted(unique)]
     results = SessionResults(
         records=ordered, roles=dict(roles), expected_runs=expected_runs, layer=layer
@@ -213,15 +216,15 @@ def aggregate(
         results.systems[system]["role"] = roles.get(system, "unknown")
         results.by_category[system] = {
             name: summarize(rows, layer=layer)
-            for name, rows in group(system_records, lambda r: str(r["category"])).items()
+            for name, rows in group(system_records, lambda r: r.category).items()
         }
         results.by_language[system] = {
             name: summarize(rows, layer=layer)
-            for name, rows in group(system_records, lambda r: str(r["key"]["lang"])).items()
+            for name, rows in group(system_records, lambda r: r.key.lang).items()
         }
         results.by_case[system] = {
             name: summarize(rows, layer=layer)
-            for name, rows in group(system_records, lambda r: str(r["key"]["case"])).items()
+            for name, rows in group(system_records, lambda r: r.key.case).items()
         }
     return results
 
@@ -233,8 +236,8 @@ def rubric_counts(results: SessionResults) -> dict[str, dict[str, dict[str, int]
     for system in results.systems:
         counts = {dimension: dict.fromkeys(GRADES, 0) for dimension in RUBRIC_COLUMNS}
         for record in results.records_of(system):
-            rubric = record.get("rubric")
-            if not rubric or record.get("skipped"):
+            rubric = record.rubric if isinstance(record, ChatRecord) else None
+            if not rubric or record.skipped:
                 continue
             for dimension in RUBRIC_COLUMNS:
                 grade = rubric.get(dimension)
@@ -252,14 +255,15 @@ def judge_counts(results: SessionResults) -> dict[str, dict[str, int]]:
         counts = {"PASS": 0, "PARTIAL": 0, "FAIL": 0, "no grade": 0, "agrees with rubric": 0}
         judged = False
         for record in results.records_of(system):
-            judge = record.get("judge")
+            judge = record.judge
             if not judge:
                 continue
             judged = True
             grade = judge.get("grade")
             if grade in GRADES:
                 counts[grade] += 1
-                if grade == (record.get("rubric") or {}).get("overall"):
+                rubric = record.rubric if isinstance(record, ChatRecord) else {}
+                if grade == rubric.get("overall"):
                     counts["agrees with rubric"] += 1
             else:
                 counts["no grade"] += 1
@@ -285,7 +289,7 @@ def _tokens(usage: Mapping[str, int], *names: str) -> int | None:
     return None
 
 
-def consistency_and_cost(records: Sequence[Mapping[str, Any]]) -> Row:
+def consistency_and_cost(records: Sequence[RunRecord]) -> Row:
     """The protocol's per-system and per-case extras of layer B: answer and retrieved-document
     consistency over repetitions, timeouts and tool errors, repeated searches, and the
     input, evidence and output sizes (characters; tokens where the system reports them)."""
@@ -294,15 +298,16 @@ def consistency_and_cost(records: Sequence[Mapping[str, Any]]) -> Row:
     sizes: dict[str, list[float]] = defaultdict(list)
     timeouts = 0
     for record in records:
-        group = (str(record["key"]["case"]), str(record["key"]["lang"]))
-        if "answer_digest" in record:
-            answers[group].append(record["answer_digest"])
-            documents[group].append(tuple(record.get("evidence_files", ())))
-        error = record.get("error")
-        timeouts += bool(error and error.get("kind") == "timeout")
-        for name, value in (record.get("sizes") or {}).items():
+        if not isinstance(record, ChatRecord):
+            continue
+        group = (record.key.case, record.key.lang)
+        if record.answer_digest is not None:
+            answers[group].append(record.answer_digest)
+            documents[group].append(record.evidence_files)
+        timeouts += bool(record.error and record.error.kind == "timeout")
+        for name, value in record.sizes.items():
             sizes[name].append(float(value))
-        usage = record.get("usage") or {}
+        usage = record.usage
         tokens_in = _tokens(usage, "prompt_tokens", "input_tokens")
         tokens_out = _tokens(usage, "completion_tokens", "output_tokens")
         if tokens_in is not None:

@@ -15,8 +15,10 @@ from typing import Any, Literal
 
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.metrics import answer_values
+from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answers import AnswerScore, AnswerScoringOptions, score_transcript
+from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.transcripts import Transcript
 
 ANSWER_EXCERPT_CHARS = 240
@@ -39,47 +41,39 @@ def raw_chat_run(
     }
 
 
-def skipped_record(
-    key: RunKey, *, case: Case, split: str, role: str, reason: str
-) -> dict[str, Any]:
+def skipped_record(key: RunKey, *, case: Case, split: str, role: str, reason: str) -> ChatRecord:
     """The record of a run the system cannot serve (its setup lacks what the case needs)."""
-    return {
-        "key": key.to_json(),
-        "category": case.category,
-        "split": split,
-        "gold_status": case.gold_status,
-        "role": role,
-        "skipped": reason,
-        "ok": True,
-        "error": None,
-        "latency_s": 0.0,
-        "metrics": {},
-        "met": True,
-        "reasons": [],
-    }
+    return ChatRecord(
+        key=key,
+        category=case.category,
+        split=split,
+        gold_status=case.gold_status,
+        role=role,
+        skipped=reason,
+        ok=True,
+        latency_s=0.0,
+        met=True,
+    )
 
 
 def scoring_failed_record(
     key: RunKey, *, case: Case, split: str, role: str, transcript: Transcript, exc: Exception
-) -> dict[str, Any]:
+) -> ChatRecord:
     """The record of a run whose scoring raised: an internal error on the run (counted in the
     error rate, the item fails with the message), its transcript still in the raw runs."""
-    error = {"kind": "internal", "message": f"scoring failed: {exc!r}"[:500], "status_code": None}
-    return {
-        "key": key.to_json(),
-        "category": case.category,
-        "split": split,
-        "gold_status": case.gold_status,
-        "role": role,
-        "ok": False,
-        "error": error,
-        "latency_s": transcript.latency_s,
-        "metrics": {},
-        "rubric": {},
-        "vetoes": [],
-        "met": False,
-        "reasons": [f"internal error: {error['message']}"],
-    }
+    error = RunError("internal", f"scoring failed: {exc!r}"[:500])
+    return ChatRecord(
+        key=key,
+        category=case.category,
+        split=split,
+        gold_status=case.gold_status,
+        role=role,
+        ok=False,
+        error=error,
+        latency_s=transcript.latency_s,
+        met=False,
+        reasons=(f"internal error: {error.message}",),
+    )
 
 
 def _usage_totals(transcript: Transcript) -> dict[str, int]:
@@ -184,7 +178,7 @@ def chat_record(
     transcript: Transcript,
     allowed_files: Collection[str] | None,
     options: AnswerScoringOptions,
-) -> dict[str, Any]:
+) -> ChatRecord:
     """Score one conversation and decide whether it met its case; pure."""
     score = score_transcript(
         case, key.lang, transcript, allowlist_files=allowed_files, options=options
@@ -196,40 +190,42 @@ def chat_record(
     reasons.extend(_turn_reasons(score, len(transcript.turns)))
     rubric = {name.lower(): grade.verdict for name, grade in score.rubric.items()}
     rubric["overall"] = score.verdict
-    return {
-        "key": key.to_json(),
-        "category": case.category,
-        "split": split,
-        "gold_status": case.gold_status,
-        "role": role,
-        "ok": error is None,
-        "error": error.to_json() if error else None,
-        "latency_s": transcript.latency_s,
-        "turn_latency_s": [turn.latency_s for turn in transcript.turns],
-        "metrics": flat_answer_metrics(score, transcript),
-        "rubric": rubric,
-        "rubric_reasons": {
+    return ChatRecord(
+        key=key,
+        category=case.category,
+        split=split,
+        gold_status=case.gold_status,
+        role=role,
+        ok=error is None,
+        error=error,
+        latency_s=transcript.latency_s,
+        turn_latency_s=tuple(turn.latency_s for turn in transcript.turns),
+        metrics=flat_answer_metrics(score, transcript),
+        rubric=rubric,
+        rubric_reasons={
             name.lower(): grade.reason
             for name, grade in score.rubric.items()
             if grade.verdict != "PASS"
         },
-        "vetoes": [veto.to_json() for veto in score.vetoes],
-        "met": not reasons,
-        "reasons": reasons,
-        "usage": _usage_totals(transcript),
-        "sizes": _sizes(transcript),
-        "answer_digest": answer_fingerprint(transcript),
-        "evidence_files": evidence_files(transcript),
-        "answer": transcript.final_answer[:ANSWER_EXCERPT_CHARS],
-        "cited_files": sorted(
-            {
-                citation.filename or citation.file_id or "?"
-                for turn in transcript.turns
-                for citation in turn.citations
-                if citation.filename or citation.file_id
-            }
+        vetoes=tuple(veto.to_json() for veto in score.vetoes),
+        met=not reasons,
+        reasons=tuple(reasons),
+        usage=_usage_totals(transcript),
+        sizes=_sizes(transcript),
+        answer_digest=answer_fingerprint(transcript),
+        evidence_files=tuple(evidence_files(transcript)),
+        answer=transcript.final_answer[:ANSWER_EXCERPT_CHARS],
+        cited_files=tuple(
+            sorted(
+                {
+                    citation.filename or citation.file_id or "?"
+                    for turn in transcript.turns
+                    for citation in turn.citations
+                    if citation.filename or citation.file_id
+                }
+            )
         ),
-    }
+    )
 
 
 def scoring_options(
@@ -275,7 +271,7 @@ def score_raw_chat_run(
     split: str,
     allowed_files: Collection[str] | None,
     options: AnswerScoringOptions,
-) -> dict[str, Any]:
+) -> ChatRecord:
     """Rebuild an item record from a raw run alone (rescoring)."""
     return chat_record(
         RunKey.from_json(raw["key"]),

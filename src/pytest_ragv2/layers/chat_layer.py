@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pytest_ragv2.layer_registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.session import ANSWER_CASE_MEAN_METRICS
 
 if TYPE_CHECKING:
@@ -18,6 +19,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
     from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
@@ -47,7 +49,7 @@ class ChatLayer:
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         return {}
 
-    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> RunRecord:
         return ctx.run_chat(key, loaded.case, loaded.split)
 
     def rescore(
@@ -58,7 +60,7 @@ class ChatLayer:
         settings: Settings,
         allowlist: Allowlist | None,
         kb_path: str,
-    ) -> dict[str, Any]:
+    ) -> RunRecord:
         from pytest_ragv2.keys import RunKey
         from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options, skipped_record
 
@@ -75,11 +77,13 @@ class ChatLayer:
             options=scoring_options(settings.answer_scoring, cast(KbPath, kb_path)),
         )
 
-    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
         from pytest_ragv2.session import consistency_and_cost
 
         return {
-            "vetoed_runs": sum(1 for record in records if record.get("vetoes")),
+            "vetoed_runs": sum(
+                1 for record in records if isinstance(record, ChatRecord) and record.vetoes
+            ),
             **consistency_and_cost(records),
         }
 

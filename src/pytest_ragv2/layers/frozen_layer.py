@@ -17,6 +17,7 @@ per case, "retrieval found it" beside "the model answered it".
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.frozen import EvidencePackage
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.run_record import ChatRecord, RunRecord
     from pytest_ragv2.schema import Case
     from pytest_ragv2.settings import Settings, SystemSettings
     from pytest_ragv2.transcripts import Transcript
@@ -90,7 +92,7 @@ class FrozenLayer(ChatLayer):
             "prompt_template": {"version": TEMPLATE_VERSION, "sha256": TEMPLATE_SHA256},
         }
 
-    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> RunRecord:
         from pytest_ragv2.frozen_prompt import user_message
         from pytest_ragv2.layers.chat import raw_chat_run, skipped_record
         from pytest_ragv2.systems.kb_tool import numbered, render_sources, resolve_citations
@@ -160,7 +162,7 @@ class FrozenLayer(ChatLayer):
         settings: Settings,
         allowlist: Allowlist | None,
         kb_path: str,
-    ) -> dict[str, Any]:
+    ) -> RunRecord:
         from pytest_ragv2.keys import RunKey
         from pytest_ragv2.layers.chat import scoring_options, skipped_record
         from pytest_ragv2.transcripts import Transcript
@@ -204,7 +206,7 @@ def frozen_record(
     settings: Settings,
     allowlist: Allowlist | None,
     options: Any,
-) -> dict[str, Any]:
+) -> ChatRecord:
     """Layer B's record of the answer, plus the frozen evidence's own recall and the rule
     that an answer model asking for a tool has failed its answer; pure."""
     from pytest_ragv2.layers.chat import chat_record
@@ -226,16 +228,17 @@ def frozen_record(
         if required
         else None
     )
-    record["metrics"][EVIDENCE_RECALL.name] = recall
+    metrics = {**record.metrics, EVIDENCE_RECALL.name: recall}
     asked = sorted({call.name for turn in transcript.turns for call in turn.tool_calls})
-    if asked:
-        record["met"] = False
-        record["reasons"] = [
-            f"the answer model asked for a tool ({', '.join(asked)}) although layer C offers "
-            "none: an answer failure",
-            *record["reasons"],
-        ]
-    return record
+    if not asked:
+        return dataclasses.replace(record, metrics=metrics)
+    failure = (
+        f"the answer model asked for a tool ({', '.join(asked)}) although layer C offers "
+        "none: an answer failure"
+    )
+    return dataclasses.replace(
+        record, metrics=metrics, met=False, reasons=(failure, *record.reasons)
+    )
 
 
 LAYER = FrozenLayer()

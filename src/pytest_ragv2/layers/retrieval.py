@@ -11,9 +11,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.run_record import RetrievalRecord
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import DEFAULT_KS, RetrievalScore, score_retrieval
-from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem
+from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem, RunError
 
 TOP_ITEMS_KEPT = 5
 
@@ -92,7 +93,7 @@ def item_record(
     allowed_file_ids: Collection[str] | None,
     allowed_filenames: Collection[str] | None,
     recall_k: int,
-) -> dict[str, Any]:
+) -> RetrievalRecord:
     """Score one run and decide whether it met its case; pure."""
     required = case.evidence_for(key.lang)
     score = score_retrieval(
@@ -110,20 +111,20 @@ def item_record(
         reasons.append(f"returned files outside the allow-list: {', '.join(score.leaked)}")
     if required and score.recall[recall_k] < 1.0:
         reasons.extend(_miss_reason(required, score, recall_k))
-    return {
-        "key": key.to_json(),
-        "category": case.category,
-        "split": split,
-        "gold_status": case.gold_status,
-        "role": role,
-        "ok": error is None,
-        "error": error,
-        "latency_s": latency_s,
-        "metrics": score.to_json(),
-        "returned": len(items),
-        "met": not reasons,
-        "reasons": reasons,
-        "top": [
+    return RetrievalRecord(
+        key=key,
+        category=case.category,
+        split=split,
+        gold_status=case.gold_status,
+        role=role,
+        ok=error is None,
+        error=RunError(**error) if error is not None else None,
+        latency_s=latency_s,
+        metrics=score.to_json(),
+        returned=len(items),
+        met=not reasons,
+        reasons=tuple(reasons),
+        top=tuple(
             {
                 "rank": item.rank,
                 "file": item.filename or item.file_id,
@@ -132,8 +133,8 @@ def item_record(
                 "row": item.row_key or item.row,
             }
             for item in items[:TOP_ITEMS_KEPT]
-        ],
-    }
+        ),
+    )
 
 
 def score_raw_run(
@@ -144,7 +145,7 @@ def score_raw_run(
     allowed_file_ids: Collection[str] | None,
     allowed_filenames: Collection[str] | None,
     recall_k: int,
-) -> dict[str, Any]:
+) -> RetrievalRecord:
     """Rebuild an item record from a raw run alone (rescoring)."""
     return item_record(
         RunKey.from_json(raw["key"]),

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.layer_registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.run_record import RetrievalRecord
 from pytest_ragv2.session import CASE_MEAN_METRICS
 
 if TYPE_CHECKING:
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
     from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
@@ -32,7 +34,7 @@ class RetrievalLayer:
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         return {}
 
-    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> dict[str, Any]:
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> RunRecord:
         return ctx.run_retrieval(key, loaded.case, loaded.split, query)
 
     def rescore(
@@ -43,7 +45,7 @@ class RetrievalLayer:
         settings: Settings,
         allowlist: Allowlist | None,
         kb_path: str,
-    ) -> dict[str, Any]:
+    ) -> RunRecord:
         from pytest_ragv2.layers.retrieval import score_raw_run
 
         return score_raw_run(
@@ -55,12 +57,11 @@ class RetrievalLayer:
             recall_k=settings.item_pass.recall_k,
         )
 
-    def row_extras(self, records: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
+        retrieval = [record for record in records if isinstance(record, RetrievalRecord)]
         return {
-            "leaking_runs": sum(1 for record in records if record["metrics"].get("leaked")),
-            "empty_runs": sum(
-                1 for record in records if record["ok"] and record.get("returned") == 0
-            ),
+            "leaking_runs": sum(1 for record in retrieval if record.leaked),
+            "empty_runs": sum(1 for record in retrieval if record.ok and record.returned == 0),
         }
 
     def gates(

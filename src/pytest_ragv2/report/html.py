@@ -17,6 +17,7 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.report.page import table_html
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
+from pytest_ragv2.run_record import ChatRecord, as_record
 
 COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
 CHAT_COLUMNS = ("System", "Case", "Lang", "Rep", "Exact", "Rubric", "Vetoes", "Latency s")
@@ -52,32 +53,27 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
-        record = getattr(report, "ragv2", None)
-        if record is None:
+        data = getattr(report, "ragv2", None)
+        if data is None:
             cells[2:2] = ["<td></td>"] * len(self._columns)
             return
-        key, metrics = record["key"], record["metrics"]
-        if self._chat:
+        record = as_record(data)
+        key = record.key
+        where = [_cell(key.system), _cell(key.case), _cell(key.lang), _cell(key.rep)]
+        if isinstance(record, ChatRecord):
             cells[2:2] = [
-                _cell(key["system"]),
-                _cell(key["case"]),
-                _cell(key["lang"]),
-                _cell(key["rep"]),
-                _cell(metrics.get("exact_answer")),
-                _cell((record.get("rubric") or {}).get("overall", record.get("skipped"))),
-                _cell(", ".join(v["kind"] for v in record.get("vetoes") or ()) or None),
-                _cell(record["latency_s"]),
+                *where,
+                _cell(record.metric("exact_answer")),
+                _cell(record.rubric.get("overall", record.skipped)),
+                _cell(", ".join(veto["kind"] for veto in record.vetoes) or None),
+                _cell(record.latency_s),
             ]
             return
-        recall = metrics.get("recall@5")
         cells[2:2] = [
-            _cell(key["system"]),
-            _cell(key["case"]),
-            _cell(key["lang"]),
-            _cell(key["rep"]),
-            _cell(None if recall is None or recall != recall else recall),
-            _cell(None if metrics.get("mrr") != metrics.get("mrr") else metrics.get("mrr")),
-            _cell(record["latency_s"] * 1000),
+            *where,
+            _cell(record.metric("recall@5")),
+            _cell(record.metric("mrr")),
+            _cell(record.latency_s * 1000),
         ]
 
     @pytest.hookimpl(optionalhook=True)

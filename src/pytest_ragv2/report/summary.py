@@ -12,6 +12,7 @@ from typing import Any
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
+from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.session import SessionResults
 
 SUMMARY_JSON = "summary.json"
@@ -77,22 +78,17 @@ def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
     """The runs that did not meet their case (candidate first), with their reasons and, at
     the chat layers, the answer's beginning: what a reviewer reads first."""
     rank = {"candidate": 0, "baseline": 1, "reference": 2}
-    unmet = [
-        record
-        for record in results.records
-        if not record.get("met", True) and not record.get("skipped")
-    ]
-    unmet.sort(key=lambda r: (rank.get(str(r.get("role")), 3), str(r["key"]["case"])))
+    unmet = [record for record in results.records if not record.met and not record.skipped]
+    unmet.sort(key=lambda r: (rank.get(r.role, 3), r.key.case))
     rows = []
     for record in unmet[:UNMET_RUNS_KEPT]:
-        key = record["key"]
         row: dict[str, Any] = {
-            "run": f"{key['case']}[{key['system']}-{key['lang']}-r{key['rep']}]",
-            "role": record.get("role"),
-            "reasons": list(record.get("reasons", []))[:8],
+            "run": record.key.item_name,
+            "role": record.role,
+            "reasons": list(record.reasons)[:8],
         }
-        if "answer" in record:
-            row["answer"] = record["answer"]
+        if isinstance(record, ChatRecord) and record.answer is not None:
+            row["answer"] = record.answer
         rows.append(row)
     return rows
 

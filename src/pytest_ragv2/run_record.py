@@ -1,0 +1,136 @@
+"""One item's result, typed: what a layer makes of a run, what the session aggregates.
+
+A record is made by its layer (``layers/retrieval.item_record``, ``layers/chat.chat_record``
+and friends), travels on the pytest report as JSON (:meth:`RunRecord.to_json` — so it
+crosses xdist workers unchanged), is read back once (:func:`as_record`) and from then on is
+read by attribute: the session's tables, the gates and the reports see the contract, and
+mypy with them. The common base holds what every layer has; :class:`RetrievalRecord` (layer
+A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figures are
+``None`` everywhere (never NaN).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.systems.outputs import RunError
+
+JSON = dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    key: RunKey
+    category: str
+    split: str
+    role: str
+    ok: bool
+    met: bool
+    latency_s: float
+    reasons: tuple[str, ...] = ()
+    error: RunError | None = None
+    skipped: str | None = None  # why the system could not serve the case (counted, no figure)
+    gold_status: str | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)  # as metrics.py declares them
+    judge: Mapping[str, Any] | None = None  # the advisory judge's grade (layer B)
+
+    def metric(self, name: str) -> float | None:
+        """A per-run metric as a number; None when undefined or not measured."""
+        value = self.metrics.get(name)
+        if value is None or isinstance(value, str | list | tuple | dict):
+            return None
+        number = float(value)
+        return None if math.isnan(number) else number
+
+    def to_json(self) -> JSON:
+        data: JSON = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name == "key":
+                value = self.key.to_json()
+            elif item.name == "error":
+                value = self.error.to_json() if self.error else None
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            data[item.name] = value
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRecord(RunRecord):
+    """Layer A: one retrieval call."""
+
+    returned: int = 0  # items the system returned
+    top: tuple[Mapping[str, Any], ...] = ()  # the first items, as the report lists them
+
+    @property
+    def leaked(self) -> tuple[str, ...]:
+        """Files outside the allow-list among the returned items."""
+        return tuple(self.metrics.get("leaked") or ())
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord(RunRecord):
+    """Layers B and C: one conversation."""
+
+    vetoes: tuple[Mapping[str, Any], ...] = ()
+    rubric: Mapping[str, str] = field(default_factory=dict)
+    rubric_reasons: Mapping[str, str] = field(default_factory=dict)
+    usage: Mapping[str, int] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    answer_digest: str | None = None
+    evidence_files: tuple[str, ...] = ()
+    answer: str | None = None
+    cited_files: tuple[str, ...] = ()
+    turn_latency_s: tuple[float, ...] = ()
+
+
+_CHAT_ONLY = frozenset(f.name for f in dataclasses.fields(ChatRecord)) - frozenset(
+    f.name for f in dataclasses.fields(RunRecord)
+)
+_RETRIEVAL_ONLY = frozenset(f.name for f in dataclasses.fields(RetrievalRecord)) - frozenset(
+    f.name for f in dataclasses.fields(RunRecord)
+)
+
+
+def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
+    """A record read back from its JSON (a report, a test); a record is returned as it is."""
+    if isinstance(data, RunRecord):
+        return data
+    kind: type[RunRecord]
+    if data.get("key", {}).get("layer") == "A" or _RETRIEVAL_ONLY & set(data):
+        kind, own = RetrievalRecord, _RETRIEVAL_ONLY
+    else:
+        kind, own = ChatRecord, _CHAT_ONLY
+    error = data.get("error")
+    values: JSON = {
+        "key": RunKey.from_json(data["key"]),
+        "category": str(data.get("category", "")),
+        "split": str(data.get("split", "")),
+        "role": str(data.get("role", "")),
+        "ok": bool(data.get("ok", True)),
+        "met": bool(data.get("met", False)),
+        "latency_s": float(data.get("latency_s") or 0.0),
+        "reasons": tuple(data.get("reasons") or ()),
+        "error": RunError(**error) if isinstance(error, Mapping) else None,
+        "skipped": data.get("skipped"),
+        "gold_status": data.get("gold_status"),
+        "metrics": dict(data.get("metrics") or {}),
+        "judge": data.get("judge"),
+    }
+    for name in own:
+        if name in data and data[name] is not None:
+            value = data[name]
+            values[name] = tuple(value) if isinstance(value, list) else value
+    return kind(**values)
+
+
+def as_records(records: Sequence[RunRecord | Mapping[str, Any]]) -> list[RunRecord]:
+    return [as_record(record) for record in records]

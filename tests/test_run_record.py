@@ -1,0 +1,67 @@
+"""The typed run record: made by its layer, JSON on the report, read back by attribute."""
+
+from __future__ import annotations
+
+import json
+
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.systems.outputs import RunError
+
+KEY_A = RunKey("K03", "v2", 2, "de", "A")
+KEY_B = RunKey("B07", "v1", 1, "fr", "B")
+
+
+def test_a_retrieval_record_survives_the_report_round_trip() -> None:
+    record = RetrievalRecord(
+        key=KEY_A,
+        category="technical_table",
+        split="development",
+        role="candidate",
+        ok=True,
+        met=False,
+        latency_s=0.012,
+        reasons=("missed datenblatt-tvk-220.pdf p.2",),
+        metrics={"recall@5": 0.5, "mrr": None, "leaked": ["secret.pdf"]},
+        returned=7,
+        top=({"rank": 1, "file": "datenblatt-tvk-220.pdf", "page": 1},),
+    )
+    wire = json.loads(json.dumps(record.to_json()))  # what an xdist worker sends
+    back = as_record(wire)
+    assert back == record
+    assert isinstance(back, RetrievalRecord)
+    assert back.leaked == ("secret.pdf",)
+    assert back.metric("recall@5") == 0.5
+    assert back.metric("mrr") is None
+    assert back.metric("leaked") is None  # not a number
+
+
+def test_a_chat_record_keeps_its_error_vetoes_and_rubric() -> None:
+    record = ChatRecord(
+        key=KEY_B,
+        category="semantic",
+        split="development",
+        role="baseline",
+        ok=False,
+        met=False,
+        latency_s=1.5,
+        error=RunError("timeout", "read timed out"),
+        vetoes=({"kind": "fabricated_identifier", "turn": 1, "text": "TW-P-99"},),
+        rubric={"overall": "FAIL"},
+        usage={"output_tokens": 12},
+        evidence_files=("contrat-cadre-meridia.docx",),
+        answer="…",
+    )
+    back = as_record(json.loads(json.dumps(record.to_json())))
+    assert back == record
+    assert isinstance(back, ChatRecord)
+    assert back.error == RunError("timeout", "read timed out")
+
+
+def test_a_record_is_returned_as_it_is_and_a_minimal_dict_reads() -> None:
+    record = as_record(
+        {"key": KEY_B.to_json(), "category": "c", "ok": True, "met": True, "latency_s": 0.1}
+    )
+    assert isinstance(record, RunRecord)
+    assert as_record(record) is record
+    assert (record.skipped, record.reasons, record.metrics) == (None, (), {})
