@@ -41,10 +41,11 @@ def activate(config: pytest.Config) -> None:
     settings = _settings(config)
     if settings.layer is None:
         return
-    try:
-        layer_info(settings.layer)
-    except UnknownLayer as exc:
-        raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
+    for layer in settings.layers:
+        try:
+            layer_info(layer)
+        except UnknownLayer as exc:
+            raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
@@ -56,7 +57,7 @@ def activate(config: pytest.Config) -> None:
         worker = "main"
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
     try:
-        load_layer(settings.layer).check_systems(systems, settings)
+        check_layers(settings, systems)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
     ctx = RunContext(
@@ -79,12 +80,31 @@ def activate(config: pytest.Config) -> None:
         _start_controller(config, ctx, demo_url)
 
 
+def check_layers(settings: Settings, systems: dict[str, SystemSettings]) -> None:
+    """Every layer can run: alone, on every system (a system without the layer's path is a
+    usage error, as it always was); with other layers, on the systems that serve it."""
+    several = len(settings.layers) > 1
+    for layer in settings.layers:
+        implementation = load_layer(layer)
+        serving = (
+            {name: system for name, system in systems.items() if implementation.serves(system)}
+            if several
+            else systems
+        )
+        if several and not serving:
+            raise ValueError(
+                f"--ragv2-layer={settings.layer}: no system serves layer {layer} "
+                f"({layer_info(layer).title})"
+            )
+        implementation.check_systems(serving, settings)
+
+
 def _preflight(config: pytest.Config, ctx: RunContext) -> None:
     """The checks of :mod:`pytest_ragv2.preflight`; a stop is a usage error naming them all."""
     from pytest_ragv2.preflight import run_preflight
 
     allowed = sorted(ctx.allowlist.file_ids) if ctx.allowlist else []
-    report = run_preflight(ctx.systems, ctx.layer, allowed)
+    report = run_preflight(ctx.systems, ctx.layers, allowed)
     ctx.preflight = report
     if report.stops:
         lines = "\n".join(f"  {finding}" for finding in report.stops)
@@ -156,7 +176,8 @@ def _systems(
             demo = DemoService(settings.corpus).start()
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
-        systems = demo_systems("http://demo.invalid", settings.layer)
+        demo_layer = next((layer for layer in ("B", "C") if layer in settings.layers), "A")
+        systems = demo_systems("http://demo.invalid", demo_layer)
     if settings.demo_faults:
         if settings.systems:
             raise pytest.UsageError(
@@ -226,4 +247,4 @@ def _start_controller(
         # user's choice (--html); report.html from the summary is always written
         from pytest_ragv2.report.html import HtmlHooks
 
-        config.pluginmanager.register(HtmlHooks(controller, ctx.layer), "ragv2-html")
+        config.pluginmanager.register(HtmlHooks(controller, ctx.layers), "ragv2-html")

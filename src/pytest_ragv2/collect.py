@@ -77,6 +77,11 @@ def register_markers(config: pytest.Config, names: Sequence[str], registered: se
             config.addinivalue_line("markers", f"{name}: pytest-ragv2 selection mark")
 
 
+def layered_item_name(key: RunKey) -> str:
+    """The item name in a session of several layers: ``B07[B-v2-de-r3]``."""
+    return f"{key.case}[{key.layer}-{key.system}-{key.lang}-r{key.rep}]"
+
+
 class RunNotMet(Exception):
     """The run did not meet its case; the message lists why."""
 
@@ -92,38 +97,44 @@ class CaseFile(pytest.File):
         if loaded is None:
             return
         if loaded.split in ctx.settings.splits:
-            for case in loaded.cases:
-                if ctx.layer in case.case.layers:
-                    yield from self._items(ctx, case)
+            for layer in ctx.layers:
+                for case in loaded.cases:
+                    if layer in case.case.layers:
+                        yield from self._items(ctx, case, layer)
         if loaded.errors:
             yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)
 
-    def _items(self, ctx: RunContext, loaded: LoadedCase) -> Iterator[pytest.Item]:
+    def _items(self, ctx: RunContext, loaded: LoadedCase, layer: str) -> Iterator[pytest.Item]:
         available = loaded.case.languages()
         languages = ctx.settings.languages or available
+        several = len(ctx.layers) > 1
+        implementation = load_layer(layer)
         for lang in languages:
             if lang not in available:
                 continue
             for system, system_settings in ctx.systems.items():
-                for rep in range(1, ctx.settings.repetitions_per_run + 1):
-                    key = RunKey(loaded.case.id, system, rep, lang, ctx.layer)
+                if several and not implementation.serves(system_settings):
+                    continue  # with several layers, a system runs the layers it serves
+                for rep in range(1, ctx.settings.repetitions_for(layer) + 1):
+                    key = RunKey(loaded.case.id, system, rep, lang, layer)
+                    name = layered_item_name(key) if several else key.item_name
                     item = CaseItem.from_parent(
                         self,
-                        name=key.item_name,
+                        name=name,
                         # a string id is parsed as case + parameters, as pytest's own
                         # parametrized ids are, so --lf/--ff/--sw find these items again
-                        nodeid=f"{self.nodeid}::{key.item_name}",
+                        nodeid=f"{self.nodeid}::{name}",
                         key=key,
                         loaded=loaded,
                         query=loaded.case.prompts_for(lang)[0],
                     )
                     register_markers(
                         self.config,
-                        mark_names(ctx.layer, loaded.case.category, system, lang),
+                        mark_names(layer, loaded.case.category, system, lang),
                         ctx.registered_marks,
                     )
                     for mark in item_marks(
-                        ctx.layer, loaded.case.category, system, lang, system_settings.slot
+                        layer, loaded.case.category, system, lang, system_settings.slot
                     ):
                         item.add_marker(mark)
                     yield item
@@ -149,12 +160,12 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RunNotMet):
-            return f"{self.key.item_name} did not meet its case:\n{excinfo.value}"
+            return f"{self.name} did not meet its case:\n{excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         line = self.loaded.location.line
-        return self.path, (line - 1 if line else None), self.key.item_name
+        return self.path, (line - 1 if line else None), self.name
 
 
 class CaseErrorItem(pytest.Item):
@@ -184,15 +195,17 @@ def order_items(items: list[pytest.Item], seed: int) -> None:
     random.Random(seed).shuffle(cases)
     case_rank = {case: rank for rank, case in enumerate(cases)}
     systems = list(dict.fromkeys(item.key.system for item in items if isinstance(item, CaseItem)))
+    # several layers run one after the other, in the order given
+    layers = list(dict.fromkeys(item.key.layer for item in items if isinstance(item, CaseItem)))
     flip = seed % 2
 
-    def sort_key(item: pytest.Item) -> tuple[int, int, int, str, int]:
+    def sort_key(item: pytest.Item) -> tuple[int, int, int, int, str, int]:
         if not isinstance(item, CaseItem):
-            return (len(cases), 0, 0, "", 0)
+            return (len(layers), len(cases), 0, 0, "", 0)
         rank = case_rank[item.key.case]
         position = systems.index(item.key.system)
         if (rank + flip) % 2:
             position = len(systems) - 1 - position
-        return (rank, item.key.rep, 0, item.key.lang, position)
+        return (layers.index(item.key.layer), rank, item.key.rep, 0, item.key.lang, position)
 
     items.sort(key=sort_key)

@@ -61,6 +61,17 @@ class RunContext:
     layer_state: dict[str, Any] = field(default_factory=dict)
 
     @property
+    def layers(self) -> tuple[str, ...]:
+        """The layers of this session, in the order given (``layer`` reads "A" or "A,B,C")."""
+        return tuple(self.layer.split(","))
+
+    @property
+    def demo_layer(self) -> str:
+        """The layer the embedded demo systems are configured for: the one that needs most
+        of them (B: chat paths and the reference runner; C: answer models; A: retrieval)."""
+        return next((layer for layer in ("B", "C") if layer in self.layers), "A")
+
+    @property
     def run_dir(self) -> Path:
         return self.settings.raw_runs / self.run_id
 
@@ -104,7 +115,7 @@ class RunContext:
             faults = self.settings.demo_faults
             settings = demo_systems(
                 self.demo_url(),
-                self.layer,
+                self.demo_layer,
                 allowed,
                 faults,
                 self.settings.demo_timeout_s,

@@ -22,7 +22,7 @@ from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
-from pytest_ragv2.report.terminal import write_terminal_summary
+from pytest_ragv2.report.terminal import write_session_summary, write_terminal_summary
 from pytest_ragv2.run_record import RunRecord, as_record
 from pytest_ragv2.session import SessionResults
 
@@ -39,24 +39,48 @@ class Controller:
     ctx: RunContext
     options: Mapping[str, Any] = field(default_factory=dict)
     records: list[RunRecord] = field(default_factory=list)
-    expected_runs: int | None = None
+    expected_by_layer: dict[str, int] | None = None
     other_failures: int = 0
-    summary: dict[str, Any] | None = None
-    gates: list[GateResult] = field(default_factory=list)
+    # per layer, in the order the session runs them
+    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    gates_by_layer: dict[str, list[GateResult]] = field(default_factory=dict)
     locations: list[str] = field(default_factory=list)
+
+    @property
+    def expected_runs(self) -> int | None:
+        return None if self.expected_by_layer is None else sum(self.expected_by_layer.values())
+
+    @property
+    def summary(self) -> dict[str, Any] | None:
+        """The first layer's summary (the only one, in a one-layer session)."""
+        return next(iter(self.summaries.values()), None)
+
+    @property
+    def gates(self) -> list[GateResult]:
+        """Every gate of the session, layer after layer."""
+        return [gate for gates in self.gates_by_layer.values() for gate in gates]
 
     def __post_init__(self) -> None:
         # numpy (for the intervals at the end) loads while the runs wait on their systems
         threading.Thread(target=_warm_imports, name="ragv2-warm-imports", daemon=True).start()
 
-    def set_expected(self, count: int) -> None:
-        """The number of case runs collected; the manifest is written before the first."""
-        self.expected_runs = count
-        if count:
-            write_run_manifest(self.ctx, self.options, expected_runs=count)
+    def set_expected(self, counts: Mapping[str, int]) -> None:
+        """The case runs collected per layer; the manifest is written before the first."""
+        self.expected_by_layer = dict(counts)
+        if self.expected_runs:
+            write_run_manifest(
+                self.ctx,
+                self.options,
+                expected_runs=self.expected_runs,
+                expected_by_layer=self.expected_by_layer,
+            )
 
     def count_expected(self, items: Sequence[pytest.Item]) -> None:
-        self.set_expected(sum(isinstance(item, CaseItem) for item in items))
+        counts = dict.fromkeys(self.ctx.layers, 0)
+        for item in items:
+            if isinstance(item, CaseItem):
+                counts[item.key.layer] = counts.get(item.key.layer, 0) + 1
+        self.set_expected(counts)
 
     def add_report(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         record = getattr(report, RECORD_ATTRIBUTE, None)
@@ -74,49 +98,65 @@ class Controller:
             return  # no case was collected: pytest's own status stands, nothing is written
         status = session.exitstatus
         interrupted = status == pytest.ExitCode.INTERRUPTED
-        decision = decide(
-            self.records,
-            layer=self.ctx.layer,
-            settings=self.ctx.settings,
-            roles={name: system.role for name, system in self.ctx.systems.items()},
-            configured_roles=self.ctx.configured_roles,
-            expected_runs=self.expected_runs,
-            case_errors=self.case_errors(),
-            allowlist_present=self.ctx.allowlist is not None,
-        )
-        results, self.gates, passed = decision.results, decision.gates, decision.passed
+        several = len(self.ctx.layers) > 1
+        decisions = {
+            layer: decide(
+                [record for record in self.records if record.key.layer == layer],
+                layer=layer,
+                settings=self.ctx.settings,
+                roles={name: system.role for name, system in self.ctx.systems.items()},
+                configured_roles=self.ctx.configured_roles,
+                expected_runs=(self.expected_by_layer or {}).get(layer),
+                case_errors=self.case_errors(),
+                allowlist_present=self.ctx.allowlist is not None,
+            )
+            for layer in self.ctx.layers
+        }
+        passed = all(decision.passed for decision in decisions.values())
         if status not in KEEP_STATUSES:
             ok = passed and not self.other_failures
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
-        # a retrieval layer's figures have a ceiling: what the systems store at all
-        ceilings = {} if layer_info(self.ctx.layer).chat else self._ceilings(results)
-        for name, found in ceilings.items():
-            results.systems[name]["ceiling"] = found["ceiling"]
-        self.summary = build_summary(
-            run_id=self.ctx.run_id,
-            seed=self.ctx.seed,
-            layer=self.ctx.layer,
-            results=results,
-            gates=self.gates,
-            passed=passed,
-            exit_status=int(status),
-            interrupted=interrupted,
-            descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
-            raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
-        )
-        if ceilings:
-            self.summary["attainable"] = ceilings
-        path = write_summary(
-            self.ctx.report_dir,
-            self.summary,
-            render_summary_markdown(self.summary, self.gates),
-            render_page(self.summary, self.gates),
-        )
-        self.locations = [
-            f"summary: {path} (and summary.md, report.html)",
-            f"raw runs: {self.ctx.run_dir}",
-        ]
+        self.locations = []
+        for layer, decision in decisions.items():
+            results = decision.results
+            # a retrieval layer's figures have a ceiling: what the systems store at all
+            ceilings = {} if layer_info(layer).chat else self._ceilings(results)
+            for name, found in ceilings.items():
+                results.systems[name]["ceiling"] = found["ceiling"]
+            summary = build_summary(
+                run_id=self.ctx.run_id,
+                seed=self.ctx.seed,
+                layer=layer,
+                results=results,
+                gates=decision.gates,
+                passed=decision.passed if several else passed,
+                exit_status=int(status),
+                interrupted=interrupted,
+                descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
+                raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
+            )
+            if ceilings:
+                summary["attainable"] = ceilings
+            if several:
+                summary["session"] = {
+                    "layers": list(self.ctx.layers),
+                    "verdict": "interrupted" if interrupted else ("pass" if passed else "fail"),
+                }
+            report_dir = self.ctx.report_dir / layer if several else self.ctx.report_dir
+            path = write_summary(
+                report_dir,
+                summary,
+                render_summary_markdown(summary, decision.gates),
+                render_page(summary, decision.gates),
+            )
+            self.summaries[layer] = summary
+            self.gates_by_layer[layer] = decision.gates
+            self.locations.append(
+                f"{'layer ' + layer + ' ' if several else ''}summary: {path} "
+                "(and summary.md, report.html)"
+            )
+        self.locations.append(f"raw runs: {self.ctx.run_dir}")
         if self.ctx.preflight is not None:
             self.locations.extend(
                 f"preflight warning: {finding}" for finding in self.ctx.preflight.warnings
@@ -157,15 +197,33 @@ class Controller:
         return found
 
     def terminal_summary(self, reporter: Any) -> None:
-        if self.summary is None:
+        if not self.summaries:
             return
-        write_terminal_summary(
-            reporter.write_sep, reporter.write_line, self.summary, self.gates, self.locations
+        if len(self.summaries) == 1:
+            (layer,) = self.summaries
+            write_terminal_summary(
+                reporter.write_sep,
+                reporter.write_line,
+                self.summaries[layer],
+                self.gates_by_layer[layer],
+                self.locations,
+            )
+            return
+        write_session_summary(
+            reporter.write_sep,
+            reporter.write_line,
+            self.summaries,
+            self.gates_by_layer,
+            self.locations,
         )
 
 
 def write_run_manifest(
-    ctx: RunContext, options: Mapping[str, Any], *, expected_runs: int | None = None
+    ctx: RunContext,
+    options: Mapping[str, Any],
+    *,
+    expected_runs: int | None = None,
+    expected_by_layer: Mapping[str, int] | None = None,
 ) -> None:
     """The fair-run record, written before the first run: versions, hashes, descriptors."""
     settings = ctx.settings
@@ -198,12 +256,17 @@ def write_run_manifest(
             "judge": settings.judge.model_dump(mode="json") if settings.judge else None,
             "demo_faults": settings.demo_faults,
             "layer": ctx.layer,
-            "repetitions": settings.repetitions_per_run,
+            "repetitions": {layer: settings.repetitions_for(layer) for layer in ctx.layers}
+            if len(ctx.layers) > 1
+            else settings.repetitions_per_run,
             "splits": settings.splits,
             "languages": settings.languages,
         },
     )
-    manifest.update(load_layer(ctx.layer).manifest_extras(settings))
+    if expected_by_layer is not None:
+        manifest["expected_by_layer"] = dict(expected_by_layer)
+    for layer in ctx.layers:
+        manifest.update(load_layer(layer).manifest_extras(settings))
     write_manifest(ctx.run_dir, manifest)
 
 

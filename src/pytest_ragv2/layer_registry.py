@@ -109,6 +109,11 @@ class Layer(Protocol):
         """Raise ``ValueError`` (a usage error) when the systems cannot run this layer."""
         ...
 
+    def serves(self, system: SystemSettings) -> bool:
+        """Whether the system has what this layer runs (in a session of several layers, a
+        system runs the layers it serves)."""
+        ...
+
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         """What the run manifest records for this layer beyond the common fields."""
         ...

@@ -23,9 +23,10 @@ OPTIONS: tuple[Option, ...] = (
     Option(
         "--ragv2-layer",
         "ragv2_layer",
-        "run the gold cases at this layer: A retrieval only, B end to end, C frozen evidence "
-        "(the plugin is inert without it)",
-        choices=LAYERS,
+        "run the gold cases at this layer: A retrieval only, B end to end, C frozen evidence; "
+        "several in one session as A,B,C, each with its own gates, one verdict (the plugin is "
+        "inert without it)",
+        metavar="LAYERS",
     ),
     Option(
         "--ragv2-config",

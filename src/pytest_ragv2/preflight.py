@@ -88,10 +88,13 @@ def secret_variables(system: SystemSettings) -> list[tuple[str, str]]:
 
 def run_preflight(
     systems: Mapping[str, SystemSettings],
-    layer: str,
+    layers: str | Sequence[str],
     file_ids: Sequence[str],
 ) -> PreflightReport:
-    """Check every system (this module's docstring); never raises."""
+    """Check every system for the session's layers (this module's docstring); never raises."""
+    names = (layers,) if isinstance(layers, str) else tuple(layers)
+    chat_session = any(layer_info(layer).chat for layer in names)
+    retrieval_session = any(not layer_info(layer).chat for layer in names)
     env = os.environ
     report = PreflightReport()
     for name, system in systems.items():
@@ -103,7 +106,7 @@ def run_preflight(
         if missing:
             continue
         try:
-            _check_system(name, system, layer, file_ids, report)
+            _check_system(name, system, chat_session, retrieval_session, file_ids, report)
         except Exception as exc:  # a preflight bug must not stop a run: it only warns
             report.findings.append(Finding(name, "warn", f"preflight could not check: {exc!r}"))
     return report
@@ -112,18 +115,18 @@ def run_preflight(
 def _check_system(
     name: str,
     system: SystemSettings,
-    layer: str,
+    chat_session: bool,
+    retrieval_session: bool,
     file_ids: Sequence[str],
     report: PreflightReport,
 ) -> None:
     retrieval = system.retrieval
-    chat_layer = layer_info(layer).chat
-    uses_retrieval = not chat_layer or (
-        isinstance(system.chat, OpenAIChatConfig) and retrieval is not None
+    uses_retrieval = retrieval_session or (
+        chat_session and isinstance(system.chat, OpenAIChatConfig) and retrieval is not None
     )
     if uses_retrieval and isinstance(retrieval, RagApiRetrieval):
         _check_rag_api(name, retrieval, file_ids, report)
-    if not chat_layer or system.chat is None:
+    if not chat_session or system.chat is None:
         return
     chat = system.chat
     if isinstance(chat, CommandConfig):

@@ -27,10 +27,19 @@ from pytest_ragv2.settings import Settings
 
 @dataclass(slots=True)
 class Rescored:
-    summary: dict[str, Any]
-    gates: list[GateResult]
+    summaries: dict[str, dict[str, Any]]  # per layer, in the order the run ran them
+    gates_by_layer: dict[str, list[GateResult]]
     passed: bool
     unknown_cases: list[str] = field(default_factory=list)
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """The first layer's summary (the only one, for a one-layer run)."""
+        return next(iter(self.summaries.values()))
+
+    @property
+    def gates(self) -> list[GateResult]:
+        return [gate for gates in self.gates_by_layer.values() for gate in gates]
 
 
 def _allowlist(settings: Settings) -> tuple[Allowlist | None, list[str]]:
@@ -54,8 +63,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         name: system.get("capabilities", {}).get("kb_path", "any")
         for name, system in manifest_systems.items()
     }
-    layer = str(manifest.get("options", {}).get("layer", "A"))
-    implementation = load_layer(layer)
+    layers = str(manifest.get("options", {}).get("layer") or "A").split(",")
     records: list[RunRecord] = []
     unknown: list[str] = []
     judged: dict[str, dict[str, Any]] = {}
@@ -68,6 +76,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             unknown.append(raw["key"]["case"])
             continue
         kb_path = kb_paths.get(raw["key"]["system"], "any")
+        implementation = load_layer(str(raw["key"].get("layer", layers[0])))
         records.append(
             implementation.rescore(raw, loaded.case, loaded.split, settings, allow, kb_path)
         )
@@ -80,41 +89,57 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     roles = {name: system["role"] for name, system in manifest_systems.items()}
     # every configured system's role, run or not: a deselected baseline fails as it did live
     configured = manifest.get("options", {}).get("configured_roles") or roles
-    expected = manifest.get("expected_runs")
+    expected_by_layer = manifest.get("expected_by_layer") or {
+        layers[0]: manifest.get("expected_runs")
+    }
     case_errors = [str(error) for error in catalog.errors] + allowlist_errors
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
-    decision = decide(
-        records,
-        layer=layer,
-        settings=settings,
-        roles=roles,
-        configured_roles=configured,
-        expected_runs=expected,
-        case_errors=case_errors,
-        allowlist_present=allow is not None,
-    )
-    results, gates, passed = decision.results, decision.gates, decision.passed
-    summary = build_summary(
-        run_id=str(manifest["run_id"]),
-        seed=int(manifest["seed"]),
-        layer=layer,
-        results=results,
-        gates=gates,
-        passed=passed,
-        exit_status=0 if passed else 1,
-        interrupted=False,
-        descriptors={
-            name: system.get("descriptors", {}) for name, system in manifest_systems.items()
-        },
-        raw_runs_dir=run_dir,
-    )
-    return Rescored(summary, gates, passed, unknown)
+    decisions = {
+        layer: decide(
+            [record for record in records if record.key.layer == layer],
+            layer=layer,
+            settings=settings,
+            roles=roles,
+            configured_roles=configured,
+            expected_runs=expected_by_layer.get(layer),
+            case_errors=case_errors,
+            allowlist_present=allow is not None,
+        )
+        for layer in layers
+    }
+    passed = all(decision.passed for decision in decisions.values())
+    summaries = {
+        layer: build_summary(
+            run_id=str(manifest["run_id"]),
+            seed=int(manifest["seed"]),
+            layer=layer,
+            results=decision.results,
+            gates=decision.gates,
+            passed=decision.passed,
+            exit_status=0 if passed else 1,
+            interrupted=False,
+            descriptors={
+                name: system.get("descriptors", {}) for name, system in manifest_systems.items()
+            },
+            raw_runs_dir=run_dir,
+        )
+        for layer, decision in decisions.items()
+    }
+    gates = {layer: decision.gates for layer, decision in decisions.items()}
+    return Rescored(summaries, gates, passed, unknown)
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:
-    return write_summary(
-        output,
-        rescored.summary,
-        render_summary_markdown(rescored.summary, rescored.gates),
-        render_page(rescored.summary, rescored.gates),
-    )
+    """The rescored summaries: in ``output`` for a one-layer run, else one folder per layer
+    under it; the path of the first."""
+    several = len(rescored.summaries) > 1
+    paths = [
+        write_summary(
+            output / layer if several else output,
+            summary,
+            render_summary_markdown(summary, rescored.gates_by_layer[layer]),
+            render_page(summary, rescored.gates_by_layer[layer]),
+        )
+        for layer, summary in rescored.summaries.items()
+    ]
+    return paths[0]

@@ -111,7 +111,10 @@ class Settings(_Strict):
         description="layer C: the frozen evidence package (`ragv2 freeze`) every answer "
         "model receives",
     )
-    layer: Literal["A", "B", "C"] | None = None
+    layer: str | None = Field(
+        default=None,
+        description='the layer to run ("A", "B" or "C"), or several in one session ("A,B,C")',
+    )
     repetitions: int | None = Field(
         default=None, ge=1, description="default: 1 at layer A, 5 at layers B and C"
     )
@@ -152,14 +155,35 @@ class Settings(_Strict):
                 raise ValueError(f"more than one {role}: {', '.join(named)}")
         return value
 
+    @field_validator("layer")
+    @classmethod
+    def _known_layers(cls, value: str | None) -> str | None:
+        """ "a, B,a" -> "A,B": the layers in the order given, each once."""
+        if value is None:
+            return None
+        layers = list(dict.fromkeys(part.strip().upper() for part in value.split(",")))
+        unknown = [layer for layer in layers if layer not in ("A", "B", "C")]
+        if unknown or not layers or "" in layers:
+            raise ValueError(f"unknown layer {value!r}: the layers are A, B and C")
+        return ",".join(layers)
+
     @property
-    def repetitions_per_run(self) -> int:
+    def layers(self) -> tuple[str, ...]:
+        """The layers this session runs, in the order given (none: the plugin is inert)."""
+        return tuple(self.layer.split(",")) if self.layer else ()
+
+    def repetitions_for(self, layer: str) -> int:
         if self.repetitions is not None:
             return self.repetitions
         from pytest_ragv2.layer_registry import LAYERS
 
-        info = LAYERS.get(self.layer or "A")
+        info = LAYERS.get(layer)
         return info.default_repetitions if info is not None else 1
+
+    @property
+    def repetitions_per_run(self) -> int:
+        """The repetitions of the first layer (of the only one, in a one-layer session)."""
+        return self.repetitions_for(self.layers[0] if self.layers else "A")
 
     @field_validator("demo_faults")
     @classmethod

@@ -45,15 +45,34 @@ def system_of_node(node_id: str, systems: Iterable[str]) -> str | None:
     return None
 
 
-def make_slot_scheduler(config: Any, log: Any, slots: Mapping[str, str]) -> Any:
+def layer_of_node(node_id: str, layers: Sequence[str]) -> tuple[str, str]:
+    """(layer, node id without the layer) of a case item of a session of several layers
+    (``CASE[B-system-lang-rN]``); a one-layer session's ids carry no layer."""
+    if len(layers) < 2 or "[" not in node_id:
+        return (layers[0] if layers else "", node_id)
+    head, _, params = node_id.partition("[")
+    layer, dash, rest = params.partition("-")
+    if not dash or layer not in layers:
+        return ("", node_id)
+    return layer, f"{head}[{rest}"
+
+
+def make_slot_scheduler(
+    config: Any, log: Any, slots: Mapping[str, str], layers: Sequence[str] = ()
+) -> Any:
     """A load-scope scheduler whose scope is the item's inference slot: a slot's items run
-    on one worker, in collection order; different slots (and ordinary tests) run in
-    parallel."""
+    on one worker, in collection order; different slots, retrieval items (no slot) and
+    ordinary tests run in parallel."""
     from xdist.scheduler.loadscope import LoadScopeScheduling
+
+    chat_layers = {layer for layer in layers if layer_info(layer).chat}
 
     class SlotScheduling(LoadScopeScheduling):  # type: ignore[misc]
         def _split_scope(self, nodeid: str) -> str:
-            system = system_of_node(nodeid, slots)
+            layer, plain = layer_of_node(nodeid, layers)
+            if layers and layer not in chat_layers:
+                return nodeid  # a retrieval item: no inference slot
+            system = system_of_node(plain, slots)
             if system is None or system not in slots:
                 return nodeid
             return f"ragv2-slot-{slots[system]}"
@@ -61,15 +80,19 @@ def make_slot_scheduler(config: Any, log: Any, slots: Mapping[str, str]) -> Any:
     return SlotScheduling(config, log)
 
 
-def count_case_runs(node_ids: Sequence[str]) -> int:
-    """Case runs among collected node ids: items of a YAML case file, not its error item
-    (ordinary parametrized tests collected in the same session are not case runs)."""
-    count = 0
+def count_case_runs(node_ids: Sequence[str], layers: Sequence[str]) -> dict[str, int]:
+    """Case runs per layer among collected node ids: items of a YAML case file, not its
+    error item (ordinary parametrized tests collected in the same session are not case
+    runs)."""
+    counts = dict.fromkeys(layers, 0)
     for node_id in node_ids:
         path, _, name = node_id.partition("::")
-        if path.lower().endswith((".yaml", ".yml")) and "[" in name:
-            count += not name.endswith(INVALID_ITEM_NAME)
-    return count
+        case_item = path.lower().endswith((".yaml", ".yml")) and "[" in name
+        if case_item and not name.endswith(INVALID_ITEM_NAME):
+            layer, _ = layer_of_node(name, layers)
+            if layer in counts:
+                counts[layer] += 1
+    return counts
 
 
 class XdistHooks:
@@ -77,7 +100,7 @@ class XdistHooks:
         self,
         ctx: RunContext,
         demo_url: Callable[[], str] | None,
-        on_expected: Callable[[int], None],
+        on_expected: Callable[[dict[str, int]], None],
     ) -> None:
         self._ctx = ctx
         self._slots = {name: system.slot for name, system in ctx.systems.items()}
@@ -96,11 +119,11 @@ class XdistHooks:
                 node.workerinput[WORKER_DEMO_ERROR] = str(exc)
 
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
-        if not layer_info(self._ctx.layer).chat:
+        if not any(layer_info(layer).chat for layer in self._ctx.layers):
             return None  # retrieval runs have no inference slot: xdist's own scheduling
-        return make_slot_scheduler(config, log, self._slots)
+        return make_slot_scheduler(config, log, self._slots, self._ctx.layers)
 
     def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
         if not self._counted:
             self._counted = True
-            self._on_expected(count_case_runs(ids))
+            self._on_expected(count_case_runs(ids, self._ctx.layers))

@@ -46,6 +46,9 @@ class ChatLayer:
                 "[tool.ragv2.systems.<name>.chat], or leave the system out with --ragv2-systems"
             )
 
+    def serves(self, system: SystemSettings) -> bool:
+        return system.chat is not None
+
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         return {}
 

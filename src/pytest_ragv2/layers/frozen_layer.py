@@ -77,6 +77,9 @@ class FrozenLayer(ChatLayer):
             )
         load_evidence(settings)
 
+    def serves(self, system: SystemSettings) -> bool:
+        return system.chat is not None and system.chat.adapter == "openai-chat"
+
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         from pytest_ragv2.frozen_prompt import TEMPLATE_SHA256, TEMPLATE_VERSION
 

@@ -31,6 +31,9 @@ class RetrievalLayer:
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         return None  # a system without a retrieval path records the error on each run
 
+    def serves(self, system: SystemSettings) -> bool:
+        return system.retrieval is not None
+
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         return {}
 

@@ -42,9 +42,9 @@ class Decided(Protocol):
 
 
 class HtmlHooks:
-    def __init__(self, decided: Decided, layer: str) -> None:
+    def __init__(self, decided: Decided, layers: Sequence[str]) -> None:
         self._controller = decided
-        self._chat = layer_info(layer).chat
+        self._chat = any(layer_info(layer).chat for layer in layers)
         self._columns = CHAT_COLUMNS if self._chat else COLUMNS
 
     @pytest.hookimpl(optionalhook=True)
@@ -61,20 +61,23 @@ class HtmlHooks:
         key = record.key
         where = [_cell(key.system), _cell(key.case), _cell(key.lang), _cell(key.rep)]
         if isinstance(record, ChatRecord):
-            cells[2:2] = [
+            row = [
                 *where,
                 _cell(record.metric("exact_answer")),
                 _cell(record.rubric.get("overall", record.skipped)),
                 _cell(", ".join(veto["kind"] for veto in record.vetoes) or None),
                 _cell(record.latency_s),
             ]
-            return
-        cells[2:2] = [
-            *where,
-            _cell(record.metric("recall@5")),
-            _cell(record.metric("mrr")),
-            _cell(record.latency_s * 1000),
-        ]
+        else:
+            row = [
+                *where,
+                _cell(record.metric("recall@5")),
+                _cell(record.metric("mrr")),
+                _cell(record.latency_s * 1000),
+            ]
+        # a session of several layers shows every run under one header: as many cells
+        width = len(self._columns)
+        cells[2:2] = (row + ["<td></td>"] * width)[:width]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_summary(
