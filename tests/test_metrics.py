@@ -50,8 +50,8 @@ def test_a_declared_metric_reaches_records_rows_and_tables() -> None:
         "metrics": {"exact_answer": 1.0},
     }
     row = summarize([record], layer="B")
-    assert row["exact_answer"] == 1.0
-    assert row["claim_correctness"] is None  # declared, not measured on this run
+    assert row.value("exact_answer") == 1.0
+    assert row.value("claim_correctness") is None  # declared, not measured on this run
 
 
 def test_a_bad_name_is_refused_at_declaration() -> None:

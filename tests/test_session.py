@@ -44,14 +44,15 @@ def test_rates_are_means_of_case_means_and_errors_count() -> None:
     ]
     results = aggregate(records, roles={"v2": "candidate"}, expected_runs=5)
     row = results.systems["v2"]
-    assert row["recall@5"] == pytest.approx(5 / 6)
-    assert row["runs"] == 5
-    assert row["cases"] == 3
-    assert row["errors"] == 1
-    assert row["error_rate"] == pytest.approx(0.2)
-    assert row["met"] == pytest.approx((2 / 3 + 1 + 1) / 3)
-    assert row["recall@5_ci"]["value"] == pytest.approx(5 / 6)
-    assert results.by_case["v2"]["C"]["recall@5"] is None
+    assert row.value("recall@5") == pytest.approx(5 / 6)
+    assert (row.runs, row.cases, row.errors) == (5, 3, 1)
+    assert row.error_rate == pytest.approx(0.2)
+    assert row.value("met") == pytest.approx((2 / 3 + 1 + 1) / 3)
+    assert row.headline_ci is not None
+    assert row.headline_ci[0] == "recall@5"
+    assert row.headline_ci[1]["value"] == pytest.approx(5 / 6)
+    assert row.to_json()["recall@5_ci"]["value"] == pytest.approx(5 / 6)  # summary.json
+    assert results.by_case["v2"]["C"].value("recall@5") is None
 
 
 def test_breakdowns_and_deduplication_by_run_key() -> None:
@@ -62,9 +63,9 @@ def test_breakdowns_and_deduplication_by_run_key() -> None:
     ]
     results = aggregate(records, roles={"v1": "baseline"})
     assert results.recorded_runs == 2
-    assert results.by_category["v1"]["exact_lookup"]["recall@5"] == 1.0
-    assert results.by_language["v1"]["en"]["recall@5"] == 0.5
-    assert results.systems["v1"]["latency_p95"]["value"] == pytest.approx(0.1 + 0.95 * 0.2)
+    assert results.by_category["v1"]["exact_lookup"].value("recall@5") == 1.0
+    assert results.by_language["v1"]["en"].value("recall@5") == 0.5
+    assert results.systems["v1"].p95 == pytest.approx(0.1 + 0.95 * 0.2)
     assert results.role_system("baseline") == "v1"
 
 
@@ -85,9 +86,9 @@ def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
         _failed("C", 1, "timeout", "read timed out", 30.0),
     ]
     row = summarize(records)
-    assert row["latency_p95"]["value"] == pytest.approx(0.5)
-    assert row["error_kinds"] == {"transport": 2, "timeout": 1}
-    assert row["error_example"] == "B: connection refused"
+    assert row.p95 == pytest.approx(0.5)
+    assert row.error_kinds == {"transport": 2, "timeout": 1}
+    assert row.error_example == "B: connection refused"
 
 
 def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:

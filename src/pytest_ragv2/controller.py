@@ -123,7 +123,7 @@ class Controller:
             # a retrieval layer's figures have a ceiling: what the systems store at all
             ceilings = {} if layer_info(layer).chat else self._ceilings(results)
             for name, found in ceilings.items():
-                results.systems[name]["ceiling"] = found["ceiling"]
+                results.systems[name].ceiling = found["ceiling"]
             summary = build_summary(
                 run_id=self.ctx.run_id,
                 seed=self.ctx.seed,

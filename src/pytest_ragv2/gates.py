@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pytest_ragv2.run_record import RetrievalRecord
-from pytest_ragv2.session import SessionResults, case_metric_means
+from pytest_ragv2.session import SessionResults, SystemRow, case_metric_means
 from pytest_ragv2.settings import GateSettings
 
 Decision = Literal["pass", "fail", "skip"]
@@ -88,11 +88,9 @@ def empty_results_gate(results: SessionResults) -> GateResult:
     """Fails when a system answered every run successfully with nothing: an unindexed file
     id, a token of a user who owns no file, an empty index — recall 0 with no error."""
     silent = [
-        f"{name}: all {row['runs']} successful runs returned no item"
+        f"{name}: all {row.runs} successful runs returned no item"
         for name, row in results.systems.items()
-        if row.get("runs")
-        and row.get("errors", 0) < row["runs"]
-        and row.get("empty_runs") == row["runs"] - row.get("errors", 0)
+        if row.runs and row.errors < row.runs and row.value("empty_runs") == row.runs - row.errors
     ]
     return GateResult(
         name="results_returned",
@@ -141,7 +139,7 @@ def leak_gate(results: SessionResults, candidate: str, allowlist_present: bool) 
 def minimum_gate(
     name: str,
     description: str,
-    row: Mapping[str, Any],
+    row: SystemRow,
     metric: str,
     minimum: float,
     *,
@@ -150,7 +148,7 @@ def minimum_gate(
 ) -> GateResult:
     """``row[metric]`` (a mean of per-case means) at least ``minimum``; SKIP when no run
     defined the metric (``undefined`` says why)."""
-    value = row.get(metric)
+    value = row.value(metric)
     threshold = f">= {minimum:.2f}"
     if value is None:
         reason = undefined or f"{metric} undefined"
@@ -165,7 +163,7 @@ def minimum_gate(
     )
 
 
-def exact_lookup_gate(row: Mapping[str, Any], minimum: float) -> GateResult:
+def exact_lookup_gate(row: SystemRow, minimum: float) -> GateResult:
     return minimum_gate(
         "exact_lookup",
         "exact identifier/document lookup: top result matches the gold location",
@@ -292,17 +290,17 @@ def category_regression_gate(
 
 
 def latency_gate(
-    row: Mapping[str, Any],
+    row: SystemRow,
     maximum_s: float,
     *,
     name: str = "retrieval_p95",
     description: str = "retrieval latency p95 below the limit",
 ) -> GateResult:
-    p95 = row.get("latency_p95", {}).get("value")
+    p95 = row.p95
     if p95 is None:
         reason = (
-            f"no successful run: all {row['runs']} failed ({_dominant_error(row)})"
-            if row.get("runs")
+            f"no successful run: all {row.runs} failed ({_dominant_error(row)})"
+            if row.runs
             else "no runs"
         )
         return GateResult(name, description, None, f"< {maximum_s:g} s", "fail", reason)
@@ -318,13 +316,13 @@ def latency_gate(
 
 
 def error_rate_gate(
-    row: Mapping[str, Any],
+    row: SystemRow,
     maximum: float,
     *,
     description: str = "share of runs that failed (timeout, transport, non-2xx, malformed)",
     noun: str = "runs",
 ) -> GateResult:
-    rate = row.get("error_rate")
+    rate = row.error_rate
     if rate is None:
         return GateResult("error_rate", description, None, f"<= {maximum:.2f}", "fail", "no runs")
     return GateResult(
@@ -333,21 +331,21 @@ def error_rate_gate(
         value=rate,
         threshold=f"<= {maximum:.2f}",
         decision=_decide(rate <= maximum),
-        reason=f"{row['errors']} of {row['runs']} {noun} failed"
-        + (f" ({_dominant_error(row)})" if row.get("errors") else ""),
+        reason=f"{row.errors} of {row.runs} {noun} failed"
+        + (f" ({_dominant_error(row)})" if row.errors else ""),
     )
 
 
-def _dominant_error(row: Mapping[str, Any]) -> str:
+def _dominant_error(row: SystemRow) -> str:
     """ "mostly timeout (12 of 14), e.g. K03: read timed out" from a row's error kinds."""
-    kinds: Mapping[str, int] = row.get("error_kinds") or {}
+    kinds = row.error_kinds
     if not kinds:
         return "error kinds not recorded"
     kind, count = next(iter(kinds.items()))
-    example = str(row.get("error_example") or "")
+    example = row.error_example
     if len(example) > 160:
         example = example[:159] + "…"
-    share = "all" if count == row.get("errors") else f"{count} of {row.get('errors')}"
+    share = "all" if count == row.errors else f"{count} of {row.errors}"
     return f"{kind}: {share}" + (f", e.g. {example}" if example else "")
 
 

@@ -30,7 +30,62 @@ from pytest_ragv2.stats import Estimate, clustered_mean_ci, percentile, percenti
 CASE_MEAN_METRICS = case_metric_names(RETRIEVAL_METRICS)
 ANSWER_CASE_MEAN_METRICS = case_metric_names(ANSWER_METRICS)
 
-Row = dict[str, Any]
+Row = dict[str, Any]  # a row's JSON form, as summary.json holds it
+
+
+@dataclass(slots=True)
+class SystemRow:
+    """One table row — a system, or one of its categories, languages or cases: counts, the
+    case means of the layer's declared metrics, the layer's own figures and latencies."""
+
+    runs: int
+    cases: int
+    errors: int
+    error_rate: float | None
+    skipped: int
+    metrics: dict[str, float | None]  # the case means of the layer's per-run metrics
+    latency_p50: dict[str, Any]  # an estimate: value (and low, high, method with intervals)
+    latency_p95: dict[str, Any]
+    error_kinds: dict[str, int] = field(default_factory=dict)  # most frequent first
+    error_example: str = ""
+    extras: dict[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
+    headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
+    role: str | None = None
+    ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
+
+    def value(self, name: str) -> Any:
+        """A figure by its declared name: a metric mean, or one of the layer's figures."""
+        if name in self.metrics:
+            return self.metrics[name]
+        return self.extras.get(name)
+
+    @property
+    def p95(self) -> float | None:
+        value = self.latency_p95.get("value")
+        return None if value is None else float(value)
+
+    def to_json(self) -> Row:
+        data: Row = {
+            "runs": self.runs,
+            "cases": self.cases,
+            "errors": self.errors,
+            "error_rate": self.error_rate,
+            "skipped": self.skipped,
+        }
+        if self.error_kinds:
+            data["error_kinds"] = dict(self.error_kinds)
+            data["error_example"] = self.error_example
+        data.update(self.extras)
+        data.update(self.metrics)
+        data["latency_p50"] = self.latency_p50
+        data["latency_p95"] = self.latency_p95
+        if self.headline_ci is not None:
+            data[f"{self.headline_ci[0]}_ci"] = self.headline_ci[1]
+        if self.role is not None:
+            data["role"] = self.role
+        if self.ceiling is not None:
+            data["ceiling"] = self.ceiling
+        return data
 
 
 def _as_number(value: Any) -> float | None:
@@ -85,7 +140,7 @@ def summarize(
     *,
     with_intervals: bool = False,
     layer: str = "A",
-) -> Row:
+) -> SystemRow:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
     a bootstrap each). Skipped runs are counted, and left out of every figure."""
     records = as_records(given)
@@ -100,34 +155,37 @@ def summarize(
     implementation = load_layer(layer)
     metrics_named = implementation.case_metrics
     per_case = case_metric_means(records, metrics_named)
-    row: Row = {
-        "runs": runs,
-        "cases": len(per_case),
-        "errors": errors,
-        "error_rate": errors / runs if runs else None,
-        "skipped": skipped,
-        **error_kinds(records),
-    }
-    row.update(implementation.row_extras(records))
+    means: dict[str, float | None] = {}
     for metric in metrics_named:
-        means = [case[metric] for case in per_case.values() if metric in case]
-        row[metric] = sum(means) / len(means) if means else None
+        found = [case[metric] for case in per_case.values() if metric in case]
+        means[metric] = sum(found) / len(found) if found else None
+    kinds, example = error_kinds(records)
+    row = SystemRow(
+        runs=runs,
+        cases=len(per_case),
+        errors=errors,
+        error_rate=errors / runs if runs else None,
+        skipped=skipped,
+        metrics=means,
+        latency_p50={"value": _percentile(latencies, 50)},
+        latency_p95={"value": _percentile(latencies, 95)},
+        error_kinds=kinds,
+        error_example=example,
+        extras=implementation.row_extras(records),
+    )
     if with_intervals:
-        row["latency_p50"] = estimate_json(percentile_ci(latencies, 50))
-        row["latency_p95"] = estimate_json(percentile_ci(latencies, 95))
+        row.latency_p50 = estimate_json(percentile_ci(latencies, 50))
+        row.latency_p95 = estimate_json(percentile_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
         headline = implementation.info.headline_metric
         values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
-        row[f"{headline}_ci"] = estimate_json(clustered_mean_ci(values))
-    else:
-        row["latency_p50"] = {"value": _percentile(latencies, 50)}
-        row["latency_p95"] = {"value": _percentile(latencies, 95)}
+        row.headline_ci = (headline, estimate_json(clustered_mean_ci(values)))
     return row
 
 
-def error_kinds(records: Sequence[RunRecord]) -> Row:
+def error_kinds(records: Sequence[RunRecord]) -> tuple[dict[str, int], str]:
     """The failed runs by error kind, most frequent first, with one example message of the
-    most frequent kind (``error_kinds``, ``error_example``); empty when nothing failed."""
+    most frequent kind; empty when nothing failed."""
     kinds: Counter[str] = Counter()
     examples: dict[str, str] = {}
     for record in records:
@@ -139,12 +197,9 @@ def error_kinds(records: Sequence[RunRecord]) -> Row:
         if kind not in examples and error is not None and error.message:
             examples[kind] = f"{record.key.case}: {error.message}"
     if not kinds:
-        return {}
+        return {}, ""
     dominant = kinds.most_common(1)[0][0]
-    return {
-        "error_kinds": dict(kinds.most_common()),
-        "error_example": examples.get(dominant, ""),
-    }
+    return dict(kinds.most_common()), examples.get(dominant, "")
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
@@ -172,10 +227,10 @@ class SessionResults:
     roles: dict[str, str]
     expected_runs: int | None
     layer: str = "A"
-    systems: dict[str, Row] = field(default_factory=dict)
-    by_category: dict[str, dict[str, Row]] = field(default_factory=dict)
-    by_language: dict[str, dict[str, Row]] = field(default_factory=dict)
-    by_case: dict[str, dict[str, Row]] = field(default_factory=dict)
+    systems: dict[str, SystemRow] = field(default_factory=dict)
+    by_category: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    by_language: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    by_case: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
 
     @property
     def recorded_runs(self) -> int:
@@ -213,7 +268,7 @@ def aggregate(
     for system in sorted(by_system, key=lambda name: (rank.get(roles.get(name, ""), 3), name)):
         system_records = by_system[system]
         results.systems[system] = summarize(system_records, with_intervals=True, layer=layer)
-        results.systems[system]["role"] = roles.get(system, "unknown")
+        results.systems[system].role = roles.get(system, "unknown")
         results.by_category[system] = {
             name: summarize(rows, layer=layer)
             for name, rows in group(system_records, lambda r: r.category).items()

@@ -13,7 +13,7 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
 from pytest_ragv2.run_record import ChatRecord
-from pytest_ragv2.session import SessionResults
+from pytest_ragv2.session import SessionResults, SystemRow
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -57,18 +57,27 @@ def build_summary(
                 "recorded": results.recorded_runs,
             },
             "systems": {
-                name: {**row, "descriptors": dict(descriptors.get(name, {}))}
+                name: {**row.to_json(), "descriptors": dict(descriptors.get(name, {}))}
                 for name, row in results.systems.items()
             },
-            "by_category": results.by_category,
-            "by_language": results.by_language,
-            "by_case": results.by_case,
+            "by_category": _rows_json(results.by_category),
+            "by_language": _rows_json(results.by_language),
+            "by_case": _rows_json(results.by_case),
             "gates": [gate.to_json() for gate in gates],
         }
     )
     summary["unmet_runs"] = unmet_runs(results)
     summary.update(load_layer(layer).summary_extras(results))
     return summary
+
+
+def _rows_json(
+    rows: Mapping[str, Mapping[str, SystemRow]],
+) -> dict[str, dict[str, dict[str, Any]]]:
+    return {
+        system: {name: row.to_json() for name, row in by_name.items()}
+        for system, by_name in rows.items()
+    }
 
 
 UNMET_RUNS_KEPT = 300
