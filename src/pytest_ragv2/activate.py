@@ -20,7 +20,7 @@ from pytest_ragv2.demo_systems import (
     check_demo_importable,
     demo_systems,
 )
-from pytest_ragv2.layer_registry import UnknownLayer, layer_info, load_layer
+from pytest_ragv2.layer_registry import UnknownLayer, demo_layer, layer_info, load_layer
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.rawruns import new_run_id
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
@@ -176,8 +176,7 @@ def _systems(
             demo = DemoService(settings.corpus).start()
             config.stash[DEMO_KEY] = demo
             demo_url = lambda: demo.url  # noqa: E731
-        demo_layer = next((layer for layer in ("B", "C") if layer in settings.layers), "A")
-        systems = demo_systems("http://demo.invalid", demo_layer)
+        systems = demo_systems("http://demo.invalid", demo_layer(settings.layers))
     if settings.demo_faults:
         if settings.systems:
             raise pytest.UsageError(

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import CaseFile, Catalog, load_catalog
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layer_registry import demo_layer
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
@@ -66,12 +67,6 @@ class RunContext:
         return tuple(self.layer.split(","))
 
     @property
-    def demo_layer(self) -> str:
-        """The layer the embedded demo systems are configured for: the one that needs most
-        of them (B: chat paths and the reference runner; C: answer models; A: retrieval)."""
-        return next((layer for layer in ("B", "C") if layer in self.layers), "A")
-
-    @property
     def run_dir(self) -> Path:
         return self.settings.raw_runs / self.run_id
 
@@ -115,7 +110,7 @@ class RunContext:
             faults = self.settings.demo_faults
             settings = demo_systems(
                 self.demo_url(),
-                self.demo_layer,
+                demo_layer(self.layers),
                 allowed,
                 faults,
                 self.settings.demo_timeout_s,

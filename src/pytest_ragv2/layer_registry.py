@@ -85,6 +85,19 @@ def layer_info(name: str) -> LayerInfo:
         ) from None
 
 
+def demo_layer(layers: Sequence[str]) -> str:
+    """The layer the embedded demo systems are configured for in a session of ``layers``:
+    the one that needs most of them — chat paths with the reference runner, else answer
+    models, else retrieval paths."""
+    infos = [layer_info(layer) for layer in layers]
+    with_runner = [info.name for info in infos if info.chat and not info.answer_models_only]
+    answer_models = [info.name for info in infos if info.chat]
+    for found in (with_runner, answer_models):
+        if found:
+            return found[0]
+    return infos[0].name if infos else "A"
+
+
 def load_layer(name: str) -> Layer:
     """The layer's implementation (its module is imported on first use)."""
     layer: Layer = importlib.import_module(layer_info(name).module).LAYER
