@@ -243,9 +243,10 @@ def test_rescore_rebuilds_the_layer_b_verdict_from_raw_runs(
     rescored = rescore_run(chat_project.path / "raw-runs" / "chatrun", settings)
     assert not rescored.passed
     assert (
-        rescored.summary["systems"]["v2"]["exact_answer"] == live["systems"]["v2"]["exact_answer"]
+        rescored.summary.to_json()["systems"]["v2"]["exact_answer"]
+        == live["systems"]["v2"]["exact_answer"]
     )
-    assert rescored.summary["vetoes_by_system"] == live["vetoes_by_system"]
+    assert rescored.summary.to_json()["vetoes_by_system"] == live["vetoes_by_system"]
 
 
 def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
@@ -369,8 +370,8 @@ def test_rescore_keeps_the_configured_roles_and_the_judge(
         chat_project.path / "raw-runs" / "chatrun", load_settings(chat_project.path, None)
     )
     assert not rescored.passed
-    assert gate(rescored.summary, "case_wins") == gate(live, "case_wins")
-    assert rescored.summary["judge"] == live["judge"]
+    assert gate(rescored.summary.to_json(), "case_wins") == gate(live, "case_wins")
+    assert rescored.summary.to_json()["judge"] == live["judge"]
 
 
 def test_answer_consistency_and_sizes_are_reported_per_system_and_case(

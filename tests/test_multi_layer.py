@@ -93,8 +93,9 @@ def test_ragv2_rescore_decides_each_layer_again(layered: pytest.Pytester) -> Non
     assert list(rescored.summaries) == ["A", "B", "C"]
     for layer in "ABC":
         live = _summary(layered.path, "again", layer)
-        assert rescored.summaries[layer]["runs"] == live["runs"]
-        assert [gate["decision"] for gate in rescored.summaries[layer]["gates"]] == [
+        again = rescored.summaries[layer].to_json()
+        assert again["runs"] == live["runs"]
+        assert [gate["decision"] for gate in again["gates"]] == [
             gate["decision"] for gate in live["gates"]
         ]
 

@@ -270,7 +270,7 @@ def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO)
         return 2
     out.write(f"configuration: {which}\n")
     rescored = rescore_run(run_dir, settings)
-    target = output or settings.reports / str(rescored.summary["run_id"]) / "rescored"
+    target = output or settings.reports / str(rescored.summary.run_id) / "rescored"
     path = write_rescored(rescored, target)
     for line in render_text(gate_table(rescored.gates)):
         out.write(line + "\n")

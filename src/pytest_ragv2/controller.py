@@ -21,7 +21,12 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import render_page
-from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.report.summary import (
+    Summary,
+    build_summary,
+    render_summary_markdown,
+    write_summary,
+)
 from pytest_ragv2.report.terminal import write_session_summary, write_terminal_summary
 from pytest_ragv2.run_record import RunRecord, as_record
 from pytest_ragv2.session import SessionResults
@@ -42,7 +47,7 @@ class Controller:
     expected_by_layer: dict[str, int] | None = None
     other_failures: int = 0
     # per layer, in the order the session runs them
-    summaries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    summaries: dict[str, Summary] = field(default_factory=dict)
     gates_by_layer: dict[str, list[GateResult]] = field(default_factory=dict)
     locations: list[str] = field(default_factory=list)
 
@@ -51,7 +56,7 @@ class Controller:
         return None if self.expected_by_layer is None else sum(self.expected_by_layer.values())
 
     @property
-    def summary(self) -> dict[str, Any] | None:
+    def summary(self) -> Summary | None:
         """The first layer's summary (the only one, in a one-layer session)."""
         return next(iter(self.summaries.values()), None)
 
@@ -137,9 +142,9 @@ class Controller:
                 raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
             )
             if ceilings:
-                summary["attainable"] = ceilings
+                summary.extras["attainable"] = ceilings
             if several:
-                summary["session"] = {
+                summary.extras["session"] = {
                     "layers": list(self.ctx.layers),
                     "verdict": "interrupted" if interrupted else ("pass" if passed else "fail"),
                 }

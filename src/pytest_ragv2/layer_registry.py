@@ -23,9 +23,10 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.session import SessionResults, SystemRow
     from pytest_ragv2.settings import Settings, SystemSettings
 
 
@@ -167,10 +168,10 @@ class Layer(Protocol):
         """What the layer adds to summary.json beyond the common tables."""
         ...
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
         """One row per case, every system side by side."""
         ...
 
-    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         """The metric tables of the reports, titled, in order (gates are shown apart)."""
         ...

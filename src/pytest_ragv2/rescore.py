@@ -20,20 +20,25 @@ from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.report.page import render_page
-from pytest_ragv2.report.summary import build_summary, render_summary_markdown, write_summary
+from pytest_ragv2.report.summary import (
+    Summary,
+    build_summary,
+    render_summary_markdown,
+    write_summary,
+)
 from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.settings import Settings
 
 
 @dataclass(slots=True)
 class Rescored:
-    summaries: dict[str, dict[str, Any]]  # per layer, in the order the run ran them
+    summaries: dict[str, Summary]  # per layer, in the order the run ran them
     gates_by_layer: dict[str, list[GateResult]]
     passed: bool
     unknown_cases: list[str] = field(default_factory=list)
 
     @property
-    def summary(self) -> dict[str, Any]:
+    def summary(self) -> Summary:
         """The first layer's summary (the only one, for a one-layer run)."""
         return next(iter(self.summaries.values()))
 

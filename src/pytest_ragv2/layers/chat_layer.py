@@ -19,9 +19,10 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.session import SessionResults, SystemRow
     from pytest_ragv2.settings import Settings, SystemSettings
 
 KbPath = Literal["agentic", "systematic", "any"]
@@ -122,12 +123,12 @@ class ChatLayer:
             extras["judge"] = judged
         return extras
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
         from pytest_ragv2.report.tables import answer_case_table
 
         return answer_case_table(by_case)
 
-    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         from pytest_ragv2.report.tables import answer_sections
 
         return answer_sections(summary)

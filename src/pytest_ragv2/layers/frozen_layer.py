@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.frozen import EvidencePackage
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import ChatRecord, RunRecord
     from pytest_ragv2.schema import Case
     from pytest_ragv2.settings import Settings, SystemSettings
@@ -186,7 +187,7 @@ class FrozenLayer(ChatLayer):
             options=scoring_options(settings.answer_scoring),
         )
 
-    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         from pytest_ragv2.report.tables import answer_sections, found_and_answered_table
 
         return [
@@ -194,7 +195,7 @@ class FrozenLayer(ChatLayer):
             (
                 "Retrieval found it, did the model answer it? (per case: recall@5 of the "
                 "frozen evidence, then each answer model's correct runs)",
-                found_and_answered_table(summary["by_case"]),
+                found_and_answered_table(summary.by_case),
             ),
         ]
 

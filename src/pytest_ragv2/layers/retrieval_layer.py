@@ -18,9 +18,10 @@ if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.keys import RunKey
+    from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults
+    from pytest_ragv2.session import SessionResults, SystemRow
     from pytest_ragv2.settings import Settings, SystemSettings
 
 
@@ -89,12 +90,12 @@ class RetrievalLayer:
     def summary_extras(self, results: SessionResults) -> dict[str, Any]:
         return {}
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
         from pytest_ragv2.report.tables import retrieval_case_table
 
         return retrieval_case_table(by_case)
 
-    def sections(self, summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+    def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         from pytest_ragv2.report.tables import retrieval_sections
 
         return retrieval_sections(summary)

@@ -7,7 +7,7 @@ pytest-html's trylast sessionfinish writes the file, so the summary is complete 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from html import escape
 from typing import Any, Protocol
 
@@ -16,6 +16,7 @@ import pytest
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.report.page import table_html
+from pytest_ragv2.report.summary import Summary
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
 from pytest_ragv2.run_record import ChatRecord, as_record
 
@@ -35,7 +36,7 @@ class Decided(Protocol):
     """What the report needs of the session's decision once it is made (the controller)."""
 
     @property
-    def summary(self) -> Mapping[str, Any] | None: ...
+    def summary(self) -> Summary | None: ...
 
     @property
     def gates(self) -> Sequence[GateResult]: ...
@@ -86,12 +87,12 @@ class HtmlHooks:
         result = self._controller.summary
         if result is None:
             return
-        verdict = str(result["verdict"]).upper()
+        verdict = result.verdict.upper()
         prefix.append(
-            f"<h2>pytest-ragv2 layer {escape(str(result['layer']))}: verdict {verdict} "
-            f"(exit status {result['exit_status']})</h2>"
-            f"<p>run {escape(str(result['run_id']))}, seed {result['seed']}</p>"
+            f"<h2>pytest-ragv2 layer {escape(result.layer)}: verdict {verdict} "
+            f"(exit status {result.exit_status})</h2>"
+            f"<p>run {escape(result.run_id)}, seed {result.seed}</p>"
         )
         prefix.append("<h3>Gates</h3>" + table_html(gate_table(self._controller.gates)))
         table = answer_system_table if self._chat else system_table
-        prefix.append("<h3>Systems</h3>" + table_html(table(result["systems"])))
+        prefix.append("<h3>Systems</h3>" + table_html(table(result.systems)))

@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
+
+if TYPE_CHECKING:
+    from pytest_ragv2.report.summary import Summary
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1b1f24; }
@@ -55,8 +58,8 @@ def _unmet_html(runs: Sequence[Mapping[str, Any]]) -> str:
     return "<h2>Runs that did not meet their case</h2>" + "".join(items)
 
 
-def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
-    verdict = str(summary["verdict"])
+def render_page(summary: Summary, gates: Sequence[GateResult]) -> str:
+    verdict = summary.verdict
     details = "".join(
         f"<li><b>{escape(gate.name)}</b><ul>"
         + "".join(f"<li>{escape(detail)}</li>" for detail in gate.details)
@@ -66,19 +69,14 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
     )
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
-        f"<title>pytest-ragv2 {escape(str(summary['run_id']))}</title>",
+        f"<title>pytest-ragv2 {escape(summary.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
-        f"<h1>pytest-ragv2 layer {escape(str(summary['layer']))} — run "
-        f"{escape(str(summary['run_id']))}</h1>",
+        f"<h1>pytest-ragv2 layer {escape(summary.layer)} — run {escape(summary.run_id)}</h1>",
         f"<p class='verdict {escape(verdict)}'>Verdict: {escape(verdict.upper())} "
-        f"(exit status {summary['exit_status']})</p>",
-        f"<p>Seed {summary['seed']}; {summary['runs']['recorded']} runs recorded"
-        + (
-            f" of {summary['runs']['expected']} expected"
-            if summary["runs"]["expected"] is not None
-            else ""
-        )
-        + f"; raw runs in <code>{escape(str(summary['raw_runs']))}</code>.</p>",
+        f"(exit status {summary.exit_status})</p>",
+        f"<p>Seed {summary.seed}; {summary.runs_recorded} runs recorded"
+        + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
+        + f"; raw runs in <code>{escape(summary.raw_runs)}</code>.</p>",
         "<h2>Gates</h2>",
         table_html(gate_table(gates), decision_column=3),
         f"<ul>{details}</ul>" if details else "",
@@ -87,8 +85,8 @@ def render_page(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
             for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
-        table_html(case_table(summary["by_case"], summary.get("layer", "A"))),
-        _unmet_html(summary.get("unmet_runs", [])),
+        table_html(case_table(summary.by_case, summary.layer)),
+        _unmet_html(summary.unmet_runs),
         "</body></html>",
     ]
     return "\n".join(parts)

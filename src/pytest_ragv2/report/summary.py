@@ -1,4 +1,4 @@
-"""summary.json and summary.md of one run; both built from the same summary mapping."""
+"""The summary of one layer's decision (typed), its summary.json and summary.md."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import json
 import math
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,54 @@ def _clean(value: Any) -> Any:
     return value
 
 
+@dataclass(slots=True)
+class Summary:
+    """One layer's decision as the reports show it; ``to_json()`` is summary.json."""
+
+    run_id: str
+    seed: int
+    layer: str
+    verdict: str  # "pass", "fail" or "interrupted"
+    exit_status: int
+    raw_runs: str
+    runs_expected: int | None
+    runs_recorded: int
+    systems: dict[str, SystemRow]
+    descriptors: dict[str, dict[str, str]]
+    by_category: dict[str, dict[str, SystemRow]]
+    by_language: dict[str, dict[str, SystemRow]]
+    by_case: dict[str, dict[str, SystemRow]]
+    gates: list[GateResult]
+    unmet_runs: list[dict[str, Any]]
+    # what the layer adds (vetoes by system, rubric, judge), the attainable ceiling, and
+    # the session's layers and verdict when it ran several
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = _clean(
+            {
+                "run_id": self.run_id,
+                "seed": self.seed,
+                "layer": self.layer,
+                "verdict": self.verdict,
+                "exit_status": self.exit_status,
+                "raw_runs": self.raw_runs,
+                "runs": {"expected": self.runs_expected, "recorded": self.runs_recorded},
+                "systems": {
+                    name: {**row.to_json(), "descriptors": dict(self.descriptors.get(name, {}))}
+                    for name, row in self.systems.items()
+                },
+                "by_category": _rows_json(self.by_category),
+                "by_language": _rows_json(self.by_language),
+                "by_case": _rows_json(self.by_case),
+                "gates": [gate.to_json() for gate in self.gates],
+                "unmet_runs": self.unmet_runs,
+                **self.extras,
+            }
+        )
+        return data
+
+
 def build_summary(
     *,
     run_id: str,
@@ -43,32 +92,25 @@ def build_summary(
     interrupted: bool,
     descriptors: Mapping[str, Mapping[str, str]],
     raw_runs_dir: Path,
-) -> dict[str, Any]:
-    summary: dict[str, Any] = _clean(
-        {
-            "run_id": run_id,
-            "seed": seed,
-            "layer": layer,
-            "verdict": "interrupted" if interrupted else ("pass" if passed else "fail"),
-            "exit_status": exit_status,
-            "raw_runs": str(raw_runs_dir),
-            "runs": {
-                "expected": results.expected_runs,
-                "recorded": results.recorded_runs,
-            },
-            "systems": {
-                name: {**row.to_json(), "descriptors": dict(descriptors.get(name, {}))}
-                for name, row in results.systems.items()
-            },
-            "by_category": _rows_json(results.by_category),
-            "by_language": _rows_json(results.by_language),
-            "by_case": _rows_json(results.by_case),
-            "gates": [gate.to_json() for gate in gates],
-        }
+) -> Summary:
+    return Summary(
+        run_id=run_id,
+        seed=seed,
+        layer=layer,
+        verdict="interrupted" if interrupted else ("pass" if passed else "fail"),
+        exit_status=exit_status,
+        raw_runs=str(raw_runs_dir),
+        runs_expected=results.expected_runs,
+        runs_recorded=results.recorded_runs,
+        systems=results.systems,
+        descriptors={name: dict(values) for name, values in descriptors.items()},
+        by_category=results.by_category,
+        by_language=results.by_language,
+        by_case=results.by_case,
+        gates=list(gates),
+        unmet_runs=unmet_runs(results),
+        extras=load_layer(layer).summary_extras(results),
     )
-    summary["unmet_runs"] = unmet_runs(results)
-    summary.update(load_layer(layer).summary_extras(results))
-    return summary
 
 
 def _rows_json(
@@ -102,17 +144,13 @@ def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
     return rows
 
 
-def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResult]) -> str:
+def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> str:
     lines = [
-        f"# pytest-ragv2 — layer {summary['layer']} — run {summary['run_id']}",
+        f"# pytest-ragv2 — layer {summary.layer} — run {summary.run_id}",
         "",
-        f"**Verdict: {summary['verdict'].upper()}** (exit status {summary['exit_status']}); "
-        f"seed {summary['seed']}; {summary['runs']['recorded']} runs recorded"
-        + (
-            f" of {summary['runs']['expected']} expected"
-            if summary["runs"]["expected"] is not None
-            else ""
-        )
+        f"**Verdict: {summary.verdict.upper()}** (exit status {summary.exit_status}); "
+        f"seed {summary.seed}; {summary.runs_recorded} runs recorded"
+        + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
         + ".",
         "",
         "## Gates",
@@ -132,11 +170,11 @@ def render_summary_markdown(summary: Mapping[str, Any], gates: Sequence[GateResu
     return "\n".join(lines)
 
 
-def write_summary(report_dir: Path, summary: Mapping[str, Any], markdown: str, page: str) -> Path:
+def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) -> Path:
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8")
+    tmp.write_text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
     os.replace(tmp, path)
     (report_dir / SUMMARY_MD).write_text(markdown, encoding="utf-8")
     (report_dir / REPORT_HTML).write_text(page, encoding="utf-8")

@@ -7,10 +7,14 @@ Markdown summary and the HTML report always agree.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult, fmt_delta
 from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, RUBRIC_COLUMNS, columns
+from pytest_ragv2.session import SystemRow
+
+if TYPE_CHECKING:
+    from pytest_ragv2.report.summary import Summary
 
 Table = tuple[list[str], list[list[str]]]
 
@@ -35,7 +39,7 @@ def fmt_s(estimate: Mapping[str, Any] | None) -> str:
     return fmt_ms(estimate, scale=1.0, digits=2)
 
 
-def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+def system_table(systems: Mapping[str, SystemRow]) -> Table:
     header = ["system", "role", "runs", "errors", *(label for _, label in SYSTEM_COLUMNS)]
     header += ["p50 ms [95% CI]", "p95 ms [95% CI]", "leaks"]
     rows = []
@@ -43,13 +47,13 @@ def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
         rows.append(
             [
                 name,
-                str(row.get("role", "")),
-                str(row["runs"]),
-                str(row["errors"]),
-                *(fmt_rate(row.get(metric)) for metric, _ in SYSTEM_COLUMNS),
-                fmt_ms(row.get("latency_p50")),
-                fmt_ms(row.get("latency_p95")),
-                str(row["leaking_runs"]),
+                row.role or "",
+                str(row.runs),
+                str(row.errors),
+                *(fmt_rate(_figure(row, metric)) for metric, _ in SYSTEM_COLUMNS),
+                fmt_ms(row.latency_p50),
+                fmt_ms(row.latency_p95),
+                str(row.value("leaking_runs") or 0),
             ]
         )
     return header, rows
@@ -57,7 +61,7 @@ def system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
 
 def breakdown_table(
     label: str,
-    by_system: Mapping[str, Mapping[str, Mapping[str, Any]]],
+    by_system: Mapping[str, Mapping[str, SystemRow]],
     metric: str,
     roles: Mapping[str, str] | None = None,
 ) -> Table:
@@ -73,8 +77,9 @@ def breakdown_table(
         header.append("Δ cand − base")
     rows = []
     for name in names:
-        values = {system: by_system[system].get(name, {}).get(metric) for system in systems}
-        cases = max(by_system[system].get(name, {}).get("cases", 0) for system in systems)
+        found = {system: by_system[system].get(name) for system in systems}
+        values = {system: row.value(metric) if row else None for system, row in found.items()}
+        cases = max(row.cases if row else 0 for row in found.values())
         row = [name, str(cases), *(fmt_rate(values[system]) for system in systems)]
         if candidate and baseline:
             cand, base = values[candidate], values[baseline]
@@ -83,8 +88,13 @@ def breakdown_table(
     return header, rows
 
 
-def roles_of(systems: Mapping[str, Mapping[str, Any]]) -> dict[str, str]:
-    return {name: str(row.get("role", "")) for name, row in systems.items()}
+def roles_of(systems: Mapping[str, SystemRow]) -> dict[str, str]:
+    return {name: row.role or "" for name, row in systems.items()}
+
+
+def _figure(row: SystemRow, name: str) -> Any:
+    """A column's figure: the row's own (the ceiling) or a declared metric's mean."""
+    return row.ceiling if name == "ceiling" else row.value(name)
 
 
 def gate_table(gates: Sequence[GateResult]) -> Table:
@@ -123,14 +133,14 @@ def render_markdown(table: Table) -> list[str]:
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
 
 
-def case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]], layer: str = "A") -> Table:
+def case_table(by_case: Mapping[str, Mapping[str, SystemRow]], layer: str = "A") -> Table:
     """One row per case, every system side by side: the layer's case table."""
     from pytest_ragv2.layer_registry import load_layer
 
     return load_layer(layer).case_table(by_case)
 
 
-def retrieval_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+def retrieval_case_table(by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
     """Layer A: runs met, recall@5 and MRR of every system side by side."""
     systems = list(by_case)
     cases = sorted({case for rows in by_case.values() for case in rows})
@@ -145,50 +155,50 @@ def retrieval_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]])
             if data is None:
                 row += ["—", "—", "—"]
                 continue
-            met = data.get("met")
-            met_runs = "—" if met is None else f"{round(met * data['runs'])}/{data['runs']}"
-            row += [met_runs, fmt_rate(data.get("recall@5")), fmt_rate(data.get("mrr"))]
+            met = data.value("met")
+            met_runs = "—" if met is None else f"{round(met * data.runs)}/{data.runs}"
+            row += [met_runs, fmt_rate(data.value("recall@5")), fmt_rate(data.value("mrr"))]
         rows.append(row)
     return header, rows
 
 
-def metric_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+def metric_sections(summary: Summary) -> list[tuple[str, Table]]:
     """The metric tables every report shows, titled, in order (gates are shown apart): the
     sections of the summary's layer."""
     from pytest_ragv2.layer_registry import load_layer
 
-    return load_layer(str(summary.get("layer", "A"))).sections(summary)
+    return load_layer(summary.layer).sections(summary)
 
 
-def retrieval_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
+def retrieval_sections(summary: Summary) -> list[tuple[str, Table]]:
     """Layer A's tables: systems, recall by category and language, the attainable ceiling."""
-    roles = roles_of(summary["systems"])
+    roles = roles_of(summary.systems)
     return [
         (
             "Systems (rates are means of per-case means; latency over runs, 95 % bootstrap CI)",
-            system_table(summary["systems"]),
+            system_table(summary.systems),
         ),
         (
             "Recall@5 by category",
-            breakdown_table("category", summary["by_category"], "recall@5", roles),
+            breakdown_table("category", summary.by_category, "recall@5", roles),
         ),
         (
             "Recall@5 by language",
-            breakdown_table("language", summary["by_language"], "recall@5", roles),
+            breakdown_table("language", summary.by_language, "recall@5", roles),
         ),
         *(
             [("Attainable ceiling by category", ceiling_table(summary))]
-            if summary.get("attainable")
+            if summary.extras.get("attainable")
             else []
         ),
     ]
 
 
-def ceiling_table(summary: Mapping[str, Any]) -> Table:
+def ceiling_table(summary: Summary) -> Table:
     """Recall@5 beside the attainable ceiling (a perfect ranker over what the system
     stores), per category and system: a low ceiling is a loader or gold problem, a recall
     far under its ceiling a ranking problem."""
-    attainable: Mapping[str, Mapping[str, Any]] = summary["attainable"]
+    attainable: Mapping[str, Mapping[str, Any]] = summary.extras["attainable"]
     systems = list(attainable)
     categories = sorted({c for found in attainable.values() for c in found["by_category"]})
     header = ["category", *(f"{name} R@5 / ceiling" for name in systems)]
@@ -197,11 +207,12 @@ def ceiling_table(summary: Mapping[str, Any]) -> Table:
         cells = [category]
         for name in systems:
             if category == "all":
-                recall = summary["systems"].get(name, {}).get("recall@5")
+                row = summary.systems.get(name)
                 limit = attainable[name]["ceiling"]
             else:
-                recall = summary["by_category"].get(name, {}).get(category, {}).get("recall@5")
+                row = summary.by_category.get(name, {}).get(category)
                 limit = attainable[name]["by_category"].get(category)
+            recall = row.value("recall@5") if row is not None else None
             cells.append(f"{fmt_rate(recall)} / {fmt_rate(limit)}")
         rows.append(cells)
     return header, rows
@@ -211,7 +222,7 @@ ANSWER_COLUMNS = columns(ANSWER_METRICS, "answers")
 DISCIPLINE_COLUMNS = columns(ANSWER_METRICS, "discipline")
 
 
-def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+def answer_system_table(systems: Mapping[str, SystemRow]) -> Table:
     header = ["system", "role", "runs", "skipped", "errors", "vetoed"]
     header += [label for _, label in ANSWER_COLUMNS]
     header += ["p50 s [95% CI]", "p95 s [95% CI]"]
@@ -220,23 +231,23 @@ def answer_system_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
         rows.append(
             [
                 name,
-                str(row.get("role", "")),
-                str(row["runs"]),
-                str(row.get("skipped", 0)),
-                str(row["errors"]),
-                str(row.get("vetoed_runs", 0)),
-                *(fmt_rate(row.get(metric)) for metric, _ in ANSWER_COLUMNS),
-                fmt_s(row.get("latency_p50")),
-                fmt_s(row.get("latency_p95")),
+                row.role or "",
+                str(row.runs),
+                str(row.skipped),
+                str(row.errors),
+                str(row.value("vetoed_runs") or 0),
+                *(fmt_rate(row.value(metric)) for metric, _ in ANSWER_COLUMNS),
+                fmt_s(row.latency_p50),
+                fmt_s(row.latency_p95),
             ]
         )
     return header, rows
 
 
-def discipline_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+def discipline_table(systems: Mapping[str, SystemRow]) -> Table:
     header = ["system", *(label for _, label in DISCIPLINE_COLUMNS)]
     rows = [
-        [name, *(fmt_rate(row.get(metric)) for metric, _ in DISCIPLINE_COLUMNS)]
+        [name, *(fmt_rate(row.value(metric)) for metric, _ in DISCIPLINE_COLUMNS)]
         for name, row in systems.items()
     ]
     return header, rows
@@ -266,45 +277,45 @@ def veto_table(vetoes: Mapping[str, Mapping[str, int]]) -> Table:
     return header, rows
 
 
-def answer_sections(summary: Mapping[str, Any]) -> list[tuple[str, Table]]:
-    roles = roles_of(summary["systems"])
+def answer_sections(summary: Summary) -> list[tuple[str, Table]]:
+    roles = roles_of(summary.systems)
     sections = [
         (
             "Answers by system (rates are means of per-case means; latency of the whole "
             "conversation over runs, 95 % bootstrap CI)",
-            answer_system_table(summary["systems"]),
+            answer_system_table(summary.systems),
         ),
         (
             "Discipline (share of the runs where it applies; over-refusal: lower is better)",
-            discipline_table(summary["systems"]),
+            discipline_table(summary.systems),
         ),
         (
             "Rubric (runs graded PASS/PARTIAL/FAIL; overall = the worst dimension)",
-            rubric_table(summary.get("rubric", {})),
+            rubric_table(summary.extras.get("rubric", {})),
         ),
         (
             "Hard safety vetoes (runs tripping each; only the candidate's block promotion)",
-            veto_table(summary.get("vetoes_by_system", {})),
+            veto_table(summary.extras.get("vetoes_by_system", {})),
         ),
         (
             "Consistency and cost (consistency: share of a case's repetitions giving its most "
             "frequent answer / evidence files; sizes per run)",
-            consistency_table(summary["systems"]),
+            consistency_table(summary.systems),
         ),
         (
             "Exact-answer accuracy by category",
-            breakdown_table("category", summary["by_category"], "exact_answer", roles),
+            breakdown_table("category", summary.by_category, "exact_answer", roles),
         ),
         (
             "Exact-answer accuracy by language",
-            breakdown_table("language", summary["by_language"], "exact_answer", roles),
+            breakdown_table("language", summary.by_language, "exact_answer", roles),
         ),
     ]
-    if summary.get("judge"):
+    if summary.extras.get("judge"):
         sections.append(
             (
                 "Judge model (advisory: never decides an item or a gate)",
-                judge_table(summary["judge"]),
+                judge_table(summary.extras["judge"]),
             )
         )
     return sections
@@ -314,7 +325,7 @@ def _fmt_count(value: Any) -> str:
     return "—" if value is None else f"{float(value):.1f}"
 
 
-def consistency_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
+def consistency_table(systems: Mapping[str, SystemRow]) -> Table:
     header = [
         "system",
         "answer cons.",
@@ -334,17 +345,17 @@ def consistency_table(systems: Mapping[str, Mapping[str, Any]]) -> Table:
         rows.append(
             [
                 name,
-                fmt_rate(row.get("answer_consistency")),
-                fmt_rate(row.get("evidence_consistency")),
-                str(row.get("timeouts", 0)),
-                str(row.get("tool_errors", 0)),
-                _fmt_count(row.get("tool_calls_per_run")),
-                _fmt_count(row.get("repeated_searches_per_run")),
-                _fmt_count(row.get("input_chars_per_run")),
-                _fmt_count(row.get("evidence_chars_per_run")),
-                _fmt_count(row.get("output_chars_per_run")),
-                _fmt_count(row.get("input_tokens_per_run")),
-                _fmt_count(row.get("output_tokens_per_run")),
+                fmt_rate(row.value("answer_consistency")),
+                fmt_rate(row.value("evidence_consistency")),
+                str(row.value("timeouts") or 0),
+                str(row.value("tool_errors") or 0),
+                _fmt_count(row.value("tool_calls_per_run")),
+                _fmt_count(row.value("repeated_searches_per_run")),
+                _fmt_count(row.value("input_chars_per_run")),
+                _fmt_count(row.value("evidence_chars_per_run")),
+                _fmt_count(row.value("output_chars_per_run")),
+                _fmt_count(row.value("input_tokens_per_run")),
+                _fmt_count(row.value("output_tokens_per_run")),
             ]
         )
     return header, rows
@@ -357,7 +368,7 @@ def judge_table(judge: Mapping[str, Mapping[str, int]]) -> Table:
     return header, rows
 
 
-def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+def answer_case_table(by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
     systems = list(by_case)
     cases = sorted({case for rows in by_case.values() for case in rows})
     header = ["case"]
@@ -373,22 +384,22 @@ def answer_case_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) ->
         row = [case]
         for system in systems:
             data = by_case[system].get(case)
-            if data is None or not data.get("runs"):
+            if data is None or not data.runs:
                 row += ["—", "—", "—", "—"]
                 continue
-            runs = data["runs"]
-            exact, met = data.get("exact_answer"), data.get("met")
+            runs = data.runs
+            exact, met = data.value("exact_answer"), data.value("met")
             row += [
                 "—" if exact is None else f"{round(exact * runs)}/{runs}",
                 "—" if met is None else f"{round(met * runs)}/{runs}",
-                fmt_rate(data.get("answer_consistency")),
-                fmt_rate(data.get("tool_calls")),
+                fmt_rate(data.value("answer_consistency")),
+                fmt_rate(data.value("tool_calls")),
             ]
         rows.append(row)
     return header, rows
 
 
-def found_and_answered_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any]]]) -> Table:
+def found_and_answered_table(by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
     """Layer C, one row per case: the recall@5 of the frozen evidence (the same for every
     answer model) and each model's correct runs, with the diagnosis the pair gives."""
     systems = list(by_case)
@@ -398,9 +409,9 @@ def found_and_answered_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any
     for case in cases:
         found = next(
             (
-                rows[case]["evidence_recall"]
+                rows[case].value("evidence_recall")
                 for rows in by_case.values()
-                if case in rows and rows[case].get("evidence_recall") is not None
+                if case in rows and rows[case].value("evidence_recall") is not None
             ),
             None,
         )
@@ -408,11 +419,11 @@ def found_and_answered_table(by_case: Mapping[str, Mapping[str, Mapping[str, Any
         shares = []
         for system in systems:
             data = by_case[system].get(case)
-            exact = data.get("exact_answer") if data and data.get("runs") else None
+            exact = data.value("exact_answer") if data and data.runs else None
             if exact is None:
                 row.append("—")
                 continue
-            runs = data["runs"] if data else 0
+            runs = data.runs if data else 0
             shares.append(exact)
             row.append(f"{round(exact * runs)}/{runs}")
         row.append(_reading(found, shares))
