@@ -74,10 +74,50 @@ def activate(config: pytest.Config) -> None:
     config.stash[CONTEXT_KEY] = ctx
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(settings.cases)]
+    if config.getoption("ragv2_plan"):
+        _start_plan(config, ctx)
+        return
     if workerinput is None and not config.option.collectonly:
         if settings.systems and not config.getoption("ragv2_no_preflight"):
             _preflight(config, ctx)
         _start_controller(config, ctx, demo_url)
+    if settings.max_minutes is not None and not config.option.collectonly:
+        _start_budget(config, settings.max_minutes, workerinput)
+
+
+def _start_plan(config: pytest.Config, ctx: RunContext) -> None:
+    """--ragv2-plan: collect in this process (never on xdist workers), print, run nothing."""
+    from pytest_ragv2.plan import PlanHooks
+
+    workers = len(getattr(config.option, "tx", None) or ()) if _distributed(config) else 0
+    config.option.dist = "no"  # read by xdist's pytest_configure, which runs after this one
+    slots = {name: system.slot for name, system in ctx.systems.items()}
+    hooks = PlanHooks(ctx.layers, slots, ctx.settings.raw_runs, ctx.rootdir, workers)
+    config.pluginmanager.register(hooks, "ragv2-plan")
+
+
+def _distributed(config: pytest.Config) -> bool:
+    return bool(
+        config.pluginmanager.hasplugin("xdist")
+        and getattr(config.option, "dist", "no") != "no"
+        and getattr(config.option, "tx", None)
+    )
+
+
+def _start_budget(
+    config: pytest.Config, minutes: float, workerinput: dict[str, Any] | None
+) -> None:
+    """--ragv2-max-minutes: every process stops starting runs at the controller's deadline."""
+    from pytest_ragv2.budget import WORKER_DEADLINE, Budget
+
+    if workerinput is not None and WORKER_DEADLINE in workerinput:
+        budget = Budget(minutes, float(workerinput[WORKER_DEADLINE]))
+    else:
+        budget = Budget.starting_now(minutes)
+    config.pluginmanager.register(budget, "ragv2-budget")
+    controller = config.stash.get(CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.budget = budget
 
 
 def check_layers(settings: Settings, systems: dict[str, SystemSettings]) -> None:
@@ -140,6 +180,7 @@ def _settings(config: pytest.Config) -> Settings:
         "languages": split_list(config.getoption("ragv2_lang")),
         "seed": config.getoption("ragv2_seed"),
         "evidence": config.getoption("ragv2_evidence"),
+        "max_minutes": config.getoption("ragv2_max_minutes"),
     }
     try:
         return load_settings(
@@ -162,7 +203,7 @@ def _systems(
     if not systems:
         if workerinput is not None:
             demo_url = _worker_demo_url(workerinput)
-        elif not config.option.collectonly:
+        elif not config.option.collectonly and not config.getoption("ragv2_plan"):
             try:
                 check_demo_importable()
             except DemoUnavailable as exc:

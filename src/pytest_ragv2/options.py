@@ -87,6 +87,21 @@ OPTIONS: tuple[Option, ...] = (
         "queried file ids indexed)",
         flag_only=True,
     ),
+    Option(
+        "--ragv2-plan",
+        "ragv2_plan",
+        "print the items per layer and system and the expected duration (from the latest "
+        "raw runs' latencies) without running anything",
+        flag_only=True,
+    ),
+    Option(
+        "--ragv2-max-minutes",
+        "ragv2_max_minutes",
+        "the session's budget: once spent, no new run starts, what ran is kept and reported, "
+        "and the verdict is incomplete (exit status 1)",
+        metavar="N",
+        type=float,
+    ),
 )
 
 INI_LAYER = "ragv2_layer"

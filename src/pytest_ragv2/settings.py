@@ -138,6 +138,12 @@ class Settings(_Strict):
     demo_timeout_s: float = Field(
         default=30.0, gt=0, description="embedded demo only: the chat and command timeout"
     )
+    max_minutes: float | None = Field(
+        default=None,
+        gt=0,
+        description="the session's budget in minutes: once spent, no new run starts and the "
+        "verdict is incomplete",
+    )
     answer_scoring: dict[str, Any] = Field(
         default_factory=dict,
         description="options of the answer scorers (refusal phrases, synthetic labels, "
@@ -209,6 +215,7 @@ OPTION_OF = {
     "languages": "--ragv2-lang",
     "seed": "--ragv2-seed",
     "evidence": "--ragv2-evidence",
+    "max_minutes": "--ragv2-max-minutes",
 }
 
 PATH_FIELDS = ("cases", "gold", "corpus", "allowlist", "raw_runs", "reports", "evidence")

@@ -42,8 +42,16 @@ def _verdict_line(
     failed: Sequence[str],
     passing: str,
 ) -> None:
-    if first.verdict == "interrupted":
+    verdict = first.extras.get("session", {}).get("verdict", first.verdict)
+    if verdict == "interrupted":
         text = "verdict: INTERRUPTED — no promotion decision (partial results written)"
+    elif verdict == "incomplete":
+        budget = first.extras.get("budget", {})
+        text = (
+            f"verdict: INCOMPLETE — the budget of {float(budget.get('max_minutes', 0)):g} min was "
+            f"spent and {budget.get('runs_not_started', '?')} run(s) were not started: "
+            f"not a pass; gate(s) failed: {', '.join(failed) or 'none'}"
+        )
     elif failed:
         text = f"verdict: FAIL — {len(failed)} gate(s) failed: {', '.join(failed)}"
     else:
