@@ -111,12 +111,14 @@ class ChatLayer:
         )
 
     def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+        from pytest_ragv2.diagnosis import diagnose
         from pytest_ragv2.gates_chat import vetoes_by_system
         from pytest_ragv2.session import judge_counts, rubric_counts
 
         extras: dict[str, Any] = {
             "vetoes_by_system": vetoes_by_system(results),
             "rubric": rubric_counts(results),
+            "diagnosis": diagnose({self.info.name: results.records}).to_json(),
         }
         judged = judge_counts(results)
         if judged:
@@ -129,9 +131,9 @@ class ChatLayer:
         return answer_case_table(by_case)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
-        from pytest_ragv2.report.tables import answer_sections
+        from pytest_ragv2.report.tables import answer_sections, diagnosis_sections
 
-        return answer_sections(summary)
+        return [*answer_sections(summary), *diagnosis_sections(summary)]
 
 
 LAYER = ChatLayer()

@@ -188,7 +188,11 @@ class FrozenLayer(ChatLayer):
         )
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
-        from pytest_ragv2.report.tables import answer_sections, found_and_answered_table
+        from pytest_ragv2.report.tables import (
+            answer_sections,
+            diagnosis_sections,
+            found_and_answered_table,
+        )
 
         return [
             *answer_sections(summary),
@@ -197,6 +201,7 @@ class FrozenLayer(ChatLayer):
                 "frozen evidence, then each answer model's correct runs)",
                 found_and_answered_table(summary.by_case),
             ),
+            *diagnosis_sections(summary),
         ]
 
 

@@ -88,7 +88,9 @@ class RetrievalLayer:
         )
 
     def summary_extras(self, results: SessionResults) -> dict[str, Any]:
-        return {}
+        from pytest_ragv2.diagnosis import diagnose
+
+        return {"diagnosis": diagnose({self.info.name: results.records}).to_json()}
 
     def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
         from pytest_ragv2.report.tables import retrieval_case_table
@@ -96,9 +98,9 @@ class RetrievalLayer:
         return retrieval_case_table(by_case)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
-        from pytest_ragv2.report.tables import retrieval_sections
+        from pytest_ragv2.report.tables import diagnosis_sections, retrieval_sections
 
-        return retrieval_sections(summary)
+        return [*retrieval_sections(summary), *diagnosis_sections(summary)]
 
 
 LAYER = RetrievalLayer()

@@ -441,3 +441,47 @@ def _reading(found: float | None, shares: Sequence[float]) -> str:
     if min(shares) < 1.0:
         return "retrieval found it, some answers lost it"
     return ""
+
+
+REASON_CHARS = 200  # a diagnosis' reason in a table (summary.json holds it whole)
+
+
+def _shortened(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
+    """The failure diagnosis (:mod:`pytest_ragv2.diagnosis`, in ``extras["diagnosis"]``):
+    cases per diagnosis and system, then every case a system did not get right, with the
+    diagnosis and its reason; nothing when the summary holds none."""
+    from pytest_ragv2.diagnosis import DIAGNOSES, OK
+
+    data: Mapping[str, Any] = summary.extras.get("diagnosis") or {}
+    counts: Mapping[str, Mapping[str, int]] = data.get("counts") or {}
+    if not counts:
+        return []
+    subjects = list(counts)
+    header = ["diagnosis", *subjects]
+    rows = [
+        [name, *(str(counts[subject].get(name, 0)) for subject in subjects)]
+        for name in DIAGNOSES
+        if any(counts[subject].get(name, 0) for subject in subjects)
+    ]
+    cases: Mapping[str, Mapping[str, Mapping[str, str]]] = data.get("cases") or {}
+    failing = [
+        [case, subject, found["diagnosis"], _shortened(found["reason"], REASON_CHARS)]
+        for case, by_subject in cases.items()
+        for subject, found in by_subject.items()
+        if found["diagnosis"] != OK
+    ]
+    return [
+        (
+            "Diagnosis: cases per diagnosis and system (the most likely failing layer; "
+            "rules in docs/diagnosis.md)",
+            (header, rows),
+        ),
+        (
+            "Diagnosis per case (every case a system did not get right)",
+            (["case", "system", "diagnosis", "reason"], failing),
+        ),
+    ]
