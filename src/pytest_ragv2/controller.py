@@ -6,11 +6,12 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -32,6 +33,9 @@ from pytest_ragv2.report.terminal import write_session_summary, write_terminal_s
 from pytest_ragv2.run_record import RunRecord, as_record
 from pytest_ragv2.session import SessionResults
 
+if TYPE_CHECKING:
+    from pytest_ragv2.budget import Budget
+
 RECORD_ATTRIBUTE = "ragv2"
 KEEP_STATUSES = (
     pytest.ExitCode.INTERRUPTED,
@@ -51,6 +55,7 @@ class Controller:
     summaries: dict[str, Summary] = field(default_factory=dict)
     gates_by_layer: dict[str, list[GateResult]] = field(default_factory=dict)
     locations: list[str] = field(default_factory=list)
+    budget: Budget | None = None  # --ragv2-max-minutes
 
     @property
     def expected_runs(self) -> int | None:
@@ -119,8 +124,10 @@ class Controller:
             for layer in self.ctx.layers
         }
         passed = all(decision.passed for decision in decisions.values())
+        # the budget was spent before every run started: the gates did not see every run
+        incomplete = bool(self.budget and self.budget.runs_not_started) and not interrupted
         if status not in KEEP_STATUSES:
-            ok = passed and not self.other_failures
+            ok = passed and not self.other_failures and not incomplete
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
         self.locations = []
@@ -136,6 +143,8 @@ class Controller:
             ceilings = {} if layer_info(layer).chat else self._ceilings(results)
             for name, found in ceilings.items():
                 results.systems[name].ceiling = found["ceiling"]
+            if incomplete:
+                self._name_unstarted(decision.gates, layer)
             summary = build_summary(
                 run_id=self.ctx.run_id,
                 seed=self.ctx.seed,
@@ -152,10 +161,16 @@ class Controller:
                 summary.extras["attainable"] = ceilings
             if diagnosis is not None:
                 summary.extras["diagnosis"] = diagnosis.only(layer).to_json()
+            if self.budget is not None:
+                summary.extras["budget"] = self.budget.to_json()
+                if incomplete and (not several or self.budget.not_started_in(layer)):
+                    summary.verdict = "incomplete"
             if several:
                 summary.extras["session"] = {
                     "layers": list(self.ctx.layers),
-                    "verdict": "interrupted" if interrupted else ("pass" if passed else "fail"),
+                    "verdict": "interrupted"
+                    if interrupted
+                    else ("incomplete" if incomplete else ("pass" if passed else "fail")),
                 }
             report_dir = self.ctx.report_dir / layer if several else self.ctx.report_dir
             path = write_summary(
@@ -171,6 +186,17 @@ class Controller:
                 "(and summary.md, report.html)"
             )
         self.locations.append(f"raw runs: {self.ctx.run_dir}")
+        if self.budget is not None:
+            from pytest_ragv2.budget import describe_minutes
+
+            self.locations.append(
+                f"budget: {describe_minutes(self.budget.minutes)}; "
+                + (
+                    f"spent: {self.budget.left_out()}"
+                    if self.budget.runs_not_started
+                    else "every run started within it"
+                )
+            )
         if self.ctx.preflight is not None:
             self.locations.extend(
                 f"preflight warning: {finding}" for finding in self.ctx.preflight.warnings
@@ -180,6 +206,22 @@ class Controller:
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
                 "gold cases: the exit status is 1 whatever the gates say"
             )
+
+    def _name_unstarted(self, gates: list[GateResult], layer: str) -> None:
+        """The runs_complete gate names the runs the budget left out."""
+        assert self.budget is not None
+        missing = self.budget.not_started_in(layer)
+        for index, gate in enumerate(gates):
+            if gate.name == "runs_complete" and missing:
+                expected = (self.expected_by_layer or {}).get(layer, 0)
+                recorded = gate.value if isinstance(gate.value, int) else 0
+                lost = expected - recorded - missing
+                reason = (
+                    f"{recorded} of {expected} runs recorded; {missing} not started: the "
+                    f"budget of {self.budget.minutes:g} min was spent"
+                    + (f"; {lost} lost" if lost > 0 else "")
+                )
+                gates[index] = dataclasses.replace(gate, decision="fail", reason=reason)
 
     def _ceilings(self, results: SessionResults) -> dict[str, dict[str, Any]]:
         """Each system's attainable ceiling (:mod:`pytest_ragv2.attainable`), for the
