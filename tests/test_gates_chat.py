@@ -43,9 +43,12 @@ def record(
     return data
 
 
-def gates_of(records: list[dict[str, Any]], **kwargs: Any) -> dict[str, Any]:
+def gates_of(
+    records: list[dict[str, Any]], case_wins_ties: str = "both_met", **kwargs: Any
+) -> dict[str, Any]:
     results = aggregate(records, roles=ROLES, expected_runs=len(records), layer="B")
-    gates = evaluate_layer_b(results, AnswerGateSettings(), [], configured_roles=ROLES, **kwargs)
+    settings = AnswerGateSettings.model_validate({"case_wins_ties": case_wins_ties})
+    gates = evaluate_layer_b(results, settings, [], configured_roles=ROLES, **kwargs)
     return {gate.name: gate for gate in gates}
 
 
@@ -89,8 +92,25 @@ def test_case_wins_counts_paired_cases_and_skipped_runs_count_nowhere() -> None:
     gate = gates_of(records)["case_wins"]
     assert gate.value == pytest.approx(2 / 3)
     assert gate.decision == "fail"
-    assert gate.reason.startswith("1 wins, 1 ties, 1 losses over 3 cases; sign test p = 1")
+    assert gate.reason.startswith(
+        "1 wins, 1 ties, 0 ties where both fail, 1 losses over 3 cases; sign test p = 1"
+    )
     assert gate.details == ["C3: 0.00 vs 1.00"]
+
+
+def test_a_tie_of_two_failing_systems_is_no_tie_unless_configured() -> None:
+    records = [
+        record("C1", "v1", exact=1.0),
+        record("C1", "v2", exact=1.0),  # a tie: both answer it
+        record("C2", "v1", exact=0.0),
+        record("C2", "v2", exact=0.0),  # both fail: not a tie for the candidate
+    ]
+    gate = gates_of(records)["case_wins"]
+    assert gate.value == pytest.approx(1 / 2)
+    assert "1 ties, 1 ties where both fail" in gate.reason
+    assert gate.details == ["C2: neither system answered it right (not counted as a tie)"]
+    lenient = gates_of(records, case_wins_ties="any")["case_wins"]
+    assert lenient.value == pytest.approx(1.0)
 
 
 def test_case_wins_fails_when_the_configured_baseline_was_not_run() -> None:

@@ -116,26 +116,55 @@ def test_exact_lookup_reads_the_exact_metadata_of_the_candidate() -> None:
     assert (found.decision, found.value) == ("fail", 0.5)
 
 
-def test_recall_improvement_is_paired_by_case_and_uses_the_margin() -> None:
-    records = [*pair("C1", 0.50, 0.60), *pair("C2", 0.50, 0.50)]
-    found = gate(decided(records, recall_improvement_min=0.05), "recall_improvement")
-    assert found.value == pytest.approx(0.05)
-    assert found.decision == "pass"  # exactly the margin holds
-    found = gate(decided(records, recall_improvement_min=0.06), "recall_improvement")
+def test_recall_improvement_needs_its_interval_to_clear_the_margin() -> None:
+    # 12 cases, each +0.25: the gain is certain, the interval clears the 0.05 margin
+    steady = [row for n in range(12) for row in pair(f"C{n}", 0.5, 0.75)]
+    found = gate(decided(steady), "recall_improvement")
+    assert found.decision == "pass"
+    assert found.value == pytest.approx(0.25)
+    assert found.evidence is not None
+    assert found.evidence["low"] >= 0.05
+    assert "paired sign-flip permutation (exact)" in found.reason
+    # the same mean gain, carried by a few cases while others lose: the point estimate
+    # clears the margin, the interval does not
+    noisy = [
+        row
+        for n in range(12)
+        for row in pair(f"C{n}", 0.0 if n % 3 == 0 else 1.0, 1.0 if n % 3 == 0 else 0.875)
+    ]
+    found = gate(decided(noisy), "recall_improvement")
+    assert found.value > 0.05
+    assert found.evidence is not None
+    assert found.evidence["low"] < 0.05
     assert found.decision == "fail"
-    # a case the baseline did not run is not compared
-    only_candidate = [*records, run("C3", "v2", 1.0)]
-    assert gate(decided(only_candidate), "recall_improvement").reason.endswith("over 2 cases")
+    assert found.reason.startswith(f"Δ {found.value:+.3f} [")
 
 
-def test_category_regression_names_the_worst_category() -> None:
+def test_the_test_rule_decides_on_the_one_sided_p_value() -> None:
+    steady = [row for n in range(12) for row in pair(f"C{n}", 0.5, 0.75)]
+    found = gate(decided(steady, decision_rule="test", alpha=0.05), "recall_improvement")
+    assert found.decision == "pass"
+    assert found.evidence is not None
+    assert found.evidence["p_greater"] < 0.05
+    assert found.threshold == "one-sided test of Δ > +0.050 at alpha 0.05"
+
+
+def test_category_regression_needs_a_material_loss_in_a_large_enough_category() -> None:
     records = [
-        *pair("C1", 1.0, 0.8, category="technical_table"),
-        *pair("C2", 0.0, 1.0, category="semantic"),
+        # technical_table: 6 cases, every one 0.5 worse: materially worse
+        *(row for n in range(6) for row in pair(f"T{n}", 1.0, 0.5, category="technical_table")),
+        # semantic: 2 cases, 1.0 worse: reported, too few cases to decide alone
+        *(row for n in range(2) for row in pair(f"S{n}", 1.0, 0.0, category="semantic")),
     ]
     found = gate(decided(records), "category_regression")
     assert found.decision == "fail"
-    assert found.reason == "worst category: technical_table (-0.200)"
+    assert found.reason == "materially worse: technical_table"
+    assert any("semantic" in line and "not decisive" in line for line in found.details)
+    only_small = [
+        *(row for n in range(2) for row in pair(f"S{n}", 1.0, 0.0, category="semantic")),
+        *(row for n in range(6) for row in pair(f"T{n}", 0.5, 0.5, category="technical_table")),
+    ]
+    assert gate(decided(only_small), "category_regression").decision == "pass"
 
 
 def test_without_a_baseline_the_comparisons_are_skipped_and_a_deselected_one_fails() -> None:

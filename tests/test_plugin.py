@@ -88,8 +88,12 @@ def test_candidate_worse_than_baseline_fails_the_session(project: pytest.Pyteste
     assert "verdict: FAIL" in out
     summary = summary_of(project)
     assert gate(summary, "recall_improvement")["decision"] == "fail"
-    assert gate(summary, "category_regression")["decision"] == "fail"
-    assert "worst category" in gate(summary, "category_regression")["reason"]
+    assert gate(summary, "recall_improvement")["evidence"]["estimate"] < 0
+    # every category has one or two cases here: reported, too small to decide alone
+    regression = gate(summary, "category_regression")
+    assert regression["decision"] == "pass"
+    assert "worst:" in regression["reason"]
+    assert all("not decisive" in line for line in regression["details"])
 
 
 def test_leak_is_a_hard_veto(project: pytest.Pytester) -> None:

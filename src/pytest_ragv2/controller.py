@@ -329,6 +329,9 @@ def write_run_manifest(
 def _warm_imports() -> None:
     import numpy  # noqa: F401
 
+    # the comparison gates' bootstrap and permutation tests: a second to import
+    import scipy.stats  # noqa: F401
+
 
 def _relative(path: Path, root: Path) -> Path:
     """A path as the report shows it: relative to the rootdir when inside it."""

@@ -31,6 +31,8 @@ class GateResult:
     reason: str
     hard: bool = False
     details: list[str] = field(default_factory=list)
+    # a comparison gate's evidence: estimate, interval, test and p-values (stats.py)
+    evidence: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -228,9 +230,12 @@ def _baseline_missing(
 
 
 def recall_improvement_gate(
-    paired: PairedCases | None, state: BaselineState, k: int, margin: float
+    paired: PairedCases | None, state: BaselineState, settings: GateSettings
 ) -> GateResult:
-    metric = f"recall@{k}"
+    from pytest_ragv2.comparisons import improvement_gate, paired_values
+
+    metric = f"recall@{settings.recall_k}"
+    margin = settings.recall_improvement_min
     description = f"{metric} improves over the baseline by at least the margin (paired by case)"
     threshold = f">= +{margin:.2f}"
     if paired is None or state != "run":
@@ -244,48 +249,35 @@ def recall_improvement_gate(
             "fail",
             f"no case with required evidence was run on both systems ({metric} undefined)",
         )
-    cand, base = _mean(paired.candidate), _mean(paired.baseline)
-    delta = cand - base
-    return GateResult(
-        name="recall_improvement",
-        description=description,
-        value=delta,
-        threshold=threshold,
-        decision=_decide(delta >= margin - 1e-12),
-        reason=f"candidate {_fmt(cand)} vs baseline {_fmt(base)} over {len(paired.cases)} cases",
+    return improvement_gate(
+        "recall_improvement",
+        description,
+        paired_values(paired.cases, paired.categories, paired.candidate, paired.baseline),
+        margin=margin,
+        rule=settings.decision_rule,
+        alpha=settings.alpha,
     )
 
 
 def category_regression_gate(
-    paired: PairedCases | None, state: BaselineState, k: int, margin: float
+    paired: PairedCases | None, state: BaselineState, settings: GateSettings
 ) -> GateResult:
-    metric = f"recall@{k}"
-    description = f"no category's {metric} falls below the baseline's by more than the margin"
+    from pytest_ragv2.comparisons import paired_values, regression_gate
+
+    metric = f"recall@{settings.recall_k}"
+    margin = settings.category_regression_max
+    description = f"no category's {metric} is materially worse than the baseline's"
     threshold = f">= -{margin:.2f}"
     if paired is None or state != "run":
         return _baseline_missing("category_regression", description, threshold, state)
-    by_category: dict[str, list[float]] = {}
-    for category, delta in zip(paired.categories, paired.deltas, strict=True):
-        by_category.setdefault(category, []).append(delta)
-    deltas = sorted((_mean(values), category) for category, values in by_category.items())
-    if not deltas:
-        return GateResult(
-            "category_regression",
-            description,
-            None,
-            threshold,
-            "skip",
-            "no category with required evidence run on both systems",
-        )
-    worst, worst_category = deltas[0]
-    return GateResult(
-        name="category_regression",
-        description=description,
-        value=worst,
-        threshold=threshold,
-        decision=_decide(worst >= -margin - 1e-12),
-        reason=f"worst category: {worst_category} ({fmt_delta(worst)})",
-        details=[f"{category}: {fmt_delta(delta)}" for delta, category in deltas],
+    return regression_gate(
+        "category_regression",
+        description,
+        paired_values(paired.cases, paired.categories, paired.candidate, paired.baseline),
+        margin=margin,
+        rule=settings.decision_rule,
+        alpha=settings.alpha,
+        min_cases=settings.category_min_cases,
     )
 
 
@@ -388,12 +380,8 @@ def evaluate_layer_a(
     row = results.systems[candidate]
     gates.append(leak_gate(results, candidate, allowlist_present))
     gates.append(exact_lookup_gate(row, settings.exact_lookup_min))
-    gates.append(
-        recall_improvement_gate(paired, state, settings.recall_k, settings.recall_improvement_min)
-    )
-    gates.append(
-        category_regression_gate(paired, state, settings.recall_k, settings.category_regression_max)
-    )
+    gates.append(recall_improvement_gate(paired, state, settings))
+    gates.append(category_regression_gate(paired, state, settings))
     gates.append(latency_gate(row, settings.retrieval_p95_max_s))
     gates.append(error_rate_gate(row, settings.error_rate_max))
     return gates

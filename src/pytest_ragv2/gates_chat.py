@@ -109,10 +109,12 @@ def case_wins_gate(
     baseline: str | None,
     state: BaselineState,
     minimum: float,
+    ties: str = "both_met",
 ) -> GateResult:
     """The candidate wins or ties the baseline on at least ``minimum`` of the cases, by the
     share of correct runs (exact answer) per case; with a two-sided sign test on the cases
-    that differ."""
+    that differ. With ``ties = "both_met"`` a tie counts only when both systems answered the
+    case right at least once: two systems that never do are not "as good" as each other."""
     description = "the candidate wins or ties the baseline on the share of cases (correct runs)"
     threshold = f">= {minimum:.2f}"
     if baseline is None or state != "run":
@@ -126,7 +128,7 @@ def case_wins_gate(
     )
     if not common:
         return GateResult("case_wins", description, None, threshold, "fail", "no paired case")
-    wins = ties = losses = 0
+    wins = tied = failing_ties = losses = 0
     lost: list[str] = []
     for case in common:
         delta = cand[case]["exact_answer"] - base[case]["exact_answer"]
@@ -138,9 +140,12 @@ def case_wins_gate(
                 f"{case}: {_fmt(cand[case]['exact_answer'], 2)} vs "
                 f"{_fmt(base[case]['exact_answer'], 2)}"
             )
+        elif ties == "both_met" and cand[case]["exact_answer"] <= 1e-9:
+            failing_ties += 1  # both systems never answered it right: no tie for the share
+            lost.append(f"{case}: neither system answered it right (not counted as a tie)")
         else:
-            ties += 1
-    share = (wins + ties) / len(common)
+            tied += 1
+    share = (wins + tied) / len(common)
     p_value = _sign_test(wins, losses)
     deltas = {case: [cand[case]["exact_answer"] - base[case]["exact_answer"]] for case in common}
     difference = clustered_mean_ci(deltas)
@@ -150,7 +155,8 @@ def case_wins_gate(
         value=share,
         threshold=threshold,
         decision=_decide(share >= minimum - 1e-12),
-        reason=f"{wins} wins, {ties} ties, {losses} losses over {len(common)} cases"
+        reason=f"{wins} wins, {tied} ties, {failing_ties} ties where both fail, {losses} losses"
+        f" over {len(common)} cases"
         + ("" if p_value is None else f"; sign test p = {p_value:.3g}")
         + f"; exact answer {fmt_delta(difference.value)} "
         f"[{fmt_delta(difference.low)}, {fmt_delta(difference.high)}] (paired by case, 95 % "
@@ -229,7 +235,11 @@ def evaluate_layer_b(
             settings.citation_correctness_min,
         )
     )
-    gates.append(case_wins_gate(results, candidate, baseline, state, settings.case_wins_min))
+    gates.append(
+        case_wins_gate(
+            results, candidate, baseline, state, settings.case_wins_min, settings.case_wins_ties
+        )
+    )
     gates.append(
         latency_gate(
             row,

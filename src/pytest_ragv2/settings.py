@@ -75,6 +75,24 @@ class GateSettings(_Strict):
     )
     retrieval_p95_max_s: float = Field(default=2.0, gt=0)
     error_rate_max: float = Field(default=0.01, ge=0, le=1)
+    decision_rule: Literal["interval", "test"] = Field(
+        default="interval",
+        description='"interval": a comparison holds when its interval clears the margin '
+        '(improves: lower bound >= +margin; materially worse: upper bound < -margin); "test": '
+        "when the one-sided paired test against the margin is significant at alpha",
+    )
+    alpha: float = Field(
+        default=0.05,
+        gt=0,
+        lt=1,
+        description="the tests' significance level; the intervals' confidence is 1 - alpha",
+    )
+    category_min_cases: int = Field(
+        default=5,
+        ge=1,
+        description="a category with fewer paired cases is reported but cannot fail "
+        "category_regression on its own",
+    )
 
 
 class AnswerGateSettings(_Strict):
@@ -91,6 +109,12 @@ class AnswerGateSettings(_Strict):
     )
     e2e_p95_max_s: float = Field(default=45.0, gt=0)
     error_rate_max: float = Field(default=0.01, ge=0, le=1)
+    case_wins_ties: Literal["both_met", "any"] = Field(
+        default="both_met",
+        description='"both_met": a tie counts for the candidate only when both systems met '
+        'the case at least once (two systems that both always fail do not tie); "any": '
+        "every tie counts",
+    )
 
 
 class ItemPassSettings(_Strict):

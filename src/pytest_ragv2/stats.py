@@ -110,7 +110,7 @@ def clustered_mean_ci(
     values_by_cluster: Mapping[str, Sequence[float]],
     *,
     confidence: float = 0.95,
-    n_resamples: int = 2000,
+    n_resamples: int = 10_000,
     seed: int = 0,
 ) -> Estimate:
     """The mean of all values with a cluster-bootstrap percentile interval.
@@ -148,3 +148,188 @@ def clustered_mean_ci(
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return Estimate(value, float(low), float(high), n_clusters, "cluster-bootstrap-percentile")
+
+
+COMPARISON_RESAMPLES = 10_000
+EXACT_SIGN_FLIPS = 13  # 2^13 = 8,192 sign patterns, each enumerated
+
+
+def _exact_sign_flip_p(centred: Any, alternative: str) -> float:
+    """The sign-flip permutation p-value of the mean, every one of the 2^n patterns."""
+    import numpy as np
+
+    n = int(centred.size)
+    patterns = ((np.arange(1 << n)[:, None] >> np.arange(n)) & 1) * 2 - 1
+    means = (patterns * centred).mean(axis=1)
+    observed = float(centred.mean())
+    tolerance = 1e-12 * max(1.0, abs(observed))
+    if alternative == "greater":
+        return float(np.mean(means >= observed - tolerance))
+    if alternative == "less":
+        return float(np.mean(means <= observed + tolerance))
+    return float(np.mean(np.abs(means) >= abs(observed) - tolerance))
+
+
+@dataclass(frozen=True, slots=True)
+class PairedComparison:
+    """Candidate minus baseline, paired by case: the mean of the per-case differences, its
+    interval, and a paired test against a margin.
+
+    The interval is the BCa bootstrap over cases (10,000 resamples), or — when a
+    bootstrap cannot move (fewer than three cases, or every difference equal) — the point.
+    The test is the paired sign-flip permutation test of the mean difference (exact, by
+    enumerating every sign pattern, whenever 2^n is at most the resamples); ``p_greater``
+    tests "the difference exceeds the margin", ``p_less`` "it is below minus the margin",
+    ``p_two_sided`` "it is not zero"."""
+
+    estimate: float
+    low: float
+    high: float
+    n: int
+    p_greater: float
+    p_less: float
+    p_two_sided: float
+    interval: str
+    test: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _sign_flip_p(deltas: Any, shift: float, alternative: str, seed: int) -> float:
+    import numpy as np
+    from scipy import stats
+
+    centred = deltas - shift
+    if not np.any(centred):
+        return 1.0
+    if centred.size <= EXACT_SIGN_FLIPS:
+        return _exact_sign_flip_p(centred, alternative)
+    result = stats.permutation_test(
+        (centred, np.zeros_like(centred)),
+        lambda a, b, axis: np.mean(a - b, axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        n_resamples=COMPARISON_RESAMPLES,
+        alternative=alternative,
+        random_state=seed,
+    )
+    return float(result.pvalue)
+
+
+def paired_comparison(
+    candidate: Sequence[float],
+    baseline: Sequence[float],
+    *,
+    margin: float = 0.0,
+    confidence: float = 0.95,
+    seed: int = 0,
+) -> PairedComparison:
+    """Compare two systems over the same cases (the sequences are per-case means, aligned)."""
+    import numpy as np
+
+    _check_confidence(confidence)
+    if len(candidate) != len(baseline):
+        raise ValueError("candidate and baseline must hold one value per common case")
+    deltas = np.asarray(candidate, dtype=float) - np.asarray(baseline, dtype=float)
+    n = int(deltas.size)
+    exact = n <= EXACT_SIGN_FLIPS
+    test = f"paired sign-flip permutation ({'exact' if exact else 'Monte Carlo, 10,000'})"
+    if n == 0:
+        nan = math.nan
+        return PairedComparison(nan, nan, nan, 0, nan, nan, nan, "undefined", test)
+    estimate = float(deltas.mean())
+    if n < 3 or bool(np.all(deltas == deltas[0])):
+        low = high = estimate
+        interval = "degenerate"
+    else:
+        from scipy import stats
+
+        result = stats.bootstrap(
+            (deltas,),
+            np.mean,
+            confidence_level=confidence,
+            n_resamples=COMPARISON_RESAMPLES,
+            method="BCa",
+            vectorized=True,
+            random_state=seed,
+        )
+        low, high = (float(bound) for bound in result.confidence_interval)
+        if math.isnan(low) or math.isnan(high):  # BCa undefined: fall back to percentile
+            result = stats.bootstrap(
+                (deltas,),
+                np.mean,
+                confidence_level=confidence,
+                n_resamples=COMPARISON_RESAMPLES,
+                method="percentile",
+                vectorized=True,
+                random_state=seed,
+            )
+            low, high = (float(bound) for bound in result.confidence_interval)
+        interval = f"BCa bootstrap over {n} cases, 10,000 resamples"
+    return PairedComparison(
+        estimate=estimate,
+        low=low,
+        high=high,
+        n=n,
+        p_greater=_sign_flip_p(deltas, margin, "greater", seed),
+        p_less=_sign_flip_p(deltas, -margin, "less", seed),
+        p_two_sided=_sign_flip_p(deltas, 0.0, "two-sided", seed),
+        interval=interval,
+        test=test,
+    )
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjustment of ``p_values`` (same order), capped at 1."""
+    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
+    adjusted = [1.0] * len(p_values)
+    running = 0.0
+    m = len(p_values)
+    for rank, index in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * p_values[index]))
+        adjusted[index] = running
+    return adjusted
+
+
+def order_statistic_ci(values: Sequence[float], q: float, *, confidence: float = 0.95) -> Estimate:
+    """The q-th percentile with a distribution-free interval from order statistics: the
+    ranks l < u with P(X_(l) <= true quantile <= X_(u)) >= confidence under Binomial(n, q);
+    where the sample is too small for that coverage the interval reaches the smallest or
+    largest observation (it never understates the tail)."""
+    _check_q(q)
+    _check_confidence(confidence)
+    ordered = sorted(float(value) for value in values)
+    n = len(ordered)
+    value = percentile(ordered, q)
+    if n == 0 or math.isnan(value):
+        return Estimate(math.nan, math.nan, math.nan, n, "undefined")
+    if n == 1 or ordered[0] == ordered[-1]:
+        return Estimate(value, value, value, n, "degenerate")
+    p = q / 100.0
+    tail = (1.0 - confidence) / 2.0
+    # 1-based ranks: X_(l) with P(B < l) <= tail, X_(u) with P(B >= u) <= tail, B ~ Bin(n, p)
+    lower_rank = _binomial_ppf(tail, n, p)  # B <= lower_rank - 1 with prob <= tail
+    upper_rank = _binomial_ppf(1.0 - tail, n, p) + 1
+    low = ordered[max(lower_rank, 1) - 1]
+    high = ordered[min(upper_rank, n) - 1]
+    return Estimate(value, min(low, value), max(high, value), n, "order-statistic")
+
+
+def _binomial_ppf(level: float, n: int, p: float) -> int:
+    """The smallest k with P(B <= k) >= level for B ~ Binomial(n, p), as scipy's
+    ``binom.ppf`` (pmf in log space: no underflow at large n; plain Python, since importing
+    scipy.stats costs about a second at a session's end)."""
+    if p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return n
+    log_p, log_q = math.log(p), math.log1p(-p)
+    log_n_fact = math.lgamma(n + 1)
+    total = 0.0
+    for k in range(n + 1):
+        log_pmf = log_n_fact - math.lgamma(k + 1) - math.lgamma(n - k + 1) + k * log_p
+        total += math.exp(log_pmf + (n - k) * log_q)
+        if total >= level - 1e-12:
+            return k
+    return n
