@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import SYSTEMS_MODULE, pyproject
+from tests.conftest import REPO_ROOT, SYSTEMS_MODULE, pyproject
 
 SLOW_SYSTEMS = """
 
@@ -103,7 +104,7 @@ def test_plan_takes_each_system_from_the_newest_folder_holding_its_runs(
     write_runs(raw / "old", [("v1", "A", 1.0), ("v1", "A", 3.0), ("v1", "A", 2.0)], 1000)
     write_runs(raw / "old2", [("v2", "A", 0.5), ("v1", "B", 99.0)], 2000)
     write_runs(raw / "new", [("v1", "A", 10.0)], 3000)
-    result = project.runpytest("--ragv2-layer=A", "--ragv2-plan")
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-plan", "--ragv2-max-minutes=0.5")
     assert result.ret == 0
     result.stdout.fnmatch_lines(
         [
@@ -111,6 +112,7 @@ def test_plan_takes_each_system_from_the_newest_folder_holding_its_runs(
             "  v2 * 5 item(s) × median 0.5 s = 2.5 s  (from 1 run(s) in raw-runs/old2)",
             "  layer A: about 52 s",
             "expected duration: about 52 s",
+            "budget: 0.5 min (--ragv2-max-minutes); the estimate exceeds it",
         ]
     )
 
@@ -209,3 +211,26 @@ def test_budget_not_spent_leaves_the_verdict_alone(project: pytest.Pytester) -> 
     assert summary["verdict"] == "pass"
     assert summary["budget"] == {"max_minutes": 5.0, "runs_not_started": 0, "not_started": []}
     result.stdout.fnmatch_lines(["budget: 5 min; every run started within it"])
+
+
+def test_spent_budget_in_a_session_of_several_layers(bundled: pytest.Pytester) -> None:
+    (bundled.path / "evidence").mkdir()
+    shutil.copy(REPO_ROOT / "evidence" / "demo-v2.json", bundled.path / "evidence")
+    (bundled.path / "pyproject.toml").write_text(
+        '[tool.ragv2]\ncorpus = "corpus"\nevidence = "evidence/demo-v2.json"\n'
+    )
+    result = bundled.runpytest(
+        "--ragv2-layer=A,B,C", "--ragv2-reps=1", "--ragv2-run-id=abc", "-k", "B06 or K01",
+        "--ragv2-max-minutes=0.001",
+    )  # fmt: skip
+    assert result.ret == 1
+    not_started = 0
+    for layer in "ABC":
+        path = bundled.path / "reports" / "abc" / layer / "summary.json"
+        summary = json.loads(path.read_text(encoding="utf-8"))
+        assert summary["session"]["verdict"] == "incomplete"
+        missing = summary["runs"]["expected"] - summary["runs"]["recorded"]
+        not_started = summary["budget"]["runs_not_started"]
+        assert summary["verdict"] == ("incomplete" if missing else summary["verdict"])
+    assert not_started > 0
+    result.stdout.fnmatch_lines(["*verdict: INCOMPLETE — the budget of 0.001 min was spent*"])

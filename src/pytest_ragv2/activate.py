@@ -92,7 +92,10 @@ def _start_plan(config: pytest.Config, ctx: RunContext) -> None:
     workers = len(getattr(config.option, "tx", None) or ()) if _distributed(config) else 0
     config.option.dist = "no"  # read by xdist's pytest_configure, which runs after this one
     slots = {name: system.slot for name, system in ctx.systems.items()}
-    hooks = PlanHooks(ctx.layers, slots, ctx.settings.raw_runs, ctx.rootdir, workers)
+    settings = ctx.settings
+    hooks = PlanHooks(
+        ctx.layers, slots, settings.raw_runs, ctx.rootdir, workers, settings.max_minutes
+    )
     config.pluginmanager.register(hooks, "ragv2-plan")
 
 

@@ -113,6 +113,7 @@ def render_plan(
     *,
     workers: int,
     rootdir: Path,
+    budget_minutes: float | None = None,
 ) -> list[str]:
     """The plan as terminal lines (see the module docstring for the arithmetic)."""
     lines: list[str] = []
@@ -149,6 +150,9 @@ def render_plan(
         return lines
     note = f"; {unknown} item(s) without an estimate are not counted" if unknown else ""
     lines.append(f"expected duration: about {seconds(total)}{note}")
+    if budget_minutes is not None:
+        fits = "fits in it" if total <= budget_minutes * 60 else "exceeds it"
+        lines.append(f"budget: {budget_minutes:g} min (--ragv2-max-minutes); the estimate {fits}")
     return lines
 
 
@@ -200,18 +204,27 @@ class PlanHooks:
         raw_runs: Path,
         rootdir: Path,
         workers: int,
+        budget_minutes: float | None = None,
     ) -> None:
         self.layers = tuple(layers)
         self.slots = dict(slots)
         self.raw_runs = raw_runs
         self.rootdir = rootdir
         self.workers = workers
+        self.budget_minutes = budget_minutes
 
     def lines(self, items: Sequence[pytest.Item]) -> list[str]:
         plans = count_items(items, self.layers)
         wanted = {(system, layer) for layer, plan in plans.items() for system in plan.items}
         latencies = latest_latencies(self.raw_runs, wanted)
-        return render_plan(plans, self.slots, latencies, workers=self.workers, rootdir=self.rootdir)
+        return render_plan(
+            plans,
+            self.slots,
+            latencies,
+            workers=self.workers,
+            rootdir=self.rootdir,
+            budget_minutes=self.budget_minutes,
+        )
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self, session: pytest.Session) -> bool:
