@@ -117,10 +117,7 @@ def regression_gate(
         if category not in eligible:
             details.append(f"{line} — under {min_cases} cases: reported, not decisive")
             continue
-        if rule == "interval":
-            materially = comparison.high < -margin
-        else:
-            materially = adjusted[category] < alpha
+        materially = comparison.high < -margin if rule == "interval" else adjusted[category] < alpha
         details.append(
             f"{line}; Holm-adjusted p = {adjusted[category]:.3g} for Δ < {fmt_delta(-margin)}"
             + ("; materially worse" if materially else "")

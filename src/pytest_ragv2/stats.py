@@ -224,8 +224,10 @@ def paired_comparison(
     margin: float = 0.0,
     confidence: float = 0.95,
     seed: int = 0,
+    with_tests: bool = True,
 ) -> PairedComparison:
-    """Compare two systems over the same cases (the sequences are per-case means, aligned)."""
+    """Compare two systems over the same cases (the sequences are per-case means, aligned);
+    ``with_tests=False`` leaves the p-values NaN (the interval alone, for simulations)."""
     import numpy as np
 
     _check_confidence(confidence)
@@ -267,14 +269,15 @@ def paired_comparison(
             )
             low, high = (float(bound) for bound in result.confidence_interval)
         interval = f"BCa bootstrap over {n} cases, 10,000 resamples"
+    untested = math.nan
     return PairedComparison(
         estimate=estimate,
         low=low,
         high=high,
         n=n,
-        p_greater=_sign_flip_p(deltas, margin, "greater", seed),
-        p_less=_sign_flip_p(deltas, -margin, "less", seed),
-        p_two_sided=_sign_flip_p(deltas, 0.0, "two-sided", seed),
+        p_greater=_sign_flip_p(deltas, margin, "greater", seed) if with_tests else untested,
+        p_less=_sign_flip_p(deltas, -margin, "less", seed) if with_tests else untested,
+        p_two_sided=_sign_flip_p(deltas, 0.0, "two-sided", seed) if with_tests else untested,
         interval=interval,
         test=test,
     )
