@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import shutil
 from typing import Any, ClassVar
@@ -277,6 +278,23 @@ def test_languages_are_diagnosed_apart_and_the_case_names_the_failing_one() -> N
     assert "en: retrieval missed (" in reason(found, "v2 (A+B)")
 
 
+def test_a_case_that_requires_no_evidence_is_judged_on_its_answer() -> None:
+    missed_refusal = dataclasses.replace(
+        answer(True), met=False, reasons=("a safe refusal was required",)
+    )
+    missed_refusal = dataclasses.replace(
+        missed_refusal, metrics={**missed_refusal.metrics, "safe_refusal": 0.0}
+    )
+    found = diagnose({"A": [hits(None)], "B": [missed_refusal]})
+    assert of(found) == {"v2 (A+B)": ANSWER_WRONG}
+    assert reason(found, "v2 (A+B)") == (
+        "0 of 1 answer(s) right (a safe refusal was required); no evidence required"
+    )
+    # a wrong answer's reason names the gold it missed
+    wrong = diagnose({"B": [answer(False, missing="14 bar")]})
+    assert "required claim(s) missing: 14 bar" in reason(wrong, "v2")
+
+
 def test_a_system_without_answers_keeps_its_retrieval_diagnosis() -> None:
     found = diagnose({"A": [hits(1.0, system="v1")], "C": [answer(True, layer="C")]})
     assert of(found) == {"v2 (C)": OK, "v1 (A)": OK}
@@ -299,7 +317,14 @@ def test_the_json_and_the_tables() -> None:
         ["diagnosis", "v1", "v2"],
         [[OK, "1", "0"], [RETRIEVAL_MISSED, "0", "1"]],
     )
-    assert cases[1] == [["K01", "v2", RETRIEVAL_MISSED, "recall@5 0.50"]]
+    assert cases[1] == [
+        [
+            "K01",
+            "v2",
+            RETRIEVAL_MISSED,
+            "recall@5 0.50 (gold evidence not in top 5: datenblatt.pdf p.2)",
+        ]
+    ]
     Holder.extras = {}
     assert diagnosis_sections(Holder()) == []  # type: ignore[arg-type]
 

@@ -286,7 +286,8 @@ def _signature(records: Iterable[RunRecord]) -> frozenset[str]:
 def _recall_text(recalls: Sequence[float | None], source: str) -> str:
     values = [value for value in recalls if value is not None]
     if not values:
-        return f"{source} not measured"
+        # runs that measured nothing: the case requires no evidence (a safe-refusal case)
+        return "no evidence required" if recalls else f"{source} not measured"
     mean = f"{source} {sum(values) / len(values):.2f}"
     return mean if len(values) == 1 else f"{mean} (mean of {len(values)} runs)"
 
@@ -302,7 +303,13 @@ def _retrieval_only(case: str, label: str, records: Sequence[RunRecord]) -> Case
         return CaseDiagnosis(case, label, OK, "no required evidence to retrieve")
     if state == "found":
         return CaseDiagnosis(case, label, OK, text)
-    return CaseDiagnosis(case, label, RETRIEVAL_MISSED, text, _signature(ran))
+    signature = _signature(ran)
+    return CaseDiagnosis(case, label, RETRIEVAL_MISSED, f"{text}{_why(signature)}", signature)
+
+
+def _why(signature: frozenset[str]) -> str:
+    """The gold-related failure reasons, in brackets (nothing when there are none)."""
+    return f" ({'; '.join(sorted(signature))})" if signature else ""
 
 
 def _answered(
@@ -340,10 +347,11 @@ def _answered(
             )
         return CaseDiagnosis(case, label, OK, f"{runs}; {evidence}")
     if right:
-        return CaseDiagnosis(case, label, UNSTABLE, f"{runs}; {evidence}", signature)
+        text = f"{runs}{_why(signature)}; {evidence}"
+        return CaseDiagnosis(case, label, UNSTABLE, text, signature)
     answer: Answer = "refused" if 2 * len(refused) > len(wrong) else "wrong"
     what = f"{len(refused)} of {len(ran)} refused" if answer == "refused" else runs
-    detail = f"{what}; {evidence}"
+    detail = f"{what}{_why(signature)}; {evidence}"
     if state is None:
         diagnosis = REFUSED if answer == "refused" else ANSWER_WRONG
     elif state == "found":
