@@ -39,7 +39,7 @@ class Summary:
     run_id: str
     seed: int
     layer: str
-    verdict: str  # "pass", "fail" or "interrupted"
+    verdict: str  # "pass", "fail", "interrupted" or "incomplete" (a spent budget)
     exit_status: int
     raw_runs: str
     runs_expected: int | None
