@@ -13,18 +13,19 @@ import pytest
 
 from tests.conftest import REPO_ROOT, SYSTEMS_MODULE, pyproject
 
+# each run takes 1 s, so ten runs overrun a 2.4 s budget even on two workers
 SLOW_SYSTEMS = """
 
 import time
 
 
 def slow_good(query, k, **options):
-    time.sleep(0.3)
+    time.sleep(1.0)
     return good(query, k)
 
 
 def slow_weak(query, k, **options):
-    time.sleep(0.3)
+    time.sleep(1.0)
     return weak(query, k)
 """
 
