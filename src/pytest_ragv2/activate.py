@@ -78,6 +78,7 @@ def activate(config: pytest.Config) -> None:
         _start_plan(config, ctx)
         return
     if workerinput is None and not config.option.collectonly:
+        _protocol(config, ctx)
         if settings.systems and not config.getoption("ragv2_no_preflight"):
             _preflight(config, ctx)
         _start_controller(config, ctx, demo_url)
@@ -97,6 +98,43 @@ def _start_plan(config: pytest.Config, ctx: RunContext) -> None:
         ctx.layers, slots, settings.raw_runs, ctx.rootdir, workers, settings.max_minutes
     )
     config.pluginmanager.register(hooks, "ragv2-plan")
+
+
+def _protocol(config: pytest.Config, ctx: RunContext) -> None:
+    """The formal protocol's refusals (usage errors: exit status 4) and the holdout's look."""
+    from pytest_ragv2 import protocol
+
+    settings, root = ctx.settings, ctx.rootdir
+    path = protocol.lock_path(settings, root)
+    holdout = "holdout" in settings.splits
+    try:
+        if config.getoption("ragv2_formal"):
+            narrowed = [
+                flag
+                for flag, given in (
+                    ("-k", config.option.keyword),
+                    ("-m", config.option.markexpr),
+                    ("--ragv2-systems", config.getoption("ragv2_systems")),
+                    ("--ragv2-lang", config.getoption("ragv2_lang")),
+                    ("paths on the command line", config.args_source == config.ArgsSource.ARGS),
+                )
+                if given
+            ]
+            provisional = [
+                loaded.case_id
+                for loaded in ctx.catalog.cases(settings.splits)
+                if loaded.case.gold_status != "adjudicated"
+            ]
+            lock = protocol.check_formal(
+                settings, root, path, provisional=provisional, narrowed_by=narrowed
+            )
+            if holdout:
+                protocol.record_holdout_look(path, lock, ctx.run_id)
+        elif holdout:
+            lock = protocol.check_holdout(settings, root, path)
+            protocol.record_holdout_look(path, lock, ctx.run_id)
+    except protocol.ProtocolError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _distributed(config: pytest.Config) -> bool:

@@ -201,6 +201,13 @@ def _build_parser() -> argparse.ArgumentParser:
         "--output", type=Path, default=None, help="the package (default: evidence/<run-id>.json)"
     )
 
+    lock = commands.add_parser(
+        "freeze-gates",
+        help="freeze the gates, cases, gold and repetitions in ragv2-gates.lock.json before "
+        "the holdout run (refused once the holdout was seen)",
+    )
+    lock.add_argument("--config", default=None, help=f"{config_help} ./pyproject.toml)")
+
     demo = commands.add_parser("demo", help="the embedded demo systems")
     demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="COMMAND")
     # The arguments after "demo serve" belong to the server; main() hands them over untouched.
@@ -235,7 +242,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_ragv2.frozen import freeze_command
 
         return freeze_command(args.run_dir, args.system, args.k, args.output, sys.stdout)
+    if args.command == "freeze-gates":
+        return _freeze_gates_command(args.config, sys.stdout)
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse requires one
+
+
+def _freeze_gates_command(config: str | None, out: TextIO) -> int:
+    from pytest_ragv2.protocol import ProtocolError, freeze_gates, lock_path
+
+    cwd = Path.cwd().resolve()
+    try:
+        settings, _ = load_cli_settings(cwd, config)
+        path = lock_path(settings, cwd)
+        lock = freeze_gates(settings, cwd, path)
+    except (SettingsError, ProtocolError) as exc:
+        out.write(f"{exc}\n")
+        return 2
+    out.write(
+        f"froze the gates, {lock.fingerprint.repetitions or 'the default'} repetition(s), the "
+        f"cases and the gold in {_shown(path, cwd)} (commit {lock.commit or 'unknown'}); "
+        "commit it with the project\n"
+    )
+    return 0
 
 
 def _validate_command(args: argparse.Namespace) -> int:

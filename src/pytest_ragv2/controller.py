@@ -35,6 +35,7 @@ from pytest_ragv2.session import SessionResults
 
 if TYPE_CHECKING:
     from pytest_ragv2.budget import Budget
+    from pytest_ragv2.protocol import RunKind
 
 RECORD_ATTRIBUTE = "ragv2"
 KEEP_STATUSES = (
@@ -131,6 +132,7 @@ class Controller:
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
         self.locations = []
+        protocol = self._run_kind()
         # several layers: one failure diagnosis reads them together (A's recall, B's answers)
         diagnosis = (
             diagnose({layer: d.results.records for layer, d in decisions.items()})
@@ -156,7 +158,9 @@ class Controller:
                 interrupted=interrupted,
                 descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
                 raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
+                settings=self.ctx.settings,
             )
+            summary.extras["protocol"] = protocol.to_json()
             if ceilings:
                 summary.extras["attainable"] = ceilings
             if diagnosis is not None:
@@ -186,6 +190,8 @@ class Controller:
                 "(and summary.md, report.html)"
             )
         self.locations.append(f"raw runs: {self.ctx.run_dir}")
+        self.locations.append(f"protocol: {protocol.label}")
+        self.locations.extend(f"protocol flag: {flag}" for flag in protocol.flags)
         if self.budget is not None:
             from pytest_ragv2.budget import describe_minutes
 
@@ -206,6 +212,23 @@ class Controller:
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
                 "gold cases: the exit status is 1 whatever the gates say"
             )
+
+    def _run_kind(self) -> RunKind:
+        """Development (a provisional case), holdout or formal; flagged when the gates
+        changed after the holdout was seen."""
+        from pytest_ragv2.protocol import gates_changed_after_holdout, lock_path, run_kind
+
+        settings = self.ctx.settings
+        status = {record.key.case: record.gold_status for record in self.records}
+        flag = gates_changed_after_holdout(
+            settings, self.ctx.rootdir, lock_path(settings, self.ctx.rootdir)
+        )
+        return run_kind(
+            status,
+            holdout="holdout" in settings.splits,
+            formal=bool(self.options.get("ragv2_formal")),
+            flags=[flag] if flag else [],
+        )
 
     def _name_unstarted(self, gates: list[GateResult], layer: str) -> None:
         """The runs_complete gate names the runs the budget left out."""
@@ -327,10 +350,16 @@ def write_run_manifest(
 
 
 def _warm_imports() -> None:
-    import numpy  # noqa: F401
+    """Only a head start: the session imports these itself when it needs them, so a
+    failure here (an in-process pytester run restoring sys.modules under this thread) is
+    not the session's and must not print a traceback into its output."""
+    try:
+        import numpy  # noqa: F401
 
-    # the comparison gates' bootstrap and permutation tests: a second to import
-    import scipy.stats  # noqa: F401
+        # the comparison gates' bootstrap and permutation tests: a second to import
+        import scipy.stats  # noqa: F401
+    except Exception:
+        return
 
 
 def _relative(path: Path, root: Path) -> Path:

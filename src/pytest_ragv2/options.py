@@ -88,6 +88,13 @@ OPTIONS: tuple[Option, ...] = (
         flag_only=True,
     ),
     Option(
+        "--ragv2-formal",
+        "ragv2_formal",
+        "a formal run: refuse to start unless every case is adjudicated, the gates are frozen "
+        "(ragv2 freeze-gates) and the full case set runs at the locked repetitions",
+        flag_only=True,
+    ),
+    Option(
         "--ragv2-plan",
         "ragv2_plan",
         "print the items per layer and system and the expected duration (from the latest "

@@ -58,6 +58,16 @@ def _unmet_html(runs: Sequence[Mapping[str, Any]]) -> str:
     return "<h2>Runs that did not meet their case</h2>" + "".join(items)
 
 
+def _protocol_html(protocol: dict[str, Any] | None) -> list[str]:
+    """The run's kind, and any protocol flag shown as a failing verdict is."""
+    if not protocol:
+        return []
+    return [f"<p>Protocol: {escape(protocol['label'])}.</p>"] + [
+        f"<p class='verdict fail'>Protocol flag: {escape(flag)}.</p>"
+        for flag in protocol.get("flags", [])
+    ]
+
+
 def render_page(summary: Summary, gates: Sequence[GateResult]) -> str:
     verdict = summary.verdict
     details = "".join(
@@ -77,6 +87,7 @@ def render_page(summary: Summary, gates: Sequence[GateResult]) -> str:
         f"<p>Seed {summary.seed}; {summary.runs_recorded} runs recorded"
         + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
         + f"; raw runs in <code>{escape(summary.raw_runs)}</code>.</p>",
+        *_protocol_html(summary.extras.get("protocol")),
         "<h2>Gates</h2>",
         table_html(gate_table(gates), decision_column=3),
         f"<ul>{details}</ul>" if details else "",

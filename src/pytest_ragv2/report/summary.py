@@ -153,6 +153,7 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
         + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
         + ".",
         "",
+        *_protocol_markdown(summary),
         "## Gates",
         "",
         *render_markdown(gate_table(gates)),
@@ -168,6 +169,16 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
             lines.extend(f"  - {detail}" for detail in gate.details)
         lines.append("")
     return "\n".join(lines)
+
+
+def _protocol_markdown(summary: Summary) -> list[str]:
+    """The run's kind (a development run says so) and any protocol flag, in bold."""
+    protocol = summary.extras.get("protocol")
+    if not protocol:
+        return []
+    lines = [f"Protocol: {protocol['label']}.", ""]
+    lines += [f"**Protocol flag: {flag}.**" for flag in protocol.get("flags", [])]
+    return lines + ([""] if protocol.get("flags") else [])
 
 
 def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) -> Path:
