@@ -164,8 +164,11 @@ class Layer(Protocol):
         """Every gate of the layer, in the order the reports print them; never raises."""
         ...
 
-    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
-        """What the layer adds to summary.json beyond the common tables."""
+    def summary_extras(
+        self, results: SessionResults, settings: Settings | None = None
+    ) -> dict[str, Any]:
+        """What the layer adds to summary.json beyond the common tables (the weighted
+        quality score reads the settings' weights)."""
         ...
 
     def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:

@@ -127,6 +127,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
                 name: system.get("descriptors", {}) for name, system in manifest_systems.items()
             },
             raw_runs_dir=run_dir,
+            settings=settings,
         )
         for layer, decision in decisions.items()
     }

@@ -10,7 +10,14 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
@@ -117,6 +124,25 @@ class AnswerGateSettings(_Strict):
     )
 
 
+class ScoreWeightSettings(_Strict):
+    """The weighted quality score's area weights (the protocol's by default; any
+    non-negative numbers, normalised by their sum). The score is shown behind the hard
+    vetoes and decides no gate; see docs/quality-score.md."""
+
+    answer_correctness: float = Field(default=0.30, ge=0)
+    retrieval_quality: float = Field(default=0.25, ge=0)
+    citation_grounding: float = Field(default=0.20, ge=0)
+    completeness: float = Field(default=0.10, ge=0)
+    refusal_constraints: float = Field(default=0.10, ge=0)
+    latency_reliability: float = Field(default=0.05, ge=0)
+
+    @model_validator(mode="after")
+    def _some_weight(self) -> ScoreWeightSettings:
+        if sum(self.model_dump().values()) <= 0:
+            raise ValueError("at least one weight must be positive")
+        return self
+
+
 class ItemPassSettings(_Strict):
     """When one run 'meets its case' (the item's own pass/fail)."""
 
@@ -148,6 +174,11 @@ class Settings(_Strict):
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
     answer_gates: AnswerGateSettings = Field(default_factory=AnswerGateSettings)
+    score_weights: ScoreWeightSettings = Field(
+        default_factory=ScoreWeightSettings,
+        description="the weighted quality score's area weights (a summary figure behind "
+        "the vetoes; decides no gate)",
+    )
     judge: OpenAIChatConfig | None = Field(
         default=None,
         description="an optional OpenAI-compatible judge model at layer B: its grade is "

@@ -110,13 +110,23 @@ class ChatLayer:
             allowlist_present=allowlist_present,
         )
 
-    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+    def summary_extras(
+        self, results: SessionResults, settings: Settings | None = None
+    ) -> dict[str, Any]:
         from pytest_ragv2.diagnosis import diagnose
         from pytest_ragv2.gates_chat import vetoes_by_system
+        from pytest_ragv2.quality_score import session_scores
         from pytest_ragv2.session import judge_counts, rubric_counts
 
+        vetoes = vetoes_by_system(results)
+        tripped = {
+            name: tuple(kind for kind, runs in kinds.items() if runs)
+            for name, kinds in vetoes.items()
+        }
+        scores = session_scores(self.info.name, results, settings, tripped, answers=True)
         extras: dict[str, Any] = {
-            "vetoes_by_system": vetoes_by_system(results),
+            "vetoes_by_system": vetoes,
+            "quality_score": scores.to_json(),
             "rubric": rubric_counts(results),
             "diagnosis": diagnose({self.info.name: results.records}).to_json(),
         }
@@ -131,9 +141,17 @@ class ChatLayer:
         return answer_case_table(by_case)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
-        from pytest_ragv2.report.tables import answer_sections, diagnosis_sections
+        from pytest_ragv2.report.tables import (
+            answer_sections,
+            diagnosis_sections,
+            quality_sections,
+        )
 
-        return [*answer_sections(summary), *diagnosis_sections(summary)]
+        return [
+            *answer_sections(summary),
+            *quality_sections(summary),
+            *diagnosis_sections(summary),
+        ]
 
 
 LAYER = ChatLayer()

@@ -192,6 +192,7 @@ class FrozenLayer(ChatLayer):
             answer_sections,
             diagnosis_sections,
             found_and_answered_table,
+            quality_sections,
         )
 
         return [
@@ -201,6 +202,7 @@ class FrozenLayer(ChatLayer):
                 "frozen evidence, then each answer model's correct runs)",
                 found_and_answered_table(summary.by_case),
             ),
+            *quality_sections(summary),
             *diagnosis_sections(summary),
         ]
 

@@ -87,10 +87,22 @@ class RetrievalLayer:
             allowlist_present=allowlist_present,
         )
 
-    def summary_extras(self, results: SessionResults) -> dict[str, Any]:
+    def summary_extras(
+        self, results: SessionResults, settings: Settings | None = None
+    ) -> dict[str, Any]:
         from pytest_ragv2.diagnosis import diagnose
+        from pytest_ragv2.quality_score import session_scores
 
-        return {"diagnosis": diagnose({self.info.name: results.records}).to_json()}
+        # layer A's hard veto: a run that returned a file outside the allow-list
+        vetoes = {
+            name: ("no_leak",) if row.extras.get("leaking_runs") else ()
+            for name, row in results.systems.items()
+        }
+        scores = session_scores(self.info.name, results, settings, vetoes, answers=False)
+        return {
+            "diagnosis": diagnose({self.info.name: results.records}).to_json(),
+            "quality_score": scores.to_json(),
+        }
 
     def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
         from pytest_ragv2.report.tables import retrieval_case_table
@@ -98,9 +110,17 @@ class RetrievalLayer:
         return retrieval_case_table(by_case)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
-        from pytest_ragv2.report.tables import diagnosis_sections, retrieval_sections
+        from pytest_ragv2.report.tables import (
+            diagnosis_sections,
+            quality_sections,
+            retrieval_sections,
+        )
 
-        return [*retrieval_sections(summary), *diagnosis_sections(summary)]
+        return [
+            *retrieval_sections(summary),
+            *quality_sections(summary),
+            *diagnosis_sections(summary),
+        ]
 
 
 LAYER = RetrievalLayer()

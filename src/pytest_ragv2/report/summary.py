@@ -8,13 +8,16 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.session import SessionResults, SystemRow
+
+if TYPE_CHECKING:
+    from pytest_ragv2.settings import Settings
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -92,6 +95,7 @@ def build_summary(
     interrupted: bool,
     descriptors: Mapping[str, Mapping[str, str]],
     raw_runs_dir: Path,
+    settings: Settings | None = None,
 ) -> Summary:
     return Summary(
         run_id=run_id,
@@ -109,7 +113,7 @@ def build_summary(
         by_case=results.by_case,
         gates=list(gates),
         unmet_runs=unmet_runs(results),
-        extras=load_layer(layer).summary_extras(results),
+        extras=load_layer(layer).summary_extras(results, settings),
     )
 
 

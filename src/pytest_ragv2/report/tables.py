@@ -485,3 +485,40 @@ def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
             (["case", "system", "diagnosis", "reason"], failing),
         ),
     ]
+
+
+def quality_sections(summary: Summary) -> list[tuple[str, Table]]:
+    """The weighted quality score (:mod:`pytest_ragv2.quality_score`, in
+    ``extras["quality_score"]``) per system, behind its hard vetoes: the vetoes, the score
+    (``VETO`` when any tripped), then each area's value and renormalised weight; nothing
+    when the summary holds none."""
+    from pytest_ragv2.quality_score import AREA_LABELS, AREAS
+
+    data: Mapping[str, Any] = summary.extras.get("quality_score") or {}
+    systems: Mapping[str, Mapping[str, Any]] = data.get("systems") or {}
+    if not systems:
+        return []
+    names = list(systems)
+    rows = [
+        ["hard vetoes", *(", ".join(systems[name]["vetoes"]) or "none" for name in names)],
+        ["weighted score", *(str(systems[name]["shown"]) for name in names)],
+    ]
+    for area in AREAS:
+        cells = []
+        for name in names:
+            component = systems[name]["components"][area]
+            if not component["measured"]:
+                cells.append("not measured")
+            else:
+                cells.append(
+                    f"{component['value']:.3f} (weight {component['effective_weight']:.2f})"
+                )
+        first = systems[names[0]]["components"][area]
+        rows.append([f"{AREA_LABELS[area]} ({first['weight']:g})", *cells])
+    return [
+        (
+            "Weighted quality score (behind the hard vetoes; decides no gate; "
+            "docs/quality-score.md)",
+            (["", *names], rows),
+        )
+    ]
