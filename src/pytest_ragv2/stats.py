@@ -247,27 +247,19 @@ def paired_comparison(
     else:
         from scipy import stats
 
-        result = stats.bootstrap(
-            (deltas,),
-            np.mean,
-            confidence_level=confidence,
-            n_resamples=COMPARISON_RESAMPLES,
-            method="BCa",
-            vectorized=True,
-            random_state=seed,
-        )
-        low, high = (float(bound) for bound in result.confidence_interval)
-        if math.isnan(low) or math.isnan(high):  # BCa undefined: fall back to percentile
+        for method in ("BCa", "percentile"):  # BCa undefined (NaN): fall back to percentile
             result = stats.bootstrap(
                 (deltas,),
                 np.mean,
                 confidence_level=confidence,
                 n_resamples=COMPARISON_RESAMPLES,
-                method="percentile",
+                method=method,
                 vectorized=True,
                 random_state=seed,
             )
             low, high = (float(bound) for bound in result.confidence_interval)
+            if not (math.isnan(low) or math.isnan(high)):
+                break
         interval = f"BCa bootstrap over {n} cases, 10,000 resamples"
     untested = math.nan
     return PairedComparison(
