@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from pytest_ragv2.rawruns import git_commit
 from pytest_ragv2.settings import Settings
 
 LOCK_FILE = "ragv2-gates.lock.json"
@@ -140,16 +140,6 @@ def fingerprint(settings: Settings, root: Path) -> Fingerprint:
     )
 
 
-def _commit(root: Path) -> str | None:
-    try:
-        found = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True, timeout=10
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return found.stdout.strip() or None if found.returncode == 0 else None
-
-
 def _now() -> str:
     return datetime.now(UTC).replace(microsecond=0).isoformat()
 
@@ -183,7 +173,7 @@ def freeze_gates(settings: Settings, root: Path, path: Path) -> Lock:
             f"{path}: the holdout was seen (run {first.run_id}, {first.time}); the gates "
             "are final for it and cannot be frozen again"
         )
-    lock = Lock(fingerprint(settings, root), _now(), _commit(root))
+    lock = Lock(fingerprint(settings, root), _now(), git_commit(root))
     write_lock(path, lock)
     return lock
 
