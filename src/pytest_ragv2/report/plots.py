@@ -1,17 +1,43 @@
 """The plots of report.html: inline, self-contained SVG figures built from the summary.
 
-Interface (called by report/page.py): :func:`figures` returns the figures that the run's
-data supports, each a :class:`Figure` with a title, an inline ``<svg>`` and a caption.
-matplotlib is imported lazily, inside :func:`figures`: the plugin's start-up never pays for it.
+:func:`figures` returns the figures that the run's data supports, each a :class:`Figure`
+with a title, an inline ``<svg>`` and a one-sentence caption; a plot whose data is absent
+(no baseline, no candidate, no record, a layer without rubric) is left out, and a plot that
+cannot be drawn is left out too: the report never fails for a figure.
+
+The numbers are the summary's: the percentiles are the system table's, the per-category
+intervals are the ``category_regression`` gate's (and the all-cases row the
+``recall_improvement`` gate's evidence), the win/tie/loss counts at the chat layers the
+``case_wins`` gate's. Only the latency distributions and the per-case differences are read
+from the records and the per-case rows, and nothing is re-estimated here.
+
+matplotlib is imported inside :func:`figures` (the plugin's start-up never pays for it) and
+used through its object API (``matplotlib.figure.Figure`` with the SVG canvas): no pyplot,
+no backend switch, no global figure state. The few rcParams the SVG writer reads at save
+time (``svg.fonttype``, ``svg.hashsalt``) are set in an ``rc_context`` held under a lock, so
+concurrent calls do not see each other's settings. Every figure's ids are prefixed with a
+digest of the run, layer and figure, so several inline SVGs on one page never collide; the
+XML prolog, DOCTYPE, metadata block and comments are stripped. Text stays text
+(``svg.fonttype = "none"``), XML-escaped by the SVG writer, with mathtext off: a system
+named ``$x$`` or ``<script>`` is shown as written.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import io
+import math
+import re
+import threading
+import warnings
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure as MplFigure
+
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
 
@@ -23,7 +49,684 @@ class Figure:
     caption: str  # one sentence: what the plot shows and how to read it
 
 
+# Okabe & Ito's colour-blind-safe palette; a system keeps its colour in every figure (its
+# position in the summary's system order: baseline, candidate, reference, others)
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
+GRADE_COLOURS = {"PASS": "#0072B2", "PARTIAL": "#E69F00", "FAIL": "#D55E00"}
+WIN, LOSS, TIE, NEUTRAL = "#0072B2", "#D55E00", "#999999", "#555555"
+WIDTH_IN = 7.2  # 518 pt: about 700 px wide on the page
+LABEL_MAX = 40  # longer names are shortened (with an ellipsis) on the axes
+TIE_EPSILON = 1e-9  # as the case_wins gate compares per-case means
+
+_RC: dict[str, Any] = {
+    "svg.fonttype": "none",
+    "text.parse_math": False,
+    "font.size": 9.0,
+    "axes.titlesize": 10.0,
+    "axes.labelsize": 9.0,
+    "legend.fontsize": 8.5,
+    "xtick.labelsize": 8.5,
+    "ytick.labelsize": 8.5,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.grid": False,
+    "figure.dpi": 72.0,
+    "savefig.dpi": 72.0,
+    "savefig.bbox": "standard",
+}
+_LOCK = threading.Lock()  # rcParams are global: one rendering at a time
+
+
 def figures(summary: Summary, records: Sequence[RunRecord]) -> list[Figure]:
-    """The report's figures for one layer's summary and its records (never raises; a plot
-    whose data is absent is left out)."""
-    return []
+    """The report's figures for one layer's summary and its records, in reading order
+    (never raises: a figure whose data is absent, or that fails, is left out)."""
+    try:
+        import matplotlib
+    except ImportError:  # pragma: no cover - matplotlib is a dependency
+        return []
+    layer_records = [record for record in records if record.key.layer == summary.layer]
+    builders: list[tuple[str, Callable[[], _Plot | None]]] = [
+        ("recall", lambda: _recall_at_k(summary)),
+        ("latency", lambda: _latency(summary, layer_records)),
+        ("categories", lambda: _category_deltas(summary)),
+        ("cases", lambda: _case_deltas(summary)),
+        ("rubric", lambda: _rubric(summary)),
+        ("vetoes", lambda: _vetoes(summary)),
+    ]
+    made: list[Figure] = []
+    with _LOCK, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # a glyph missing from the font is not an error
+        for slug, build in builders:
+            prefix = _prefix(summary, slug)
+            settings: Any = {**_RC, "svg.hashsalt": prefix}  # matplotlib types keys literally
+            try:
+                with matplotlib.rc_context(settings):
+                    plot = build()
+                    if plot is None:
+                        continue
+                    made.append(Figure(plot.title, _svg(plot.figure, prefix), plot.caption))
+            except Exception:  # a figure never fails the report
+                continue
+    return made
+
+
+@dataclass(frozen=True, slots=True)
+class _Plot:
+    title: str
+    figure: MplFigure
+    caption: str
+
+
+# --- helpers -------------------------------------------------------------------------------
+
+
+def _prefix(summary: Summary, slug: str) -> str:
+    digest = hashlib.sha256(f"{summary.run_id}\0{summary.layer}\0{slug}".encode()).hexdigest()
+    return f"rg{digest[:8]}-{slug}-"
+
+
+def _new_figure(height_in: float, *, columns: int = 1) -> tuple[MplFigure, list[Axes]]:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+    from matplotlib.figure import Figure as MplFigure
+
+    figure = MplFigure(figsize=(WIDTH_IN, max(1.8, height_in)), layout="constrained")
+    FigureCanvasSVG(figure)
+    axes = figure.subplots(1, columns, squeeze=False, sharey=columns > 1)
+    return figure, list(axes[0])
+
+
+_TAG = re.compile(r"<[^>]*>")  # text content is escaped: a "<" always opens a real tag
+_PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.DOTALL)
+_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
+_COMMENT = re.compile(r"<!--.*?-->\s*", re.DOTALL)
+
+
+def _svg(figure: MplFigure, prefix: str) -> str:
+    """The figure as an inline ``<svg>``: no prolog, metadata or comment, every id (and every
+    reference to one) prefixed, the style sheet scoped to this figure, scalable width."""
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None})
+    text = _PROLOG.sub("", buffer.getvalue(), count=1)
+    text = _METADATA.sub("", text, count=1)
+    text = _COMMENT.sub("", text)
+
+    def tag(match: re.Match[str]) -> str:
+        element = match.group(0)
+        element = element.replace(' id="', f' id="{prefix}')
+        element = element.replace("url(#", f"url(#{prefix}")
+        return element.replace('href="#', f'href="#{prefix}')
+
+    text = _TAG.sub(tag, text)
+    # matplotlib's style sheet selects "*": in an HTML page it would style every element
+    text = text.replace('<style type="text/css">*{', f'<style type="text/css">#{prefix}svg *{{')
+    return text.replace(
+        "<svg ", f'<svg id="{prefix}svg" style="max-width:100%;height:auto" ', 1
+    ).strip()
+
+
+def _label(name: object) -> str:
+    text = " ".join(str(name).split())
+    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
+
+
+def _colours(summary: Summary) -> dict[str, str]:
+    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(summary.systems)}
+
+
+def _system_label(summary: Summary, name: str) -> str:
+    role = summary.systems[name].role if name in summary.systems else None
+    return f"{_label(name)} ({role})" if role and role != "unknown" else _label(name)
+
+
+def _role_system(summary: Summary, role: str) -> str | None:
+    return next((name for name, row in summary.systems.items() if row.role == role), None)
+
+
+def _number(value: Any) -> float | None:
+    if value is None or isinstance(value, bool | str):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None
+
+
+def _gate(summary: Summary, name: str) -> Any:
+    """The gate of that name, when it was evaluated (a skipped gate has no numbers)."""
+    return next((g for g in summary.gates if g.name == name and g.decision != "skip"), None)
+
+
+def _seconds(values: Iterable[float]) -> tuple[float, str]:
+    """The scale and unit that suit these durations (ms below a second)."""
+    largest = max(values, default=0.0)
+    return (1.0, "s") if largest >= 1.0 else (1000.0, "ms")
+
+
+def _fmt_time(seconds: float) -> str:
+    return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1000:.3g} ms"
+
+
+# --- recall@k ------------------------------------------------------------------------------
+
+_RECALL = re.compile(r"^recall@(\d+)$")
+
+
+def _recall_at_k(summary: Summary) -> _Plot | None:
+    ks = sorted(
+        {
+            int(match.group(1))
+            for row in summary.systems.values()
+            for name, value in row.metrics.items()
+            if (match := _RECALL.match(name)) and _number(value) is not None
+        }
+    )
+    if not ks:
+        return None
+    colours = _colours(summary)
+    figure, (axes,) = _new_figure(3.4)
+    handles, labels = [], []
+    for name, row in summary.systems.items():
+        points = [(k, _number(row.metrics.get(f"recall@{k}"))) for k in ks]
+        shown = [(k, value) for k, value in points if value is not None]
+        if not shown:
+            continue
+        (line,) = axes.plot(
+            [k for k, _ in shown],
+            [value for _, value in shown],
+            marker="o",
+            color=colours[name],
+            linewidth=1.8,
+        )
+        handles.append(line)
+        labels.append(_system_label(summary, name))
+    if not handles:
+        return None
+    axes.set_xscale("log")
+    axes.set_xticks(ks, [str(k) for k in ks])
+    axes.minorticks_off()
+    axes.set_ylim(0.0, 1.02)
+    axes.set_xlabel("k (results read)")
+    axes.set_ylabel("recall@k (mean of case means)")
+    axes.grid(True, axis="y", color="#e5e5e5", linewidth=0.6)
+    axes.legend(handles, labels, loc="lower right", frameon=False)
+    return _Plot(
+        "Recall@k by system",
+        figure,
+        "The share of a case's gold evidence found in the first k results, averaged over "
+        "cases, for each k the run measured: a higher curve finds more, a steeper start "
+        "ranks the evidence earlier.",
+    )
+
+
+# --- latency -------------------------------------------------------------------------------
+
+
+def _latency(summary: Summary, records: Sequence[RunRecord]) -> _Plot | None:
+    import numpy as np
+
+    by_system: dict[str, list[float]] = {name: [] for name in summary.systems}
+    for record in records:
+        if (
+            record.ok
+            and not record.skipped
+            and record.key.system in by_system
+            and math.isfinite(record.latency_s)
+            and record.latency_s >= 0
+        ):
+            by_system[record.key.system].append(record.latency_s)
+    if not any(by_system.values()):
+        return None
+    names = list(by_system)
+    everything = [value for values in by_system.values() for value in values]
+    scale, unit = _seconds(everything)
+    positive = [value * scale for value in everything if value > 0]
+    low = min(positive, default=1.0)
+    high = max(positive, default=1.0)
+    logarithmic = high / low > 20
+    if logarithmic:
+        edges = np.geomspace(low, high * 1.0001, 41)
+    else:
+        edges = np.linspace(0.0, high * 1.05 if high > 0 else 1.0, 41)
+    colours = _colours(summary)
+    figure, (axes,) = _new_figure(0.75 + 0.75 * len(names))
+    for index, name in enumerate(names):
+        base = float(len(names) - 1 - index)  # the first system on top
+        values = np.asarray(by_system[name]) * scale
+        if logarithmic:
+            values = np.clip(values, low, None)
+        if not values.size:
+            axes.text(edges[0], base + 0.3, "no successful run", color=NEUTRAL, fontsize=8)
+            continue
+        counts, _ = np.histogram(values, bins=edges)
+        heights = counts / counts.max() * 0.8 if counts.max() else counts.astype(float)
+        axes.stairs(
+            heights + base,
+            edges,
+            baseline=base,
+            fill=True,
+            color=colours[name],
+            alpha=0.55,
+            linewidth=0,
+        )
+        row = summary.systems[name]
+        for key, style, align, offset in (
+            ("latency_p50", "-", "right", -1),
+            ("latency_p95", "--", "left", 1),
+        ):
+            value = _number(row.latency_p50.get("value") if key == "latency_p50" else row.p95)
+            if value is None:
+                continue
+            x = max(value * scale, low) if logarithmic else value * scale
+            axes.vlines(
+                x,
+                base,
+                base + 0.9,
+                colors="#000000",
+                linestyles="dashed" if style == "--" else "solid",
+                linewidth=1.2,
+            )
+            axes.annotate(
+                f"{key[-3:]} {_fmt_time(value)}",
+                (x, base + 0.9),
+                xytext=(3 * offset, 0),
+                textcoords="offset points",
+                ha=align,
+                va="top",
+                fontsize=8,
+            )
+    if logarithmic:
+        from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+        axes.set_xscale("log")
+        axes.xaxis.set_major_locator(LogLocator(base=10.0))
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _fmt_time(x / scale)))
+        axes.xaxis.set_minor_formatter(NullFormatter())
+    axes.set_yticks(
+        [float(len(names) - 1 - index) + 0.4 for index in range(len(names))],
+        [f"{_system_label(summary, name)}\n{len(by_system[name])} runs" for name in names],
+    )
+    axes.tick_params(axis="y", length=0)
+    axes.set_ylim(-0.1, len(names) + 0.05)
+    axes.set_xlabel("latency per run (log scale)" if logarithmic else f"latency per run ({unit})")
+    axes.spines["left"].set_visible(False)
+    return _Plot(
+        "Latency distribution by system",
+        figure,
+        "The distribution of each system's latency over its successful runs (failed and "
+        "skipped runs left out, as in the tables), with the median (p50, solid line) and the "
+        "95th percentile (p95, dashed) the system table reports.",
+    )
+
+
+# --- per-category differences --------------------------------------------------------------
+
+_DETAIL = re.compile(
+    r"^(?P<category>.+): Δ (?P<estimate>[+-]\d+\.\d+) \[(?P<low>[+-]\d+\.\d+), "
+    r"(?P<high>[+-]\d+\.\d+)\] \((?P<confidence>[\d.]+)% [^)]*\), (?P<n>\d+) cases"
+)
+_SIGNED = re.compile(r"[+-]\d+\.\d+")
+_METRIC = re.compile(r"recall@\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class _Interval:
+    name: str
+    estimate: float
+    low: float | None
+    high: float | None
+    n: int | None = None
+    confidence: float | None = None
+    decisive: bool = True
+
+
+def _regression_intervals(summary: Summary) -> list[_Interval]:
+    """The category_regression gate's per-category intervals, as its details state them."""
+    gate = _gate(summary, "category_regression")
+    if gate is None:
+        return []
+    found = []
+    for line in gate.details:
+        match = _DETAIL.match(str(line))
+        if match is None:
+            continue
+        found.append(
+            _Interval(
+                match["category"],
+                float(match["estimate"]),
+                float(match["low"]),
+                float(match["high"]),
+                int(match["n"]),
+                float(match["confidence"]),
+                decisive="not decisive" not in line,
+            )
+        )
+    return found
+
+
+def _overall_interval(summary: Summary) -> _Interval | None:
+    """All cases: the recall_improvement gate's evidence (layer A) or the interval the
+    case_wins gate states (chat layers)."""
+    improvement = _gate(summary, "recall_improvement")
+    if improvement is not None and improvement.evidence:
+        evidence = improvement.evidence
+        estimate = _number(evidence.get("estimate"))
+        if estimate is not None:
+            return _Interval(
+                "all cases",
+                estimate,
+                _number(evidence.get("low")),
+                _number(evidence.get("high")),
+                int(evidence["n"]) if isinstance(evidence.get("n"), int) else None,
+            )
+    wins = _gate(summary, "case_wins")
+    if wins is not None:
+        match = re.search(
+            r"([+-]\d+\.\d+) \[([+-]\d+\.\d+), ([+-]\d+\.\d+)\] \(paired by case", wins.reason
+        )
+        if match:
+            cases = re.search(r"over (\d+) cases", wins.reason)
+            return _Interval(
+                "all cases",
+                float(match[1]),
+                float(match[2]),
+                float(match[3]),
+                int(cases[1]) if cases else None,
+            )
+    return None
+
+
+def _margin(gate: Any) -> float | None:
+    match = _SIGNED.search(str(gate.threshold)) if gate is not None else None
+    return float(match.group(0)) if match else None
+
+
+def _compared_metric(summary: Summary) -> str:
+    from pytest_ragv2.layer_registry import LAYERS
+
+    for name in ("recall_improvement", "category_regression"):
+        gate = next((g for g in summary.gates if g.name == name), None)
+        match = _METRIC.search(gate.description) if gate is not None else None
+        if match:
+            return match.group(0)
+    info = LAYERS.get(summary.layer)
+    return info.headline_metric if info is not None else "met"
+
+
+def _category_deltas(summary: Summary) -> _Plot | None:
+    candidate = _role_system(summary, "candidate")
+    baseline = _role_system(summary, "baseline")
+    if candidate is None or baseline is None:
+        return None
+    metric = _compared_metric(summary)
+    intervals = _regression_intervals(summary)
+    with_intervals = bool(intervals)
+    if not intervals:
+        # no per-category comparison among the gates (the chat layers): the difference of
+        # the summary's category means, shown as points without an interval
+        cand_rows = summary.by_category.get(candidate, {})
+        base_rows = summary.by_category.get(baseline, {})
+        for category in sorted(set(cand_rows) & set(base_rows)):
+            cand = _number(cand_rows[category].metrics.get(metric))
+            base = _number(base_rows[category].metrics.get(metric))
+            if cand is not None and base is not None:
+                intervals.append(
+                    _Interval(category, cand - base, None, None, cand_rows[category].cases)
+                )
+    if not intervals:
+        return None
+    intervals.sort(key=lambda item: (item.estimate, item.name), reverse=True)
+    overall = _overall_interval(summary)
+    rows = ([overall] if overall is not None else []) + intervals
+    figure, (axes,) = _new_figure(0.9 + 0.28 * len(rows))
+    colour = _colours(summary)[candidate]
+    for index, item in enumerate(rows):
+        y = float(len(rows) - 1 - index)
+        is_overall = item is overall
+        tone = "#000000" if is_overall else (colour if item.decisive else NEUTRAL)
+        if item.low is not None and item.high is not None:
+            axes.hlines(y, item.low, item.high, colors=tone, linewidth=2.0 if is_overall else 1.4)
+        axes.plot(
+            [item.estimate],
+            [y],
+            marker="D" if is_overall else "o",
+            markersize=6,
+            color=tone,
+            markerfacecolor=tone if item.decisive else "#ffffff",
+            linestyle="none",
+        )
+    axes.axvline(0.0, color="#777777", linewidth=0.8)
+    regression = _gate(summary, "category_regression")
+    lower = _margin(regression)
+    upper = _margin(_gate(summary, "recall_improvement"))
+    margins, margin_labels = [], []
+    for value, text in ((lower, "regression margin"), (upper, "improvement margin")):
+        if value is not None:
+            margins.append(
+                axes.axvline(value, color=LOSS if value < 0 else WIN, linewidth=1.0, linestyle=":")
+            )
+            margin_labels.append(f"{text} {value:+.3f}")
+    if margins:
+        figure.legend(
+            margins, margin_labels, loc="outside lower center", ncols=len(margins), frameon=False
+        )
+    labels = []
+    for item in rows:
+        label = _label(item.name)
+        if item.n is not None:
+            label += f" (n={item.n})"
+        if not item.decisive:
+            label += " *"
+        labels.append(label)
+    axes.set_yticks([float(len(rows) - 1 - index) for index in range(len(rows))], labels)
+    axes.set_ylim(-0.6, len(rows) - 0.4)
+    axes.set_xlabel(
+        f"Δ {metric}: {_label(candidate)} − {_label(baseline)} (paired by case)"
+        if with_intervals
+        else f"Δ {metric}: {_label(candidate)} − {_label(baseline)} (category means)"
+    )
+    axes.grid(True, axis="x", color="#eeeeee", linewidth=0.6)
+    if with_intervals:
+        caption = (
+            f"The candidate's {metric} minus the baseline's per category with the "
+            "category_regression gate's intervals (simultaneous where decisive; hollow "
+            "markers and * mark categories with too few cases to decide) and, on top, the "
+            "all-case difference: an interval wholly left of the regression margin is "
+            "materially worse."
+        )
+    else:
+        caption = (
+            f"The candidate's {metric} minus the baseline's per category (difference of the "
+            "category means; this layer computes no per-category interval), with the "
+            "all-case paired difference and its interval on top: left of zero the "
+            "candidate does worse."
+        )
+    return _Plot(f"Candidate − baseline by category ({metric})", figure, caption)
+
+
+# --- per-case differences ------------------------------------------------------------------
+
+
+def _case_deltas(summary: Summary) -> _Plot | None:
+    candidate = _role_system(summary, "candidate")
+    baseline = _role_system(summary, "baseline")
+    if candidate is None or baseline is None:
+        return None
+    metric = _compared_metric(summary) if summary.layer == "A" else "exact_answer"
+    cand_rows = summary.by_case.get(candidate, {})
+    base_rows = summary.by_case.get(baseline, {})
+    deltas: list[tuple[float, str]] = []
+    for case in sorted(set(cand_rows) & set(base_rows)):
+        cand = _number(cand_rows[case].metrics.get(metric))
+        base = _number(base_rows[case].metrics.get(metric))
+        if cand is not None and base is not None:
+            deltas.append((cand - base, case))
+    if not deltas:
+        return None
+    deltas.sort()
+    wins = sum(1 for delta, _ in deltas if delta > TIE_EPSILON)
+    losses = sum(1 for delta, _ in deltas if delta < -TIE_EPSILON)
+    ties = len(deltas) - wins - losses
+    counted = f"{wins} wins, {ties} ties, {losses} losses"
+    gate = _gate(summary, "case_wins")
+    match = (
+        re.match(r"(\d+) wins, (\d+) ties, (\d+) ties where both fail, (\d+) losses", gate.reason)
+        if gate is not None
+        else None
+    )
+    if match:  # the gate's own counts, with its rule for ties
+        counted = f"{match[1]} wins, {match[2]} ties, {match[3]} where both fail, {match[4]} losses"
+    figure, (axes,) = _new_figure(3.2)
+    values = [delta for delta, _ in deltas]
+    colours = [WIN if v > TIE_EPSILON else LOSS if v < -TIE_EPSILON else TIE for v in values]
+    positions = list(range(len(values)))
+    if len(values) <= 120:
+        axes.bar(positions, values, width=0.8, color=colours, linewidth=0)
+        for position, value in zip(positions, values, strict=True):
+            if abs(value) <= TIE_EPSILON:  # a tie is a bar of height zero: mark it
+                axes.plot([position], [0.0], marker="|", color=TIE, markersize=5)
+    else:  # many cases: one filled step per sign instead of a bar per case
+        import numpy as np
+
+        x = np.arange(len(values) + 1) - 0.5
+        heights = np.asarray(values)
+        axes.stairs(np.where(heights > 0, heights, 0.0), x, fill=True, color=WIN, linewidth=0)
+        axes.stairs(np.where(heights < 0, heights, 0.0), x, fill=True, color=LOSS, linewidth=0)
+    if len(values) <= 40:
+        axes.set_xticks(positions, [_label(case) for _, case in deltas], rotation=90)
+        axes.tick_params(axis="x", labelsize=7)
+    else:
+        axes.set_xticks([])
+        axes.set_xlabel(f"{len(values)} cases, sorted by difference")
+    axes.axhline(0.0, color="#777777", linewidth=0.8)
+    axes.set_ylabel(f"Δ {metric} per case")
+    axes.set_title(counted, fontsize=9, loc="left")
+    return _Plot(
+        f"Candidate − baseline per case ({metric})",
+        figure,
+        f"Each bar is one case: {_label(candidate)}'s {metric} minus {_label(baseline)}'s "
+        "(means over the case's runs), sorted; blue bars are cases the candidate wins, "
+        "vermilion ones it loses, grey ticks ties.",
+    )
+
+
+# --- layer B: rubric and vetoes ------------------------------------------------------------
+
+
+def _rubric(summary: Summary) -> _Plot | None:
+    from pytest_ragv2.metrics import GRADES
+
+    table = summary.extras.get("rubric")
+    if not isinstance(table, Mapping):
+        return None
+    graded: dict[str, dict[str, dict[str, int]]] = {}
+    for system, dimensions in table.items():
+        if not isinstance(dimensions, Mapping):
+            continue
+        rows = {
+            str(dimension): {grade: int(counts.get(grade, 0) or 0) for grade in GRADES}
+            for dimension, counts in dimensions.items()
+            if isinstance(counts, Mapping)
+        }
+        if any(sum(counts.values()) for counts in rows.values()):
+            graded[str(system)] = rows
+    if not graded:
+        return None
+    systems = list(graded)
+    dimensions = list(next(iter(graded.values())))
+    colours = _colours(summary)
+    figure, axes_list = _new_figure(0.8 + 0.3 * len(dimensions), columns=len(systems))
+    for axes, system in zip(axes_list, systems, strict=True):
+        for index, dimension in enumerate(dimensions):
+            y = float(len(dimensions) - 1 - index)
+            counts = graded[system].get(dimension, dict.fromkeys(GRADES, 0))
+            total = sum(counts.values())
+            left = 0.0
+            for grade in GRADES:
+                share = counts[grade] / total if total else 0.0
+                if share:
+                    axes.barh(y, share, left=left, height=0.7, color=GRADE_COLOURS[grade])
+                    if share >= 0.12:
+                        axes.text(
+                            left + share / 2,
+                            y,
+                            f"{counts[grade]}",
+                            ha="center",
+                            va="center",
+                            fontsize=7,
+                            color="#ffffff" if grade != "PARTIAL" else "#000000",
+                        )
+                left += share
+        axes.set_xlim(0.0, 1.0)
+        axes.set_xticks([0.0, 0.5, 1.0], ["0", "½", "1"])
+        axes.set_title(_label(system), fontsize=9, color=colours.get(system, NEUTRAL))
+        axes.tick_params(axis="y", length=0)
+        axes.spines["left"].set_visible(False)
+    axes_list[0].set_yticks(
+        [float(len(dimensions) - 1 - index) for index in range(len(dimensions))], dimensions
+    )
+    from matplotlib.patches import Patch
+
+    figure.legend(
+        [Patch(color=GRADE_COLOURS[grade]) for grade in GRADES],
+        list(GRADES),
+        loc="outside lower center",
+        ncols=len(GRADES),
+        frameon=False,
+    )
+    return _Plot(
+        "Rubric grades by dimension and system",
+        figure,
+        "For each system (one panel each) and rubric dimension, the share of graded runs "
+        "graded PASS, PARTIAL and FAIL, run counts inside the bars: the longer the blue, the "
+        "more runs pass that dimension.",
+    )
+
+
+def _vetoes(summary: Summary) -> _Plot | None:
+    table = summary.extras.get("vetoes_by_system")
+    if not isinstance(table, Mapping) or not table:
+        return None
+    systems = [str(name) for name, kinds in table.items() if isinstance(kinds, Mapping)]
+    kinds: list[str] = []
+    for name in systems:
+        for kind, count in table[name].items():
+            if (_number(count) or 0) > 0 and str(kind) not in kinds:
+                kinds.append(str(kind))
+    if not kinds:
+        return None  # no veto tripped: the gate table says so, a plot of zeros would not
+    from matplotlib.patches import Patch
+
+    colours = _colours(summary)
+    figure, (axes,) = _new_figure(0.9 + 0.22 * len(kinds) * len(systems))
+    height = 0.8 / len(systems)
+    handles: list[Patch] = []
+    labels: list[str] = []
+    for position, name in enumerate(systems):
+        ys = [
+            float(len(kinds) - 1 - index) + 0.4 - height * (position + 0.5)
+            for index in range(len(kinds))
+        ]
+        counts = [int(_number(table[name].get(kind)) or 0) for kind in kinds]
+        axes.barh(ys, counts, height=height * 0.9, color=colours.get(name, NEUTRAL))
+        runs = summary.systems[name].runs if name in summary.systems else None
+        for y, count in zip(ys, counts, strict=True):
+            axes.text(count, y, f" {count}", va="center", fontsize=7)
+        handles.append(Patch(color=colours.get(name, NEUTRAL)))
+        labels.append(
+            f"{_system_label(summary, name)}" + (f", {runs} runs" if runs is not None else "")
+        )
+    axes.set_yticks([float(len(kinds) - 1 - index) for index in range(len(kinds))], kinds)
+    axes.tick_params(axis="y", length=0)
+    axes.set_xlabel("runs that tripped the veto")
+    axes.margins(x=0.12)
+    figure.legend(
+        handles, labels, loc="outside lower center", ncols=min(3, len(handles)), frameon=False
+    )
+    return _Plot(
+        "Vetoes by kind and system",
+        figure,
+        "For each hard veto some system tripped, how many of each system's runs tripped it "
+        "(a candidate's veto fails the run whatever its other figures); kinds no system "
+        "tripped are left out.",
+    )
