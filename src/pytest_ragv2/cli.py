@@ -6,6 +6,8 @@
 - ``ragv2 schema`` prints (or writes) the JSON Schema of a case file for editors.
 - ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
   against the current gold (no pytest, no live system) and exits with the verdict.
+- ``ragv2 export trec RUN_DIR`` writes TREC run and qrels files of a layer-A run
+  (:mod:`pytest_ragv2.export_trec`) for trec_eval or ranx.
 - ``ragv2 demo serve`` starts the embedded demo retrieval server.
 
 Configuration is read as the plugin reads it (:func:`pytest_ragv2.settings.load_settings`):
@@ -208,6 +210,19 @@ def _build_parser() -> argparse.ArgumentParser:
     )
     lock.add_argument("--config", default=None, help=f"{config_help} ./pyproject.toml)")
 
+    export = commands.add_parser("export", help="export a run for other tools")
+    formats = export.add_subparsers(dest="export_format", required=True, metavar="FORMAT")
+    trec = formats.add_parser(
+        "trec", help="TREC run and qrels files of a layer-A run, for trec_eval or ranx"
+    )
+    trec.add_argument("run_dir", type=Path, help="a raw-runs/<run-id> directory of layer A")
+    trec.add_argument(
+        "--config", default=None, help="as for rescore (default: the run's configuration)"
+    )
+    trec.add_argument(
+        "--out", type=Path, default=None, help="folder to write (default: <reports>/<run-id>/trec)"
+    )
+
     demo = commands.add_parser("demo", help="the embedded demo systems")
     demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="COMMAND")
     # The arguments after "demo serve" belong to the server; main() hands them over untouched.
@@ -242,6 +257,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from pytest_ragv2.frozen import freeze_command
 
         return freeze_command(args.run_dir, args.system, args.k, args.output, sys.stdout)
+    if args.command == "export":
+        from pytest_ragv2.export_trec import export_command
+
+        return export_command(args.run_dir, args.config, args.out, sys.stdout)
     if args.command == "freeze-gates":
         return _freeze_gates_command(args.config, sys.stdout)
     raise AssertionError(f"unhandled command {args.command!r}")  # argparse requires one

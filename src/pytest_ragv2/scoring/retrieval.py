@@ -106,6 +106,18 @@ class RetrievalScore:
     n_items: int
     evidence_hits: tuple[EvidenceHit, ...]
 
+    def first_full_matches(self) -> dict[int, tuple[int, ...]]:
+        """Position → the required entries (indices) first matched at full granularity by
+        the item at that position (of :func:`in_rank_order`): the per-item match results
+        recall and MRR are computed from (a TREC export gives that item those entries'
+        document ids). An item may be the first full match of several entries."""
+        found: dict[int, list[int]] = {}
+        for hit in self.evidence_hits:
+            position = hit.first_rank.get("full")
+            if position is not None:
+                found.setdefault(position, []).append(hit.index)
+        return {position: tuple(indices) for position, indices in sorted(found.items())}
+
     def to_json(self) -> dict[str, Any]:
         """Flat JSON: ``recall@5``/``hit@5`` keys; NaN (undefined) becomes null."""
         data: dict[str, Any] = {}
@@ -134,6 +146,11 @@ def _rank(item: RetrievedItem) -> int:
     return item.rank
 
 
+def in_rank_order(items: Sequence[RetrievedItem]) -> list[RetrievedItem]:
+    """The items in the order every metric reads them: a stable sort by ``item.rank``."""
+    return sorted(items, key=_rank)
+
+
 def score_retrieval(
     case: Case,
     items: Sequence[RetrievedItem],
@@ -150,7 +167,7 @@ def score_retrieval(
     """
     if any(k < 1 for k in ks):
         raise ValueError(f"every k must be at least 1, got {list(ks)}")
-    ordered = sorted(items, key=_rank)
+    ordered = in_rank_order(items)
     required = case.evidence if evidence is None else list(evidence)
     n_items = len(ordered)
     steps = [[match_step(item, entry) for entry in required] for item in ordered]
