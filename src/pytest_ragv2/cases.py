@@ -22,6 +22,7 @@ from typing import Any
 import yaml
 from pydantic import RootModel, ValidationError
 
+from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, Adjudications, load_adjudications
 from pytest_ragv2.allowlist import Allowlist, evidence_allowlist_problem
 from pytest_ragv2.gold import Gold, GoldEntry, load_gold
 from pytest_ragv2.located_yaml import (
@@ -82,6 +83,8 @@ class Catalog:
     gold_files: list[Path]
     # Errors not tied to one file (missing cases directory, no case file found).
     catalog_errors: list[CaseError] = field(default_factory=list)
+    # The reviewers' rulings of <gold>/adjudications.yaml (its errors are gold errors).
+    adjudications: Adjudications | None = None
 
     def cases(self, splits: Collection[str] = SPLITS) -> list[LoadedCase]:
         return [c for f in self.files if f.split in splits for c in f.cases]
@@ -420,7 +423,12 @@ def load_catalog(
                         f"gold for an unknown case: no case file defines {case_id}{note}",
                     )
                 )
-    order = {p: i for i, p in enumerate(gold.files)}
+    rulings = gold_dir / ADJUDICATIONS_FILE if gold_dir is not None else None
+    if rulings is not None and rulings.is_file():
+        catalog.gold_files.append(rulings)
+        catalog.adjudications, found = load_adjudications(rulings, catalog)
+        gold_errors.extend(found)
+    order = {p: i for i, p in enumerate(catalog.gold_files)}
     gold_errors.sort(key=lambda e: (order.get(e.path, len(order)), e.line or 0))
     catalog.gold_errors = gold_errors
     return catalog

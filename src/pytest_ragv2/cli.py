@@ -55,8 +55,10 @@ def validate(
     out: TextIO,
     *,
     config: Path | None = None,
+    systems: Sequence[str] = (),
 ) -> int:
-    """Print every error and a count per file; 0 when everything is clean, else 1."""
+    """Print every error and a count per file; 0 when everything is clean, else 1.
+    ``systems`` (the configured ones) are what an adjudication may name."""
     from pytest_ragv2.allowlist import Allowlist, load_allowlist
     from pytest_ragv2.cases import load_catalog
     from pytest_ragv2.located_yaml import CaseError, CaseLoadError
@@ -70,6 +72,8 @@ def validate(
             errors.extend(exc.errors)
     catalog = load_catalog(cases_dir, gold_dir, allowlist=allowlist)
     errors.extend(catalog.errors)
+    if systems and catalog.adjudications:
+        errors.extend(catalog.adjudications.check_systems(systems)[1])
     for error in errors:
         print(error, file=out)
     if errors:
@@ -296,7 +300,9 @@ def _validate_command(args: argparse.Namespace) -> int:
         print(exc, file=sys.stderr)
         return 2
     source = _shown(settings.source, cwd) if settings.source is not None else None
-    return validate(cases, gold, allowlist, sys.stdout, config=source)
+    return validate(
+        cases, gold, allowlist, sys.stdout, config=source, systems=list(settings.systems)
+    )
 
 
 def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO) -> int:

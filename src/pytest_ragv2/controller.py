@@ -121,6 +121,7 @@ class Controller:
                 expected_runs=(self.expected_by_layer or {}).get(layer),
                 case_errors=self.case_errors(),
                 allowlist_present=self.ctx.allowlist is not None,
+                adjudications=self.ctx.catalog.adjudications,
             )
             for layer in self.ctx.layers
         }

@@ -15,6 +15,7 @@ from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.session import SessionResults, aggregate
 
 if TYPE_CHECKING:
+    from pytest_ragv2.adjudication import Adjudications
     from pytest_ragv2.gates import GateResult
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.settings import Settings
@@ -44,18 +45,38 @@ def decide(
     expected_runs: int | None = None,
     case_errors: Sequence[str] = (),
     allowlist_present: bool = True,
+    adjudications: Adjudications | None = None,
 ) -> Decision:
     """Aggregate the records (case-clustered tables) and evaluate the layer's gates.
 
     ``roles`` are the roles of the systems that ran; ``configured_roles`` every configured
     system's, run or not (a configured baseline that was not run fails the comparisons
-    instead of letting them pass unexamined)."""
-    results = aggregate(records, roles=roles, expected_runs=expected_runs, layer=layer)
-    gates = load_layer(layer).gates(
-        results,
-        settings,
-        case_errors,
-        configured_roles=dict(configured_roles) if configured_roles else dict(roles),
-        allowlist_present=allowlist_present,
-    )
-    return Decision(layer, results, gates)
+    instead of letting them pass unexamined). ``adjudications`` (the reviewers' rulings)
+    are applied to the records first; the layer is then decided once without them too,
+    and ``results.adjudication`` holds both verdicts and what the rulings changed."""
+    configured = dict(configured_roles) if configured_roles else dict(roles)
+
+    def decided(given: Iterable[RunRecord | Mapping[str, Any]], errors: Sequence[str]) -> Decision:
+        results = aggregate(given, roles=roles, expected_runs=expected_runs, layer=layer)
+        gates = load_layer(layer).gates(
+            results,
+            settings,
+            errors,
+            configured_roles=configured,
+            allowlist_present=allowlist_present,
+        )
+        return Decision(layer, results, gates)
+
+    if not adjudications:
+        return decided(records, case_errors)
+    from pytest_ragv2.adjudication import apply, outcome_json
+    from pytest_ragv2.run_record import as_records
+
+    machine = as_records(list(records))
+    checked, unknown = adjudications.check_systems(configured)
+    errors = [*case_errors, *(str(error) for error in unknown)]
+    adjudicated, applied = apply(machine, checked)
+    after = decided(adjudicated, errors)
+    before = decided(machine, errors) if checked.entries else after
+    after.results.adjudication = outcome_json(checked, applied, before.gates, after.gates)
+    return after

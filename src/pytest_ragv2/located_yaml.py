@@ -163,7 +163,14 @@ def _construct(
     """
     tag = node.tag
     if isinstance(node, yaml.ScalarNode):
-        return node.value if tag == _STR_TAG else loader.construct_object(node, deep=True)
+        if tag == _STR_TAG:
+            return node.value
+        try:
+            return loader.construct_object(node, deep=True)
+        except ValueError as exc:  # a timestamp that is no date (2026-13-01), located
+            raise yaml.constructor.ConstructorError(
+                None, None, f"invalid value {node.value!r}: {exc}", node.start_mark
+            ) from None
     if id(node) in built:  # an alias
         return built[id(node)]
     if isinstance(node, yaml.SequenceNode) and tag == _SEQ_TAG:

@@ -109,6 +109,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             expected_runs=expected_by_layer.get(layer),
             case_errors=case_errors,
             allowlist_present=allow is not None,
+            adjudications=catalog.adjudications,
         )
         for layer in layers
     }

@@ -38,6 +38,8 @@ class RunRecord:
     gold_status: str | None = None
     metrics: Mapping[str, Any] = field(default_factory=dict)  # as metrics.py declares them
     judge: Mapping[str, Any] | None = None  # the advisory judge's grade (layer B)
+    # a reviewer's ruling (adjudication.py): who, when, why, each value before and after
+    adjudication: Mapping[str, Any] | None = None
 
     def metric(self, name: str) -> float | None:
         """A per-run metric as a number; None when undefined or not measured."""
@@ -124,6 +126,7 @@ def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
         "gold_status": data.get("gold_status"),
         "metrics": dict(data.get("metrics") or {}),
         "judge": data.get("judge"),
+        "adjudication": data.get("adjudication"),
     }
     for name in own:
         if name in data and data[name] is not None:

@@ -232,6 +232,8 @@ class SessionResults:
     by_category: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
     by_language: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
     by_case: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    # the reviewers' rulings applied to these records, and the verdict without them
+    adjudication: dict[str, Any] | None = None
 
     @property
     def recorded_runs(self) -> int:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragv2.adjudication import adjudication_markdown
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
@@ -113,7 +114,8 @@ def build_summary(
         by_case=results.by_case,
         gates=list(gates),
         unmet_runs=unmet_runs(results),
-        extras=load_layer(layer).summary_extras(results, settings),
+        extras=load_layer(layer).summary_extras(results, settings)
+        | ({"adjudication": results.adjudication} if results.adjudication else {}),
     )
 
 
@@ -158,6 +160,7 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
         + ".",
         "",
         *_protocol_markdown(summary),
+        *adjudication_markdown(summary),
         "## Gates",
         "",
         *render_markdown(gate_table(gates)),

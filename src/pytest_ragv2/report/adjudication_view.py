@@ -1,0 +1,67 @@
+"""report.html's adjudication section: which verdicts are human, by whom, why, and the
+verdict before and after (the page places it right after the banner)."""
+
+from __future__ import annotations
+
+import html
+from typing import TYPE_CHECKING
+
+from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, adjudication_found
+
+if TYPE_CHECKING:
+    from pytest_ragv2.report.summary import Summary
+
+
+def adjudication_html(summary: Summary) -> str:
+    """report.html's adjudication section (escaped; empty without an adjudications file)."""
+    found = adjudication_found(summary)
+    if found is None:
+        return ""
+    e = html.escape
+    before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
+    parts = [
+        '<section class="adjudication" id="adjudication"><h2>Adjudication</h2>',
+        f"<p>Human rulings from <code>{e(str(found.get('file') or ADJUDICATIONS_FILE))}</code>:"
+        f" {found['entries_applied']} of {len(found['entries'])} entries applied to "
+        f"{found['runs_adjudicated']} runs. <strong>Verdict without adjudication: {e(before)};"
+        f" with it: {e(after)}.</strong></p>",
+    ]
+    if found.get("gates_changed"):
+        parts.append(
+            "<table><thead><tr><th>gate</th><th>before</th><th>after</th><th>reason after</th>"
+            "</tr></thead><tbody>"
+        )
+        parts += [
+            f"<tr><td>{e(str(g['name']))}</td><td>{e(str(g['before']))}</td>"
+            f"<td>{e(str(g['after']))}</td><td>{e(str(g['reason_after']))}</td></tr>"
+            for g in found["gates_changed"]
+        ]
+        parts.append("</tbody></table>")
+    if found["entries"]:
+        parts.append(
+            "<table><thead><tr><th>case</th><th>scope</th><th>ruling</th><th>runs</th>"
+            "<th>reviewer</th><th>date</th><th>note</th></tr></thead><tbody>"
+        )
+        for entry in found["entries"]:
+            runs = ", ".join(entry.get("runs", []))
+            more = entry.get("runs_more")
+            title = runs + (f" … and {more} more, all in summary.json" if more else "")
+            parts.append(
+                f"<tr><td>{e(str(entry['case']))}</td><td>{e(str(entry['scope']))}</td>"
+                f"<td>{e(str(entry['ruling']))}</td>"
+                f'<td title="{e(title)}">{entry.get("runs_affected", 0)}</td>'
+                f"<td>{e(str(entry['reviewer']))}</td><td>{e(str(entry['date']))}</td>"
+                f"<td>{e(str(entry['note']))}</td></tr>"
+            )
+        parts.append("</tbody></table>")
+    items = [
+        f"<li>Disputed gold: <strong>{e(str(case['case']))}</strong>, {case['runs_left_out']}"
+        f" run(s) left out of the comparisons (by {e(str(case['reviewer']))} on "
+        f"{e(str(case['date']))}: {e(str(case['note']))})</li>"
+        for case in found.get("disputed_cases", [])
+    ]
+    items += [f"<li>Not applied: {e(str(error))}</li>" for error in found.get("errors", [])]
+    if items:
+        parts.append("<ul>" + "".join(items) + "</ul>")
+    parts.append("</section>")
+    return "".join(parts)
