@@ -182,7 +182,9 @@ class Controller:
                 report_dir,
                 summary,
                 render_summary_markdown(summary, decision.gates),
-                render_page(summary, decision.gates),
+                render_page(
+                    summary, decision.gates, results.records, self.ctx.catalog, self.ctx.run_dir
+                ),
             )
             self.summaries[layer] = summary
             self.gates_by_layer[layer] = decision.gates

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
-from pytest_ragv2.cases import load_catalog
+from pytest_ragv2.cases import Catalog, load_catalog
 from pytest_ragv2.decision import decide
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
@@ -36,6 +36,10 @@ class Rescored:
     gates_by_layer: dict[str, list[GateResult]]
     passed: bool
     unknown_cases: list[str] = field(default_factory=list)
+    # what report.html's case panels read: the records, the cases, the raw runs
+    records: list[RunRecord] = field(default_factory=list)
+    catalog: Catalog | None = None
+    run_dir: Path | None = None
 
     @property
     def summary(self) -> Summary:
@@ -133,7 +137,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         for layer, decision in decisions.items()
     }
     gates = {layer: decision.gates for layer, decision in decisions.items()}
-    return Rescored(summaries, gates, passed, unknown)
+    return Rescored(summaries, gates, passed, unknown, records, catalog, run_dir)
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:
@@ -145,7 +149,13 @@ def write_rescored(rescored: Rescored, output: Path) -> Path:
             output / layer if several else output,
             summary,
             render_summary_markdown(summary, rescored.gates_by_layer[layer]),
-            render_page(summary, rescored.gates_by_layer[layer]),
+            render_page(
+                summary,
+                rescored.gates_by_layer[layer],
+                rescored.records,
+                rescored.catalog,
+                rescored.run_dir,
+            ),
         )
         for layer, summary in rescored.summaries.items()
     ]

@@ -92,6 +92,8 @@ class ChatRecord(RunRecord):
     answer: str | None = None
     cited_files: tuple[str, ...] = ()
     turn_latency_s: tuple[float, ...] = ()
+    claims_missed: tuple[str, ...] = ()  # the required claims no answer made, by their text
+    claims_forbidden: tuple[str, ...] = ()  # the forbidden claims an answer made
 
 
 _CHAT_ONLY = frozenset(f.name for f in dataclasses.fields(ChatRecord)) - frozenset(

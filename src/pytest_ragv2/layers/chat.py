@@ -9,12 +9,13 @@ vetoes with their offending text, and the reasons the run did not meet its case.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.metrics import answer_values
+from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answers import AnswerScore, AnswerScoringOptions, score_transcript
@@ -169,6 +170,10 @@ def _turn_reasons(score: AnswerScore, turns: int) -> list[str]:
     return reasons
 
 
+def _unique(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(texts))
+
+
 def chat_record(
     key: RunKey,
     *,
@@ -214,7 +219,9 @@ def chat_record(
         sizes=_sizes(transcript),
         answer_digest=answer_fingerprint(transcript),
         evidence_files=tuple(evidence_files(transcript)),
-        answer=transcript.final_answer[:ANSWER_EXCERPT_CHARS],
+        answer=excerpt(transcript.final_answer, ANSWER_EXCERPT_CHARS),
+        claims_missed=_unique(claim for turn in score.turns for claim in turn.required_missed),
+        claims_forbidden=_unique(claim for turn in score.turns for claim in turn.forbidden_found),
         cited_files=tuple(
             sorted(
                 {

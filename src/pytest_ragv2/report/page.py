@@ -1,31 +1,157 @@
-"""report.html: the run's summary as one self-contained page for reviewers.
+"""report.html: one self-contained page a reviewer can work from, offline.
 
-Written from the summary alone (no per-item hooks), so it costs the session nothing per
-item; pytest-html's own report, when asked for with ``--html``, gets the same tables on top.
+The banner names the failing gates and links the cases the candidate did not meet; the
+systems sit beside their descriptors; the gates, the plots (:mod:`.plots`, when present)
+and the layer's tables follow; then one collapsible panel per case (:mod:`.case_view`):
+its prompts, gold claims and evidence, and each run with its query, its ranked list (gold
+hits marked at their granularity), its whole answer, the claims and evidence met and
+missed, citations, tool calls, latency and sizes. A small inline script filters the panels
+by system, category, language and outcome and sorts them by delta; without it every panel
+is still there. Every text that comes from a case, a system or a run is escaped, and the
+page holds no data inside its script, so no answer can end it.
+
+Every list is complete or says how many it leaves out and where they all are.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import importlib
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
 from html import escape
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult
+from pytest_ragv2.report.case_view import (
+    OUTCOMES,
+    CaseView,
+    GoldMark,
+    ItemList,
+    RunView,
+    TurnView,
+    build_case_views,
+)
+from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
 from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
 
 if TYPE_CHECKING:
+    from pytest_ragv2.cases import Catalog
     from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.run_record import RunRecord
+
+UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every one)
+FAILING_CASES_SHOWN = 60  # case links in the banner
+REASONS_SHOWN = 50  # of one run's reasons
+SKIPPED_NAMES_SHOWN = 20  # runs named per skip reason
+SUMMARY_REASON_CHARS = 160
 
 STYLE = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2rem; color: #1b1f24; }
 h1 { font-size: 1.4rem; } h2 { font-size: 1.1rem; margin-top: 2rem; }
 table { border-collapse: collapse; margin: .5rem 0; }
-th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; }
+th, td { border: 1px solid #d0d7de; padding: .25rem .5rem; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; }
 td.PASS { background: #dafbe1; } td.FAIL { background: #ffebe9; font-weight: 600; }
 td.SKIP { background: #fff8c5; }
 .verdict { font-size: 1.2rem; font-weight: 700; padding: .5rem 1rem; display: inline-block; }
-.pass { background: #dafbe1; } .fail, .interrupted { background: #ffebe9; }
+.pass { background: #dafbe1; } .fail, .interrupted, .incomplete { background: #ffebe9; }
+#verdict .gates { display: block; font-size: 1rem; font-weight: 600; }
+#verdict a, .failing a { margin-right: .4rem; }
+figure.plot { display: inline-block; margin: .5rem 1rem .5rem 0; vertical-align: top; }
+figure.plot figcaption { font-size: .9rem; color: #57606a; max-width: 40rem; }
+#filters { position: sticky; top: 0; background: #fff; padding: .4rem 0; z-index: 1;
+  border-bottom: 1px solid #d0d7de; }
+#filters label { margin-right: .8rem; }
+details.case-panel { border: 1px solid #d0d7de; border-radius: 6px; margin: .35rem 0;
+  padding: .2rem .6rem; }
+details.case-panel > summary { cursor: pointer; }
+details.run { border-left: 4px solid #d0d7de; margin: .4rem 0 .4rem .5rem; padding-left: .6rem; }
+details.run[data-outcome=unmet], details.run[data-outcome=error] { border-left-color: #cf222e; }
+details.run[data-outcome=met] { border-left-color: #1a7f37; }
+details.run[data-outcome=skipped] { border-left-color: #bf8700; }
+.badge { font-size: .8rem; font-weight: 700; padding: 0 .35rem; border-radius: 4px; }
+.badge.met { background: #dafbe1; } .badge.unmet, .badge.error { background: #ffebe9; }
+.badge.skipped { background: #fff8c5; }
+.claim-met::before { content: "✓ "; color: #1a7f37; font-weight: 700; }
+.claim-missed::before { content: "✗ "; color: #cf222e; font-weight: 700; }
+.claim-missed { background: #fff0ee; }
+ol.topk li.gold-hit { background: #dafbe1; }
+ol.topk li.gold-hit[data-level=file], ol.topk li.gold-hit[data-level=page],
+ol.topk li.gold-hit[data-level=section] { background: #fff8c5; }
+.level { font-size: .8rem; font-weight: 700; margin-left: .3rem; }
+.where { font-family: ui-monospace, monospace; }
+.text, .note { color: #57606a; }
+pre.answer { white-space: pre-wrap; word-break: break-word; background: #f6f8fa;
+  padding: .5rem; margin: .2rem 0; }
+.more { list-style: none; color: #57606a; font-style: italic; }
+"""
+
+SCRIPT = """
+(function () {
+  var list = document.getElementById('case-list');
+  if (!list) { return; }
+  var panels = Array.prototype.slice.call(list.querySelectorAll('details.case-panel'));
+  var count = document.getElementById('filter-count');
+  function value(id) { var e = document.getElementById(id); return e ? e.value : ''; }
+  function apply() {
+    var s = value('filter-system'), c = value('filter-category');
+    var l = value('filter-lang'), o = value('filter-outcome'), shown = 0;
+    panels.forEach(function (panel) {
+      var visible = (!c || panel.getAttribute('data-category') === c)
+        && (s || !o || panel.getAttribute('data-outcome') === o);
+      var runs = panel.querySelectorAll('.run'), any = false;
+      for (var i = 0; i < runs.length; i++) {
+        var run = runs[i];
+        var fits = (!s || run.getAttribute('data-system') === s)
+          && (!l || run.getAttribute('data-lang') === l)
+          && (!o || run.getAttribute('data-outcome') === o);
+        run.hidden = !fits;
+        any = any || fits;
+      }
+      panel.hidden = !(visible && (any || runs.length === 0 && !s && !l));
+      if (!panel.hidden) { shown++; }
+    });
+    if (count) { count.textContent = shown + ' of ' + panels.length + ' cases shown'; }
+  }
+  function sort() {
+    var how = value('sort-delta');
+    var ordered = panels.slice();
+    function delta(p) {
+      var d = p.getAttribute('data-delta');
+      return d === '' || d === null ? null : parseFloat(d);
+    }
+    if (how === 'asc' || how === 'desc') {
+      var sign = how === 'asc' ? 1 : -1;
+      ordered.sort(function (a, b) {
+        var x = delta(a), y = delta(b);
+        if (x === null && y === null) { return 0; }
+        if (x === null) { return 1; }
+        if (y === null) { return -1; }
+        return sign * (x - y);
+      });
+    }
+    ordered.forEach(function (panel) { list.appendChild(panel); });
+  }
+  ['filter-system', 'filter-category', 'filter-lang', 'filter-outcome'].forEach(function (id) {
+    var e = document.getElementById(id);
+    if (e) { e.addEventListener('change', apply); }
+  });
+  var sorter = document.getElementById('sort-delta');
+  if (sorter) { sorter.addEventListener('change', sort); }
+  function reveal() {
+    var id = decodeURIComponent(location.hash.slice(1));
+    var target = id && document.getElementById(id);
+    if (!target) { return; }
+    for (var e = target; e; e = e.parentElement) {
+      if (e.tagName === 'DETAILS') { e.open = true; e.hidden = false; }
+    }
+    target.scrollIntoView();
+  }
+  window.addEventListener('hashchange', reveal);
+  reveal();
+  apply();
+})();
 """
 
 
@@ -42,20 +168,12 @@ def table_html(table: Table, decision_column: int | None = None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _unmet_html(runs: Sequence[Mapping[str, Any]]) -> str:
-    if not runs:
-        return ""
-    items = []
-    for run in runs:
-        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
-        answer = (
-            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
-        )
-        items.append(
-            f"<details><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
-            f"</summary><ul>{reasons}</ul>{answer}</details>"
-        )
-    return "<h2>Runs that did not meet their case</h2>" + "".join(items)
+def case_anchor(case_id: str) -> str:
+    return f"case-{case_id}"
+
+
+def _link(case_id: str, text: str | None = None) -> str:
+    return f'<a href="#{escape(case_anchor(case_id))}">{escape(text or case_id)}</a>'
 
 
 def _protocol_html(protocol: dict[str, Any] | None) -> list[str]:
@@ -68,8 +186,72 @@ def _protocol_html(protocol: dict[str, Any] | None) -> list[str]:
     ]
 
 
-def render_page(summary: Summary, gates: Sequence[GateResult]) -> str:
+def _banner(summary: Summary, gates: Sequence[GateResult], cases: Sequence[CaseView]) -> str:
     verdict = summary.verdict
+    failing = [gate for gate in gates if gate.decision == "fail"]
+    named = (
+        "<span class='gates'>Failing gates: "
+        + ", ".join(
+            f"<a href='#gates'>{escape(gate.name)}</a>"
+            + (f" — {escape(excerpt(gate.reason, 160))}" if gate.reason else "")
+            for gate in failing
+        )
+        + "</span>"
+        if failing
+        else "<span class='gates'>No gate failed.</span>"
+    )
+    unmet = [case for case in cases if case.outcome in ("unmet", "error")]
+    links = ""
+    if unmet:
+        shown = unmet[:FAILING_CASES_SHOWN]
+        more = (
+            f" {escape(ELLIPSIS)} and {len(unmet) - len(shown)} more (filter the cases by "
+            "outcome below; all in summary.json)"
+            if len(unmet) > len(shown)
+            else ""
+        )
+        who = (
+            "candidate's " if any(run.role == "candidate" for c in unmet for run in c.runs) else ""
+        )
+        links = (
+            f"<p class='failing'>Cases with {who}runs that did not meet them ({len(unmet)}): "
+            + " ".join(_link(case.case_id) for case in shown)
+            + more
+            + "</p>"
+        )
+    return (
+        f"<div id='verdict' class='verdict {escape(verdict)}'>Verdict: "
+        f"{escape(verdict.upper())} (exit status {summary.exit_status}){named}</div>{links}"
+    )
+
+
+def _systems_html(summary: Summary) -> str:
+    names = list(dict.fromkeys([*summary.systems, *summary.descriptors]))
+    if not names:
+        return ""
+    rows = []
+    for name in names:
+        row = summary.systems.get(name)
+        role = row.role if row is not None and row.role else ""
+        descriptors = summary.descriptors.get(name) or {}
+        listed = "".join(
+            f"<dt>{escape(str(key))}</dt><dd>{escape(str(value))}</dd>"
+            for key, value in descriptors.items()
+        )
+        described = f"<dl class='descriptors'>{listed}</dl>" if listed else "<i>none given</i>"
+        runs = f"{row.runs} runs, {row.skipped} skipped" if row is not None else "no run"
+        rows.append(
+            f"<tr data-system='{escape(name)}'><td><b>{escape(name)}</b></td>"
+            f"<td>{escape(role)}</td><td>{escape(runs)}</td><td>{described}</td></tr>"
+        )
+    return (
+        "<section id='systems'><h2>Systems</h2><table><thead><tr><th>system</th><th>role</th>"
+        "<th>runs</th><th>descriptors (deployment, index version, models, prompt version)"
+        f"</th></tr></thead><tbody>{''.join(rows)}</tbody></table></section>"
+    )
+
+
+def _gates_html(gates: Sequence[GateResult]) -> str:
     details = "".join(
         f"<li><b>{escape(gate.name)}</b><ul>"
         + "".join(f"<li>{escape(detail)}</li>" for detail in gate.details)
@@ -77,27 +259,403 @@ def render_page(summary: Summary, gates: Sequence[GateResult]) -> str:
         for gate in gates
         if gate.details
     )
+    return (
+        "<section id='gates'><h2>Gates</h2>"
+        + table_html(gate_table(gates), decision_column=3)
+        + (f"<ul>{details}</ul>" if details else "")
+        + "</section>"
+    )
+
+
+def _plots_html(summary: Summary, records: Sequence[RunRecord]) -> str:
+    try:
+        from pytest_ragv2.report import plots
+    except ImportError:
+        return ""
+    try:
+        figures = plots.figures(summary, records)
+    except Exception as exc:  # a plot must never cost the report
+        return f"<p class='note'>The plots could not be drawn: {escape(repr(exc))}</p>"
+    return "".join(
+        f"<figure class='plot'><figcaption>{escape(figure.title)} — "
+        f"{escape(figure.caption)}</figcaption>{figure.svg}</figure>"
+        for figure in figures
+    )
+
+
+def _adjudication_html(summary: Summary) -> str:
+    # the adjudication view is optional: imported by name, so the page works without it
+    try:
+        module = importlib.import_module("pytest_ragv2.report.adjudication_view")
+    except ImportError:
+        return ""
+    render = getattr(module, "adjudication_html", None)
+    return str(render(summary)) if render is not None else ""
+
+
+def _options(select_id: str, label: str, values: Iterable[str], every: str) -> str:
+    options = "".join(f"<option value='{escape(v)}'>{escape(v)}</option>" for v in values)
+    return (
+        f"<label>{escape(label)} <select id='{select_id}'><option value=''>{escape(every)}"
+        f"</option>{options}</select></label>"
+    )
+
+
+def _filters_html(cases: Sequence[CaseView]) -> str:
+    systems = dict.fromkeys(system for case in cases for system in case.systems)
+    categories = sorted({case.category for case in cases})
+    langs = sorted({lang for case in cases for lang in case.langs})
+    return (
+        "<div id='filters'>"
+        + _options("filter-system", "System", systems, "every system")
+        + _options("filter-category", "Category", categories, "every category")
+        + _options("filter-lang", "Language", langs, "every language")
+        + _options("filter-outcome", "Outcome", OUTCOMES, "every outcome")
+        + "<label>Sort <select id='sort-delta'><option value=''>by case</option>"
+        "<option value='asc'>by delta, candidate worst first</option>"
+        "<option value='desc'>by delta, candidate best first</option></select></label>"
+        f"<span id='filter-count'>{len(cases)} cases</span></div>"
+    )
+
+
+def _fmt(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _gold_marks_html(marks: Sequence[GoldMark]) -> str:
+    if not marks:
+        return ""
+    items = []
+    for mark in marks:
+        css = "claim-met" if mark.met else "claim-missed"
+        extra = " evidence-met" if mark.kind == "evidence" and mark.met else ""
+        extra = " evidence-missed" if mark.kind == "evidence" and not mark.met else extra
+        detail = f" <span class='note'>({escape(mark.detail)})</span>" if mark.detail else ""
+        items.append(
+            f"<li class='{css}{extra}' data-kind='{escape(mark.kind)}'>{escape(mark.kind)}: "
+            f"<b>{escape(mark.text)}</b>{detail}</li>"
+        )
+    return f"<ul class='gold-marks'>{''.join(items)}</ul>"
+
+
+LEVEL_WORDS = {
+    "full": "gold: full match",
+    "section": "gold: file, page and section only",
+    "page": "gold: file and page only",
+    "file": "gold: same file only",
+}
+
+
+def _items_html(listed: ItemList, raw_runs: str, title: str) -> str:
+    rows = []
+    for item in listed.items:
+        attrs = (
+            f" class='gold-hit' data-level='{escape(item.level)}'" if item.level is not None else ""
+        )
+        level = (
+            f"<span class='level'>{escape(LEVEL_WORDS[item.level])}</span>"
+            if item.level is not None
+            else ""
+        )
+        score = f" <span class='note'>score {item.score:.3f}</span>" if item.score else ""
+        text = f" <span class='text'>{escape(item.text)}</span>" if item.text else ""
+        rows.append(
+            f"<li value='{item.rank}'{attrs}><span class='where'>{escape(item.where)}</span>"
+            f"{level}{score}{text}</li>"
+        )
+    if listed.more:
+        rows.append(
+            f"<li class='more'>{escape(capped_note(len(listed.items), listed.total, raw_runs))}"
+            "</li>"
+        )
+    note = (
+        ""
+        if listed.complete
+        else " <span class='note'>(the raw run is missing: the record's first items)</span>"
+    )
+    empty = "<p class='note'>nothing returned</p>" if not listed.total else ""
+    return (
+        f"<div class='ranked'><b>{escape(title)}</b> ({listed.total} returned){note}"
+        f"<ol class='topk'>{''.join(rows)}</ol>{empty}</div>"
+    )
+
+
+def _turn_html(turn: TurnView, turns: int, raw_runs: str) -> str:
+    parts = []
+    head = f"Turn {turn.number}: " if turns > 1 else ""
+    parts.append(
+        f"<p><b>{escape(head)}Prompt</b> ({turn.latency_s:.2f} s): "
+        f"<span class='prompt'>{escape(turn.prompt)}</span></p>"
+    )
+    if turn.tool_calls:
+        rows = "".join(
+            f"<tr><td>{escape(call.name)}</td><td><code>{escape(call.arguments)}</code></td>"
+            f"<td>{escape(call.status)}</td><td>{escape(call.result)}</td></tr>"
+            for call in turn.tool_calls
+        )
+        parts.append(
+            "<table class='tool-calls'><thead><tr><th>tool</th><th>arguments (the query)</th>"
+            f"<th>status</th><th>result</th></tr></thead><tbody>{rows}</tbody></table>"
+        )
+    else:
+        parts.append("<p class='note'>No tool call.</p>")
+    if turn.evidence is not None:
+        parts.append(_items_html(turn.evidence, raw_runs, "Evidence the system retrieved"))
+    if turn.citations:
+        rows = "".join(
+            f"<li{' class=gold-hit data-level=file' if c.gold else ''}>"
+            f"<code>{escape(c.marker)}</code> → <span class='where'>{escape(c.target)}</span>"
+            + (" <span class='level'>gold file</span>" if c.gold else "")
+            + (f" <span class='text'>{escape(c.text)}</span>" if c.text else "")
+            + "</li>"
+            for c in turn.citations
+        )
+        parts.append(f"<p><b>Citations</b></p><ul class='citations'>{rows}</ul>")
+    if turns > 1:
+        parts.append(
+            f"<details class='answer'><summary>Answer of turn {turn.number} "
+            f"({len(turn.answer)} chars)</summary><pre class='answer'>{escape(turn.answer)}</pre>"
+            "</details>"
+        )
+    return f"<div class='turn'>{''.join(parts)}</div>"
+
+
+def _reasons_html(reasons: Sequence[str]) -> str:
+    if not reasons:
+        return ""
+    shown = reasons[:REASONS_SHOWN]
+    items = "".join(f"<li>{escape(reason)}</li>" for reason in shown)
+    if len(reasons) > len(shown):
+        items += (
+            f"<li class='more'>{escape(ELLIPSIS)} and {len(reasons) - len(shown)} more "
+            "(summary.json keeps the first of them; `ragv2 rescore` lists them all)</li>"
+        )
+    return f"<ul class='reasons'>{items}</ul>"
+
+
+def _run_summary(run: RunView, headline: str) -> str:
+    key = run.key
+    first = f" — {escape(excerpt(run.reasons[0], SUMMARY_REASON_CHARS))}" if run.reasons else ""
+    if run.skipped:
+        first = f" — skipped: {escape(run.skipped)}"
+    role = f" ({escape(run.role)})" if run.role else ""
+    return (
+        f"<summary><span class='badge {escape(run.outcome)}'>{escape(run.outcome.upper())}"
+        f"</span> <b>{escape(key.system)}</b>{role} · {escape(key.lang)} · r{key.rep} · "
+        f"{run.latency_s:.2f} s · {escape(headline)} {_fmt(run.headline)}{first}</summary>"
+    )
+
+
+def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool) -> str:
+    key = run.key
+    body: list[str] = []
+    if run.skipped:
+        body.append(f"<p class='skip-reason'>Skipped: {escape(run.skipped)}</p>")
+    body.append(_reasons_html(run.reasons))
+    body.append(_gold_marks_html(run.gold))
+    if run.raw_missing:
+        body.append(
+            "<p class='note'>The raw run is missing (an interrupted session?): the query, the "
+            "whole list and the whole answer are not at hand.</p>"
+        )
+    if run.query is not None:
+        body.append(f"<p><b>Query</b>: <span class='query'>{escape(run.query)}</span></p>")
+    if run.retrieved is not None:
+        body.append(_items_html(run.retrieved, raw_runs, "Retrieved"))
+    for turn in run.turns:
+        body.append(_turn_html(turn, len(run.turns), raw_runs))
+    if run.answer is not None:
+        whole = "whole" if run.answer_whole else "its beginning only: the raw run is missing"
+        body.append(
+            f"<details class='answer' open><summary>Answer ({whole}, {len(run.answer)} chars)"
+            f"</summary><pre class='answer'>{escape(run.answer)}</pre></details>"
+        )
+    if run.vetoes:
+        body.append(
+            "<p><b>Vetoes</b></p><ul class='vetoes'>"
+            + "".join(f"<li class='claim-missed'>{escape(v)}</li>" for v in run.vetoes)
+            + "</ul>"
+        )
+    facts = [*((f"rubric {name}", grade) for name, grade in run.rubric)]
+    facts += [(name, str(value)) for name, value in run.sizes]
+    if facts:
+        body.append(
+            "<p class='facts'>"
+            + " · ".join(f"{escape(name)}: {escape(value)}" for name, value in facts)
+            + "</p>"
+        )
+    return (
+        f"<details class='run' id='{escape(case_anchor(key.case))}--{escape(key.system)}-"
+        f"{escape(key.lang)}-r{key.rep}' data-system='{escape(key.system)}' "
+        f"data-lang='{escape(key.lang)}' data-outcome='{escape(run.outcome)}' "
+        f"data-role='{escape(run.role)}'{' open' if open_ else ''}>"
+        f"{_run_summary(run, headline)}{''.join(body)}</details>"
+    )
+
+
+def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
+    met: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    for run in case.runs:
+        if run.outcome != "skipped":
+            met[run.key.system][1] += 1
+            met[run.key.system][0] += run.outcome == "met"
+    counts = " · ".join(f"{escape(s)} {m}/{n} met" for s, (m, n) in met.items())
+    skipped = sum(run.outcome == "skipped" for run in case.runs)
+    if skipped:
+        counts += f" · {skipped} skipped"
+    delta = "" if case.delta is None else f"{case.delta:.3f}"
+    shown_delta = f" · Δ {case.delta:+.3f}" if case.delta is not None else ""
+    gold: list[str] = []
+    if not case.known:
+        gold.append("<p class='note'>This case is no longer in the catalog.</p>")
+    if case.prompts:
+        gold.append(
+            "<p><b>Prompts</b></p><dl class='prompts'>"
+            + "".join(
+                f"<dt>{escape(lang)}</dt><dd>{escape(text)}</dd>" for lang, text in case.prompts
+            )
+            + "</dl>"
+        )
+    if case.claims:
+        gold.append(
+            "<p><b>Gold claims</b></p><ul class='gold-claims'>"
+            + "".join(f"<li>{escape(kind)}: {escape(text)}</li>" for kind, text in case.claims)
+            + "</ul>"
+        )
+    if case.known:
+        evidence = "".join(f"<li>{escape(entry)}</li>" for entry in case.evidence)
+        gold.append(
+            f"<p><b>Gold evidence</b></p><ul class='gold-evidence'>{evidence}</ul>"
+            if evidence
+            else "<p class='note'>No evidence required.</p>"
+        )
+    # the first run of each system that missed the case is open: the reason is in view
+    opened: set[str] = set()
+    runs = []
+    for run in case.runs:
+        open_ = run.outcome in ("unmet", "error") and run.key.system not in opened
+        if open_:
+            opened.add(run.key.system)
+        runs.append(_run_html(run, headline, raw_runs, open_))
+    return (
+        f"<details class='case-panel' id='{escape(case_anchor(case.case_id))}' "
+        f"data-case='{escape(case.case_id)}' data-category='{escape(case.category)}' "
+        f"data-systems='{escape(' '.join(case.systems))}' "
+        f"data-langs='{escape(' '.join(case.langs))}' data-outcome='{escape(case.outcome)}' "
+        f"data-delta='{delta}'><summary><b>{escape(case.case_id)}</b> · "
+        f"{escape(case.category)} · <span class='badge {escape(case.outcome)}'>"
+        f"{escape(case.outcome)}</span>{shown_delta} · {counts}</summary>"
+        f"<div class='gold'>{''.join(gold)}</div>{''.join(runs)}</details>"
+    )
+
+
+def _cases_html(cases: Sequence[CaseView], headline: str, raw_runs: str) -> str:
+    if not cases:
+        return (
+            "<section id='cases'><h2>Cases</h2><p class='note'>No run was recorded.</p></section>"
+        )
+    panels = "".join(_case_html(case, headline, raw_runs) for case in cases)
+    return (
+        "<section id='cases'><h2>Cases, run by run</h2>"
+        f"<p class='note'>One panel per case; Δ is the candidate's {escape(headline)} minus the "
+        "baseline's. Gold items are marked ✓ met, ✗ missed; ranked items matching gold evidence "
+        "are marked with the granularity they match.</p>"
+        f"{_filters_html(cases)}<div id='case-list'>{panels}</div></section>"
+    )
+
+
+def _unmet_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
+    if not runs:
+        return ""
+    shown = runs[:UNMET_SHOWN]
+    items = []
+    for run in shown:
+        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
+        if run.get("reasons_more"):
+            reasons += f"<li class='more'>{escape(ELLIPSIS)} and {run['reasons_more']} more</li>"
+        answer = (
+            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
+        )
+        where = f" {_link(str(run['case']), 'case panel')}" if linked and run.get("case") else ""
+        items.append(
+            f"<details><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
+            f"</summary>{where}<ul>{reasons}</ul>{answer}</details>"
+        )
+    more = (
+        f"<p class='more'>{escape(capped_note(len(shown), len(runs)))}</p>"
+        if len(runs) > len(shown)
+        else ""
+    )
+    return (
+        f"<section id='unmet'><h2>Runs that did not meet their case ({len(runs)})</h2>"
+        + "".join(items)
+        + more
+        + "</section>"
+    )
+
+
+def _skipped_html(cases: Sequence[CaseView]) -> str:
+    by_reason: dict[str, list[str]] = defaultdict(list)
+    for case in cases:
+        for run in case.runs:
+            if run.skipped:
+                by_reason[run.skipped].append(run.key.item_name)
+    if not by_reason:
+        return ""
+    items = []
+    for reason, names in sorted(by_reason.items(), key=lambda kv: -len(kv[1])):
+        shown = names[:SKIPPED_NAMES_SHOWN]
+        listed = ", ".join(shown) + (
+            f" {capped_note(len(shown), len(names), 'the case panels')}"
+            if len(names) > len(shown)
+            else ""
+        )
+        items.append(f"<li><b>{escape(reason)}</b> — {len(names)} run(s): {escape(listed)}</li>")
+    return f"<section id='skipped'><h2>Skipped runs and why</h2><ul>{''.join(items)}</ul></section>"
+
+
+def render_page(
+    summary: Summary,
+    gates: Sequence[GateResult],
+    records: Sequence[RunRecord] = (),
+    catalog: Catalog | None = None,
+    run_dir: Path | None = None,
+) -> str:
+    """The page. ``records`` (the session's, of any layer: this layer's are taken), the
+    case ``catalog`` and the ``run_dir`` holding the raw runs feed the case panels; each
+    may be missing, and the page says what it then cannot show."""
+    from pytest_ragv2.layer_registry import layer_info
+
+    headline = layer_info(summary.layer).headline_metric
+    layer_records = [record for record in records if record.key.layer == summary.layer]
+    cases = build_case_views(summary, layer_records, catalog, run_dir)
+    raw_runs = f"the raw runs ({summary.raw_runs})"
+    skipped = Counter(run.outcome for case in cases for run in case.runs)["skipped"]
     parts = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>pytest-ragv2 {escape(summary.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
         f"<h1>pytest-ragv2 layer {escape(summary.layer)} — run {escape(summary.run_id)}</h1>",
-        f"<p class='verdict {escape(verdict)}'>Verdict: {escape(verdict.upper())} "
-        f"(exit status {summary.exit_status})</p>",
+        _banner(summary, gates, cases),
+        _adjudication_html(summary),
         f"<p>Seed {summary.seed}; {summary.runs_recorded} runs recorded"
         + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
+        + (f", {skipped} skipped" if skipped else "")
         + f"; raw runs in <code>{escape(summary.raw_runs)}</code>.</p>",
         *_protocol_html(summary.extras.get("protocol")),
-        "<h2>Gates</h2>",
-        table_html(gate_table(gates), decision_column=3),
-        f"<ul>{details}</ul>" if details else "",
+        _systems_html(summary),
+        _gates_html(gates),
+        f"<section id='plots'><h2>Plots</h2>{_plots_html(summary, layer_records)}</section>",
         *(
             f"<h2>{escape(title)}</h2>{table_html(table)}"
             for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
         table_html(case_table(summary.by_case, summary.layer)),
-        _unmet_html(summary.unmet_runs),
+        _cases_html(cases, headline, raw_runs),
+        _skipped_html(cases),
+        _unmet_html(summary.unmet_runs, linked=bool(cases)),
+        f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
     return "\n".join(parts)

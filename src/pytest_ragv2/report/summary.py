@@ -128,22 +128,27 @@ def _rows_json(
     }
 
 
-UNMET_RUNS_KEPT = 300
+REASONS_KEPT = 20  # of one run's reasons in summary.json; the count of the rest is kept
 
 
 def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
-    """The runs that did not meet their case (candidate first), with their reasons and, at
-    the chat layers, the answer's beginning: what a reviewer reads first."""
+    """Every run that did not meet its case (candidate first), with its reasons (the first
+    :data:`REASONS_KEPT`, and ``reasons_more`` counting the rest) and, at the chat layers,
+    the answer's beginning: what a reviewer reads first. The list is complete."""
     rank = {"candidate": 0, "baseline": 1, "reference": 2}
     unmet = [record for record in results.records if not record.met and not record.skipped]
-    unmet.sort(key=lambda r: (rank.get(r.role, 3), r.key.case))
+    unmet.sort(key=lambda r: (rank.get(r.role, 3), r.key))
     rows = []
-    for record in unmet[:UNMET_RUNS_KEPT]:
+    for record in unmet:
         row: dict[str, Any] = {
             "run": record.key.item_name,
+            "case": record.key.case,
+            "system": record.key.system,
             "role": record.role,
-            "reasons": list(record.reasons)[:8],
+            "reasons": list(record.reasons[:REASONS_KEPT]),
         }
+        if len(record.reasons) > REASONS_KEPT:
+            row["reasons_more"] = len(record.reasons) - REASONS_KEPT
         if isinstance(record, ChatRecord) and record.answer is not None:
             row["answer"] = record.answer
         rows.append(row)
