@@ -468,6 +468,9 @@ def test_disputed_gold_leaves_a_case_out_of_the_comparison_and_names_it(
     assert live["systems"]["v2"]["skipped"] == 2
     assert live["by_case"]["v2"]["C02"]["skipped"] == 2
     assert gate(live, "runs_complete")["decision"] == "pass"
+    # the live items show the ruling: the disputed runs are skipped with its reason
+    assert result.parseoutcomes().get("skipped") == 4
+    result.stdout.no_fnmatch_line("*C02*did not meet its case*")
     markdown = (project.path / "reports" / "testrun" / "summary.md").read_text()
     assert "Disputed gold: **C02**, 4 run(s) left out of the comparisons" in markdown
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -505,3 +508,46 @@ def test_an_invalid_file_fails_gold_valid_and_validate_reports_it(
 def test_markdown_is_empty_without_adjudications() -> None:
     assert adjudication_markdown({"extras": {}}) == []
     assert adjudication_lines({}) == []
+
+
+def test_the_html_section_is_escaped_and_lists_the_runs_changed() -> None:
+    from pytest_ragv2.report.adjudication_view import adjudication_html
+
+    found = {
+        "file": "gold/adjudications.yaml",
+        "entries": [
+            {
+                "case": "C01",
+                "scope": "all runs",
+                "ruling": "met: true",
+                "reviewer": "<b>Mallory</b>",
+                "date": "2026-11-30",
+                "note": "<script>alert(1)</script>",
+                "runs_affected": 1,
+                "runs": ["C01[v2-en-r1]"],
+                "changes": {"C01[v2-en-r1]": {"met": [False, True]}},
+            }
+        ],
+        "entries_applied": 1,
+        "runs_adjudicated": 1,
+        "errors": ["gold/adjudications.yaml:9: case C01: note: Field required"],
+        "disputed_cases": [],
+        "verdict_before": "fail",
+        "verdict_after": "pass",
+        "gates_changed": [
+            {"name": "exact_answer", "before": "fail", "after": "pass", "reason_after": "1.0"}
+        ],
+        "gate_values_changed": ["case_wins"],
+    }
+    page = adjudication_html({"adjudication": found})  # type: ignore[arg-type]
+    assert "<script>" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+    assert "&lt;b&gt;Mallory&lt;/b&gt;" in page
+    assert "C01[v2-en-r1]: met false → true" in page
+    assert "Verdict without adjudication: FAIL; with it: PASS." in page
+    assert "Not applied: gold/adjudications.yaml:9" in page
+    lines = adjudication_lines({"adjudication": found})
+    assert lines[2] == "  gate exact_answer: fail → pass (1.0)"
+    assert lines[3] == "  gate values changed, decisions the same: case_wins"
+    long = dict(found, entries=[dict(found["entries"][0], note="why " * 80)])
+    assert all(len(line) <= 120 for line in adjudication_lines({"adjudication": long}))

@@ -454,6 +454,16 @@ def apply(
     return result, applied
 
 
+def ruled(record: RunRecord, adjudications: Adjudications | None) -> RunRecord:
+    """One run as the reviewers ruled it: what a live item's outcome shows (the record the
+    session aggregates stays the machine's; :func:`pytest_ragv2.decision.decide` applies the
+    rulings to every record, once)."""
+    if not adjudications or not adjudications.entries:
+        return record
+    (found,), _ = apply([record], adjudications)
+    return found
+
+
 def _stamp(entry: AdjudicationEntry) -> str:
     return f"adjudicated by {entry.reviewer} on {entry.date.isoformat()}"
 
@@ -661,6 +671,9 @@ def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
         lines.append(
             f"  gate {gate['name']}: {gate['before']} → {gate['after']} ({gate['reason_after']})"
         )
+    if found.get("gate_values_changed"):
+        moved = ", ".join(found["gate_values_changed"])
+        lines.append(f"  gate values changed, decisions the same: {moved}")
     for entry in found["entries"]:
         lines.append("  " + _entry_line(entry))
     for error in found.get("errors", []):
@@ -690,6 +703,9 @@ def adjudication_markdown(summary: Summary | Mapping[str, Any]) -> list[str]:
             for gate in found["gates_changed"]
         ]
         lines.append("")
+    if found.get("gate_values_changed"):
+        moved = ", ".join(found["gate_values_changed"])
+        lines += [f"Gate values changed, decisions the same: {_md(moved)}.", ""]
     if found["entries"]:
         lines += [
             "| case | scope | ruling | runs | reviewer | date | note |",

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragv2.adjudication import ruled
 from pytest_ragv2.cases import LoadedCase
 from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
@@ -152,7 +153,8 @@ class CaseItem(pytest.Item):
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         ctx = context_of(self.config)
         record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
-        self.ragv2_record = record
+        self.ragv2_record = record  # the machine's: the controller applies the rulings
+        record = ruled(record, ctx.catalog.adjudications)  # the outcome: as a reviewer ruled
         if record.skipped:
             pytest.skip(record.skipped)
         if not record.met:

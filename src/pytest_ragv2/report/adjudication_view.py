@@ -4,7 +4,8 @@ verdict before and after (the page places it right after the banner)."""
 from __future__ import annotations
 
 import html
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, adjudication_found
 
@@ -37,19 +38,18 @@ def adjudication_html(summary: Summary) -> str:
             for g in found["gates_changed"]
         ]
         parts.append("</tbody></table>")
+    if found.get("gate_values_changed"):
+        moved = ", ".join(str(name) for name in found["gate_values_changed"])
+        parts.append(f"<p>Gate values changed, decisions the same: {e(moved)}.</p>")
     if found["entries"]:
         parts.append(
             "<table><thead><tr><th>case</th><th>scope</th><th>ruling</th><th>runs</th>"
             "<th>reviewer</th><th>date</th><th>note</th></tr></thead><tbody>"
         )
         for entry in found["entries"]:
-            runs = ", ".join(entry.get("runs", []))
-            more = entry.get("runs_more")
-            title = runs + (f" … and {more} more, all in summary.json" if more else "")
             parts.append(
                 f"<tr><td>{e(str(entry['case']))}</td><td>{e(str(entry['scope']))}</td>"
-                f"<td>{e(str(entry['ruling']))}</td>"
-                f'<td title="{e(title)}">{entry.get("runs_affected", 0)}</td>'
+                f"<td>{e(str(entry['ruling']))}</td><td>{_runs(entry)}</td>"
                 f"<td>{e(str(entry['reviewer']))}</td><td>{e(str(entry['date']))}</td>"
                 f"<td>{e(str(entry['note']))}</td></tr>"
             )
@@ -65,3 +65,33 @@ def adjudication_html(summary: Summary) -> str:
         parts.append("<ul>" + "".join(items) + "</ul>")
     parts.append("</section>")
     return "".join(parts)
+
+
+def _runs(entry: Mapping[str, Any]) -> str:
+    """The runs an entry changed, each with its values before and after, collapsed."""
+    e = html.escape
+    count = int(entry.get("runs_affected", 0))
+    if not count:
+        return "0 (no run of this session)"
+    changes = entry.get("changes", {})
+    items = []
+    for run in entry.get("runs", []):
+        changed = changes.get(run, {})
+        what = ", ".join(
+            f"{name} {_value(pair[0])} → {_value(pair[1])}" for name, pair in changed.items()
+        )
+        items.append(f"<li>{e(str(run))}" + (f": {e(what)}" if what else "") + "</li>")
+    more = entry.get("runs_more")
+    if more:
+        items.append(f"<li>… and {int(more)} more, all in summary.json</li>")
+    return f"<details><summary>{count}</summary><ul>{''.join(items)}</ul></details>"
+
+
+def _value(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) or "none"
+    return f"{value:g}" if isinstance(value, float) else str(value)
