@@ -57,6 +57,8 @@ WIN, LOSS, TIE, NEUTRAL = "#0072B2", "#D55E00", "#999999", "#555555"
 WIDTH_IN = 7.2  # 518 pt: about 700 px wide on the page
 LABEL_MAX = 40  # longer names are shortened (with an ellipsis) on the axes
 TIE_EPSILON = 1e-9  # as the case_wins gate compares per-case means
+CASES_LABELLED = 40  # up to this many cases, each is named under its bar
+CASES_AS_BARS = 200  # beyond, the sorted differences are drawn in this many groups
 
 _RC: dict[str, Any] = {
     "svg.fonttype": "none",
@@ -125,14 +127,67 @@ def _prefix(summary: Summary, slug: str) -> str:
     return f"rg{digest[:8]}-{slug}-"
 
 
-def _new_figure(height_in: float, *, columns: int = 1) -> tuple[MplFigure, list[Axes]]:
+@dataclass(frozen=True, slots=True)
+class _Margins:
+    """Room around the axes, in inches: set from the labels' lengths instead of measured by
+    a layout engine (constrained layout doubles the drawing time)."""
+
+    left: float = 0.7
+    bottom: float = 0.5
+    top: float = 0.15
+    right: float = 0.2
+    between: float = 0.25  # between panels
+
+
+def _text_width(texts: Iterable[str], size: float = 8.5) -> float:
+    """An upper estimate of the widest of these one- or several-line texts, in inches
+    (DejaVu Sans averages under 0.62 em a character)."""
+    widest = max((len(line) for text in texts for line in text.split("\n")), default=0)
+    return widest * size * 0.62 / 72.0
+
+
+def _new_figure(
+    axes_height_in: float, margins: _Margins, *, columns: int = 1
+) -> tuple[MplFigure, list[Axes]]:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
     from matplotlib.figure import Figure as MplFigure
 
-    figure = MplFigure(figsize=(WIDTH_IN, max(1.8, height_in)), layout="constrained")
+    height = max(1.0, axes_height_in) + margins.bottom + margins.top
+    figure = MplFigure(figsize=(WIDTH_IN, height))
     FigureCanvasSVG(figure)
+    left = min(margins.left, WIDTH_IN * 0.45)
+    panel = (WIDTH_IN - left - margins.right - margins.between * (columns - 1)) / columns
+    figure.subplots_adjust(
+        left=left / WIDTH_IN,
+        right=1.0 - margins.right / WIDTH_IN,
+        bottom=margins.bottom / height,
+        top=1.0 - margins.top / height,
+        wspace=margins.between / panel,
+    )
     axes = figure.subplots(1, columns, squeeze=False, sharey=columns > 1)
     return figure, list(axes[0])
+
+
+def _legend_columns(labels: Sequence[str]) -> int:
+    """As many columns (up to three) as the widest label leaves room for."""
+    entry = _text_width(labels) + 0.5  # the handle and the gap
+    return max(1, min(3, len(labels), int(WIDTH_IN // entry)))
+
+
+def _legend_height(labels: Sequence[str]) -> float:
+    return 0.08 + 0.2 * math.ceil(len(labels) / _legend_columns(labels))
+
+
+def _bottom_legend(figure: MplFigure, handles: Sequence[Any], labels: Sequence[str]) -> None:
+    """A legend in the figure's bottom band (its margin reserves ``_legend_height``)."""
+    figure.legend(
+        handles,
+        labels,
+        loc="lower center",
+        bbox_to_anchor=(0.5, 0.0),
+        ncols=_legend_columns(labels),
+        frameon=False,
+    )
 
 
 _TAG = re.compile(r"<[^>]*>")  # text content is escaped: a "<" always opens a real tag
@@ -224,7 +279,7 @@ def _recall_at_k(summary: Summary) -> _Plot | None:
     if not ks:
         return None
     colours = _colours(summary)
-    figure, (axes,) = _new_figure(3.4)
+    figure, (axes,) = _new_figure(2.8, _Margins(left=0.75, bottom=0.5))
     handles, labels = [], []
     for name, row in summary.systems.items():
         points = [(k, _number(row.metrics.get(f"recall@{k}"))) for k in ks]
@@ -289,7 +344,10 @@ def _latency(summary: Summary, records: Sequence[RunRecord]) -> _Plot | None:
     else:
         edges = np.linspace(0.0, high * 1.05 if high > 0 else 1.0, 41)
     colours = _colours(summary)
-    figure, (axes,) = _new_figure(0.75 + 0.75 * len(names))
+    ticks = [f"{_system_label(summary, name)}\n{len(by_system[name])} runs" for name in names]
+    figure, (axes,) = _new_figure(
+        0.75 * len(names), _Margins(left=_text_width(ticks) + 0.2, bottom=0.5)
+    )
     for index, name in enumerate(names):
         base = float(len(names) - 1 - index)  # the first system on top
         values = np.asarray(by_system[name]) * scale
@@ -344,7 +402,7 @@ def _latency(summary: Summary, records: Sequence[RunRecord]) -> _Plot | None:
         axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_yticks(
         [float(len(names) - 1 - index) + 0.4 for index in range(len(names))],
-        [f"{_system_label(summary, name)}\n{len(by_system[name])} runs" for name in names],
+        ticks,
     )
     axes.tick_params(axis="y", length=0)
     axes.set_ylim(-0.1, len(names) + 0.05)
@@ -478,7 +536,29 @@ def _category_deltas(summary: Summary) -> _Plot | None:
     intervals.sort(key=lambda item: (item.estimate, item.name), reverse=True)
     overall = _overall_interval(summary)
     rows = ([overall] if overall is not None else []) + intervals
-    figure, (axes,) = _new_figure(0.9 + 0.28 * len(rows))
+    labels = []
+    for item in rows:
+        label = _label(item.name)
+        if item.n is not None:
+            label += f" (n={item.n})"
+        if not item.decisive:
+            label += " *"
+        labels.append(label)
+    regression = _gate(summary, "category_regression")
+    lower = _margin(regression)
+    upper = _margin(_gate(summary, "recall_improvement"))
+    margin_texts = [
+        f"{text} {value:+.3f}"
+        for value, text in ((lower, "regression margin"), (upper, "improvement margin"))
+        if value is not None
+    ]
+    figure, (axes,) = _new_figure(
+        0.28 * len(rows) + 0.2,
+        _Margins(
+            left=_text_width(labels) + 0.2,
+            bottom=0.5 + (_legend_height(margin_texts) if margin_texts else 0.0),
+        ),
+    )
     colour = _colours(summary)[candidate]
     for index, item in enumerate(rows):
         y = float(len(rows) - 1 - index)
@@ -496,9 +576,6 @@ def _category_deltas(summary: Summary) -> _Plot | None:
             linestyle="none",
         )
     axes.axvline(0.0, color="#777777", linewidth=0.8)
-    regression = _gate(summary, "category_regression")
-    lower = _margin(regression)
-    upper = _margin(_gate(summary, "recall_improvement"))
     margins, margin_labels = [], []
     for value, text in ((lower, "regression margin"), (upper, "improvement margin")):
         if value is not None:
@@ -507,17 +584,7 @@ def _category_deltas(summary: Summary) -> _Plot | None:
             )
             margin_labels.append(f"{text} {value:+.3f}")
     if margins:
-        figure.legend(
-            margins, margin_labels, loc="outside lower center", ncols=len(margins), frameon=False
-        )
-    labels = []
-    for item in rows:
-        label = _label(item.name)
-        if item.n is not None:
-            label += f" (n={item.n})"
-        if not item.decisive:
-            label += " *"
-        labels.append(label)
+        _bottom_legend(figure, margins, margin_labels)
     axes.set_yticks([float(len(rows) - 1 - index) for index in range(len(rows))], labels)
     axes.set_ylim(-0.6, len(rows) - 0.4)
     axes.set_xlabel(
@@ -576,23 +643,28 @@ def _case_deltas(summary: Summary) -> _Plot | None:
     )
     if match:  # the gate's own counts, with its rule for ties
         counted = f"{match[1]} wins, {match[2]} ties, {match[3]} where both fail, {match[4]} losses"
-    figure, (axes,) = _new_figure(3.2)
     values = [delta for delta, _ in deltas]
-    colours = [WIN if v > TIE_EPSILON else LOSS if v < -TIE_EPSILON else TIE for v in values]
     positions = list(range(len(values)))
-    if len(values) <= 120:
+    labelled = len(values) <= CASES_LABELLED
+    bottom = _text_width([_label(case) for _, case in deltas], 7.0) + 0.15 if labelled else 0.5
+    figure, (axes,) = _new_figure(2.6, _Margins(left=0.75, bottom=bottom, top=0.35))
+    if len(values) <= CASES_AS_BARS:
+        colours = [WIN if v > TIE_EPSILON else LOSS if v < -TIE_EPSILON else TIE for v in values]
         axes.bar(positions, values, width=0.8, color=colours, linewidth=0)
-        for position, value in zip(positions, values, strict=True):
-            if abs(value) <= TIE_EPSILON:  # a tie is a bar of height zero: mark it
-                axes.plot([position], [0.0], marker="|", color=TIE, markersize=5)
-    else:  # many cases: one filled step per sign instead of a bar per case
+        tied = [position for position, value in enumerate(values) if abs(value) <= TIE_EPSILON]
+        if tied:  # a tie is a bar of height zero: a tick marks it
+            axes.plot(tied, [0.0] * len(tied), marker="|", color=TIE, linestyle="none")
+    else:  # many cases: the sorted differences in CASES_AS_BARS equal groups, two paths
         import numpy as np
 
-        x = np.arange(len(values) + 1) - 0.5
         heights = np.asarray(values)
-        axes.stairs(np.where(heights > 0, heights, 0.0), x, fill=True, color=WIN, linewidth=0)
-        axes.stairs(np.where(heights < 0, heights, 0.0), x, fill=True, color=LOSS, linewidth=0)
-    if len(values) <= 40:
+        groups = np.array_split(heights, CASES_AS_BARS)
+        means = np.array([group.mean() for group in groups])
+        edges = np.concatenate(([0], np.cumsum([len(group) for group in groups]))) - 0.5
+        axes.stairs(np.where(means > 0, means, 0.0), edges, fill=True, color=WIN, linewidth=0)
+        axes.stairs(np.where(means < 0, means, 0.0), edges, fill=True, color=LOSS, linewidth=0)
+        axes.set_xlim(edges[0], edges[-1])
+    if labelled:
         axes.set_xticks(positions, [_label(case) for _, case in deltas], rotation=90)
         axes.tick_params(axis="x", labelsize=7)
     else:
@@ -600,7 +672,7 @@ def _case_deltas(summary: Summary) -> _Plot | None:
         axes.set_xlabel(f"{len(values)} cases, sorted by difference")
     axes.axhline(0.0, color="#777777", linewidth=0.8)
     axes.set_ylabel(f"Δ {metric} per case")
-    axes.set_title(counted, fontsize=9, loc="left")
+    axes.set_title(f"{_label(candidate)} − {_label(baseline)}: {counted}", fontsize=9, loc="left")
     return _Plot(
         f"Candidate − baseline per case ({metric})",
         figure,
@@ -635,7 +707,16 @@ def _rubric(summary: Summary) -> _Plot | None:
     systems = list(graded)
     dimensions = list(next(iter(graded.values())))
     colours = _colours(summary)
-    figure, axes_list = _new_figure(0.8 + 0.3 * len(dimensions), columns=len(systems))
+    figure, axes_list = _new_figure(
+        0.3 * len(dimensions),
+        _Margins(
+            left=_text_width(dimensions) + 0.15,
+            bottom=0.3 + _legend_height(GRADES),
+            top=0.3,
+            between=0.15,
+        ),
+        columns=len(systems),
+    )
     for axes, system in zip(axes_list, systems, strict=True):
         for index, dimension in enumerate(dimensions):
             y = float(len(dimensions) - 1 - index)
@@ -667,13 +748,7 @@ def _rubric(summary: Summary) -> _Plot | None:
     )
     from matplotlib.patches import Patch
 
-    figure.legend(
-        [Patch(color=GRADE_COLOURS[grade]) for grade in GRADES],
-        list(GRADES),
-        loc="outside lower center",
-        ncols=len(GRADES),
-        frameon=False,
-    )
+    _bottom_legend(figure, [Patch(color=GRADE_COLOURS[grade]) for grade in GRADES], GRADES)
     return _Plot(
         "Rubric grades by dimension and system",
         figure,
@@ -698,10 +773,16 @@ def _vetoes(summary: Summary) -> _Plot | None:
     from matplotlib.patches import Patch
 
     colours = _colours(summary)
-    figure, (axes,) = _new_figure(0.9 + 0.22 * len(kinds) * len(systems))
+    labels = []
+    for name in systems:
+        runs = summary.systems[name].runs if name in summary.systems else None
+        labels.append(_system_label(summary, name) + (f", {runs} runs" if runs is not None else ""))
+    figure, (axes,) = _new_figure(
+        0.22 * len(kinds) * len(systems) + 0.1,
+        _Margins(left=_text_width(kinds) + 0.15, bottom=0.5 + _legend_height(labels)),
+    )
     height = 0.8 / len(systems)
     handles: list[Patch] = []
-    labels: list[str] = []
     for position, name in enumerate(systems):
         ys = [
             float(len(kinds) - 1 - index) + 0.4 - height * (position + 0.5)
@@ -709,20 +790,14 @@ def _vetoes(summary: Summary) -> _Plot | None:
         ]
         counts = [int(_number(table[name].get(kind)) or 0) for kind in kinds]
         axes.barh(ys, counts, height=height * 0.9, color=colours.get(name, NEUTRAL))
-        runs = summary.systems[name].runs if name in summary.systems else None
         for y, count in zip(ys, counts, strict=True):
             axes.text(count, y, f" {count}", va="center", fontsize=7)
         handles.append(Patch(color=colours.get(name, NEUTRAL)))
-        labels.append(
-            f"{_system_label(summary, name)}" + (f", {runs} runs" if runs is not None else "")
-        )
     axes.set_yticks([float(len(kinds) - 1 - index) for index in range(len(kinds))], kinds)
     axes.tick_params(axis="y", length=0)
     axes.set_xlabel("runs that tripped the veto")
     axes.margins(x=0.12)
-    figure.legend(
-        handles, labels, loc="outside lower center", ncols=min(3, len(handles)), frameon=False
-    )
+    _bottom_legend(figure, handles, labels)
     return _Plot(
         "Vetoes by kind and system",
         figure,

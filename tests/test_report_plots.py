@@ -1,0 +1,416 @@
+"""report/plots.py: the report's figures from real sessions and from constructed records."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import random
+import re
+import sys
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_ragv2.decision import decide
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.report.plots import Figure, figures
+from pytest_ragv2.report.summary import Summary, build_summary
+from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.settings import Settings
+from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
+
+SVG = "{http://www.w3.org/2000/svg}"
+HOSTILE = "<script>alert('x')</script> & co"
+CATEGORIES = ("exact_lookup", "technical_table", "semantic")
+RUBRIC = ("accuracy", "grounding", "completeness", "language", "format", "overall")
+GRADES = ("PASS", "PARTIAL", "FAIL")
+
+
+# --- constructed sessions ------------------------------------------------------------------
+
+
+def retrieval_records(
+    systems: dict[str, str], cases: int = 12, reps: int = 2, seed: int = 7
+) -> list[RunRecord]:
+    """Layer A records: each system a little better than the one before it."""
+    rng = random.Random(seed)
+    records: list[RunRecord] = []
+    for offset, (system, role) in enumerate(systems.items()):
+        for case in range(cases):
+            for rep in range(1, reps + 1):
+                skill = 0.35 + 0.2 * offset + rng.uniform(-0.2, 0.2)
+                recall = {k: min(1.0, skill * (1 + k / 6)) for k in (1, 3, 5, 10)}
+                records.append(
+                    RetrievalRecord(
+                        key=RunKey(f"K{case:02d}", system, rep, "en", "A"),
+                        category=CATEGORIES[case % len(CATEGORIES)],
+                        split="development",
+                        role=role,
+                        ok=rep != 2 or case != 3,  # one failed run per system
+                        met=recall[5] > 0.5,
+                        latency_s=rng.lognormvariate(-4 + offset, 0.4),
+                        metrics={**{f"recall@{k}": v for k, v in recall.items()}, "mrr": skill},
+                        returned=5,
+                    )
+                )
+    return records
+
+
+def chat_records(
+    systems: dict[str, str], cases: int = 12, reps: int = 3, seed: int = 11
+) -> list[RunRecord]:
+    """Layer B records with rubric grades, and vetoes for the first system."""
+    rng = random.Random(seed)
+    records: list[RunRecord] = []
+    for offset, (system, role) in enumerate(systems.items()):
+        for case in range(cases):
+            for rep in range(1, reps + 1):
+                exact = 1.0 if rng.random() < 0.3 + 0.25 * offset else 0.0
+                vetoes: tuple[dict[str, Any], ...] = ()
+                if offset == 0 and case % 4 == 0:
+                    vetoes = ({"kind": "failed_safe_refusal", "detail": "answered"},)
+                records.append(
+                    ChatRecord(
+                        key=RunKey(f"B{case:02d}", system, rep, "en", "B"),
+                        category=CATEGORIES[case % len(CATEGORIES)],
+                        split="development",
+                        role=role,
+                        ok=True,
+                        met=exact == 1.0,
+                        latency_s=rng.lognormvariate(-2 + offset, 0.5),
+                        metrics={"exact_answer": exact},
+                        vetoes=vetoes,
+                        rubric={
+                            dimension: GRADES[rng.randrange(3)] if exact < 1 else "PASS"
+                            for dimension in RUBRIC
+                        },
+                    )
+                )
+    return records
+
+
+def session(
+    records: Sequence[RunRecord], layer: str, roles: dict[str, str], run_id: str = "plots"
+) -> Summary:
+    settings = Settings()
+    decision = decide(records, layer=layer, settings=settings, roles=roles)
+    return build_summary(
+        run_id=run_id,
+        seed=1,
+        layer=layer,
+        results=decision.results,
+        gates=decision.gates,
+        passed=decision.passed,
+        exit_status=0,
+        interrupted=False,
+        descriptors={},
+        raw_runs_dir=Path("raw-runs") / run_id,
+        settings=settings,
+    )
+
+
+ROLES_A = {"base": "baseline", "cand": "candidate"}
+ROLES_B = {"base": "baseline", "cand": "candidate", "ref": "reference"}
+
+
+@pytest.fixture(scope="module")
+def layer_a() -> tuple[Summary, list[RunRecord]]:
+    records = retrieval_records(ROLES_A)
+    return session(records, "A", ROLES_A), records
+
+
+@pytest.fixture(scope="module")
+def layer_b() -> tuple[Summary, list[RunRecord]]:
+    records = chat_records(ROLES_B)
+    return session(records, "B", ROLES_B), records
+
+
+def by_title(made: Sequence[Figure]) -> dict[str, Figure]:
+    return {figure.title.split(" (")[0]: figure for figure in made}
+
+
+def texts(figure: Figure) -> list[str]:
+    root = ET.fromstring(figure.svg)
+    return ["".join(node.itertext()) for node in root.iter(f"{SVG}text")]
+
+
+def ids(figure: Figure) -> list[str]:
+    return [node.attrib["id"] for node in ET.fromstring(figure.svg).iter() if "id" in node.attrib]
+
+
+# --- which figures, and what they show -----------------------------------------------------
+
+
+def test_layer_a_figures(layer_a: tuple[Summary, list[RunRecord]]) -> None:
+    summary, records = layer_a
+    made = by_title(figures(summary, records))
+    assert list(made) == [
+        "Recall@k by system",
+        "Latency distribution by system",
+        "Candidate − baseline by category",
+        "Candidate − baseline per case",
+    ]
+    for figure in made.values():
+        root = ET.fromstring(figure.svg)  # each figure parses as XML, an <svg> root
+        assert root.tag == f"{SVG}svg"
+        assert figure.caption.endswith(".")
+        assert figure.caption.count(". ") == 0, "one sentence"
+    recall = made["Recall@k by system"]
+    assert texts(recall).count("base (baseline)") == 1
+    assert texts(recall).count("cand (candidate)") == 1
+    assert {"1", "3", "5", "10"} <= set(texts(recall))
+    # one curve per system: a line through the four k, in the system's colour
+    assert len(re.findall(r'<path d="M [^"]*(?:L [^"]*){3}"[^>]*stroke: #0072b2', recall.svg)) >= 1
+    assert len(re.findall(r'<path d="M [^"]*(?:L [^"]*){3}"[^>]*stroke: #e69f00', recall.svg)) >= 1
+
+
+def test_latency_marks_p50_and_p95_over_successful_runs(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    summary, records = layer_a
+    latency = by_title(figures(summary, records))["Latency distribution by system"]
+    shown = texts(latency)
+    for name in ROLES_A:
+        p50 = summary.systems[name].latency_p50["value"]
+        p95 = summary.systems[name].latency_p95["value"]
+        assert any(text.startswith("p50 ") for text in shown)
+        assert f"p50 {p50 * 1000:.3g} ms" in shown, shown
+        assert f"p95 {p95 * 1000:.3g} ms" in shown, shown
+    # 24 runs each, one failed: the distribution is over the 23 successful ones
+    assert sum("23 runs" in text for text in shown) == 2
+    assert "successful runs" in latency.caption
+
+
+def test_category_intervals_are_the_gates_own(layer_a: tuple[Summary, list[RunRecord]]) -> None:
+    summary, records = layer_a
+    figure = by_title(figures(summary, records))["Candidate − baseline by category"]
+    gate = next(g for g in summary.gates if g.name == "category_regression")
+    shown = texts(figure)
+    for category in CATEGORIES:
+        assert any(text.startswith(category) for text in shown), shown
+        assert any(line.startswith(f"{category}: Δ ") for line in gate.details)
+    assert any(text.startswith("all cases (n=12)") for text in shown)
+    assert any(text.startswith("regression margin -0.050") for text in shown)
+    assert "category_regression" in figure.caption
+
+
+def test_per_case_win_tie_loss(layer_a: tuple[Summary, list[RunRecord]]) -> None:
+    summary, records = layer_a
+    figure = by_title(figures(summary, records))["Candidate − baseline per case"]
+    deltas = [
+        summary.by_case["cand"][case].metrics["recall@5"]
+        - summary.by_case["base"][case].metrics["recall@5"]
+        for case in summary.by_case["cand"]
+    ]
+    wins = sum(delta > 1e-9 for delta in deltas)
+    losses = sum(delta < -1e-9 for delta in deltas)
+    ties = len(deltas) - wins - losses
+    assert f"cand − base: {wins} wins, {ties} ties, {losses} losses" in texts(figure)
+    assert {f"K{case:02d}" for case in range(12)} <= set(texts(figure))
+
+
+def test_layer_b_figures(layer_b: tuple[Summary, list[RunRecord]]) -> None:
+    summary, records = layer_b
+    made = by_title(figures(summary, records))
+    assert list(made) == [
+        "Latency distribution by system",
+        "Candidate − baseline by category",
+        "Candidate − baseline per case",
+        "Rubric grades by dimension and system",
+        "Vetoes by kind and system",
+    ]
+    rubric = texts(made["Rubric grades by dimension and system"])
+    assert {"base", "cand", "ref", *RUBRIC, *GRADES} <= set(rubric)
+    vetoes = texts(made["Vetoes by kind and system"])
+    assert "failed_safe_refusal" in vetoes
+    tripped = summary.extras["vetoes_by_system"]["base"]["failed_safe_refusal"]
+    assert tripped == 9
+    assert " 9" in vetoes
+    assert "base (baseline), 36 runs" in vetoes
+    # the chat layers compute no per-category interval: the figure says it shows means
+    assert "no per-category interval" in made["Candidate − baseline by category"].caption
+    gate = next(g for g in summary.gates if g.name == "case_wins")
+    counts = texts(made["Candidate − baseline per case"])
+    shown = next(text for text in counts if "wins" in text).removeprefix("cand − base: ")
+    assert shown.split(" where")[0] in gate.reason
+
+
+def test_colours_are_the_systems_own_in_every_figure(
+    layer_b: tuple[Summary, list[RunRecord]],
+) -> None:
+    summary, records = layer_b
+    made = by_title(figures(summary, records))
+    for title in ("Latency distribution by system", "Vetoes by kind and system"):
+        svg = made[title].svg.lower()
+        assert "#0072b2" in svg, title  # the baseline's colour
+        assert "#e69f00" in svg, title  # the candidate's
+
+
+# --- absent data ---------------------------------------------------------------------------
+
+
+def test_no_baseline_no_comparison() -> None:
+    records = [r for r in retrieval_records(ROLES_A) if r.key.system == "cand"]
+    made = by_title(figures(session(records, "A", {"cand": "candidate"}), records))
+    assert list(made) == ["Recall@k by system", "Latency distribution by system"]
+
+
+def test_no_candidate_no_comparison() -> None:
+    roles = {"base": "baseline", "ref": "reference"}
+    records = retrieval_records(roles)
+    made = by_title(figures(session(records, "A", roles), records))
+    assert list(made) == ["Recall@k by system", "Latency distribution by system"]
+
+
+def test_no_veto_tripped_no_veto_figure() -> None:
+    records = [r for r in chat_records(ROLES_B) if r.key.system != "base"]
+    roles = {"cand": "candidate", "ref": "reference"}
+    made = by_title(figures(session(records, "B", roles), records))
+    assert "Vetoes by kind and system" not in made
+    assert "Rubric grades by dimension and system" in made
+
+
+def test_interrupted_session_without_records_has_no_figure() -> None:
+    summary = session([], "A", ROLES_A)
+    assert figures(summary, []) == []
+    summary.verdict = "interrupted"
+    assert figures(summary, []) == []
+
+
+def test_records_of_another_layer_are_left_out(layer_a: tuple[Summary, list[RunRecord]]) -> None:
+    summary, _ = layer_a
+    made = by_title(figures(summary, chat_records(ROLES_B)))
+    assert "Latency distribution by system" not in made
+
+
+def test_malformed_extras_never_raise(layer_b: tuple[Summary, list[RunRecord]]) -> None:
+    summary, records = layer_b
+    broken = dataclasses.replace(
+        summary, extras={"rubric": {"x": "not a table"}, "vetoes_by_system": ["nope"]}
+    )
+    titles = [figure.title for figure in figures(broken, records)]
+    assert "Rubric grades by dimension and system" not in titles
+    assert "Vetoes by kind and system" not in titles
+
+
+# --- output contract -----------------------------------------------------------------------
+
+
+def test_hostile_names_are_escaped() -> None:
+    roles = {HOSTILE: "baseline", "$x$ & <b>": "candidate"}
+    records = chat_records(roles)
+    made = figures(session(records, "B", roles), records)
+    assert len(made) == 5
+    for figure in made:
+        assert "<script" not in figure.svg
+        assert "<b>" not in figure.svg
+        shown = texts(figure)  # parsed back, the names read as written
+        assert any(HOSTILE in text or HOSTILE[:39] in text for text in shown), figure.title
+    assert any("$x$ & <b>" in text for figure in made for text in texts(figure))
+
+
+def test_output_is_deterministic_and_ids_distinct(
+    layer_a: tuple[Summary, list[RunRecord]], layer_b: tuple[Summary, list[RunRecord]]
+) -> None:
+    summary, records = layer_a
+    first = figures(summary, records)
+    assert first == figures(summary, records)
+    # one page may hold both layers' figures: no id repeats across them
+    every = [*first, *figures(*layer_b)]
+    found = [identifier for figure in every for identifier in ids(figure)]
+    assert len(found) == len(set(found))
+    for figure in every:
+        own = set(ids(figure))
+        for reference in re.findall(r'(?:url\(#|href="#)([^)"]+)', figure.svg):
+            assert reference in own, (figure.title, reference)
+
+
+def test_svg_is_self_contained_and_small(layer_b: tuple[Summary, list[RunRecord]]) -> None:
+    for figure in figures(*layer_b):
+        svg = figure.svg
+        assert svg.startswith("<svg ")
+        assert svg.endswith("</svg>")
+        for absent in ("<?xml", "<!DOCTYPE", "<!--", "<metadata", "<image", "<script"):
+            assert absent not in svg
+        assert "http://" not in svg.replace('xmlns="http://www.w3.org/2000/svg"', "").replace(
+            'xmlns:xlink="http://www.w3.org/1999/xlink"', ""
+        )
+        assert "<style" not in svg or "svg *{" in svg  # the style sheet is scoped to the figure
+        assert len(svg.encode()) < 200_000
+        assert "<text" in svg  # text stays text (svg.fonttype none)
+
+
+def test_matplotlib_is_not_imported_at_start_up() -> None:
+    import subprocess
+
+    code = (
+        "import sys, pytest_ragv2.plugin, pytest_ragv2.report.plots; "
+        "print('matplotlib' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_global_pyplot_state_is_untouched(layer_a: tuple[Summary, list[RunRecord]]) -> None:
+    import matplotlib
+
+    before = dict(matplotlib.rcParams)
+    figures(*layer_a)
+    assert dict(matplotlib.rcParams) == before
+    assert (
+        "matplotlib.pyplot" not in sys.modules
+        or not __import__("matplotlib.pyplot").pyplot.get_fignums()
+    )
+
+
+# --- real sessions -------------------------------------------------------------------------
+
+
+def rescored(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, run_id: str
+) -> tuple[Summary, list[RunRecord]]:
+    """The session's summary and records, rebuilt from its raw runs as ``ragv2 rescore``."""
+    import pytest_ragv2.rescore as rescore
+    from pytest_ragv2.cli import rescore_settings
+
+    monkeypatch.chdir(pytester.path)
+    seen: list[RunRecord] = []
+    original = rescore.decide
+
+    def spy(records: Sequence[RunRecord], **options: Any) -> Any:
+        seen.extend(records)
+        return original(records, **options)
+
+    monkeypatch.setattr(rescore, "decide", spy)
+    run_dir = pytester.path / "raw-runs" / run_id
+    manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
+    settings, _ = rescore_settings(run_dir, manifest, None, pytester.path)
+    return rescore.rescore_run(run_dir, settings).summary, seen
+
+
+def test_real_layer_a_session(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=plots")
+    summary, records = rescored(project, monkeypatch, "plots")
+    made = by_title(figures(summary, records))
+    assert list(made) == [
+        "Recall@k by system",
+        "Latency distribution by system",
+        "Candidate − baseline by category",
+        "Candidate − baseline per case",
+    ]
+    assert {"v1 (baseline)", "v2 (candidate)"} <= set(texts(made["Recall@k by system"]))
+
+
+def test_real_layer_b_session(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    (project.path / "chatbot.py").write_text(CHATBOT)
+    (project.path / "cases" / "development.yaml").write_text(CHAT_CASES)
+    (project.path / "pyproject.toml").write_text(chat_pyproject())
+    project.runpytest("--ragv2-layer=B", "--ragv2-run-id=chatplots")
+    summary, records = rescored(project, monkeypatch, "chatplots")
+    made = by_title(figures(summary, records))
+    assert "Rubric grades by dimension and system" in made
+    assert "Latency distribution by system" in made
+    assert "Recall@k by system" not in made
