@@ -551,3 +551,100 @@ def test_the_html_section_is_escaped_and_lists_the_runs_changed() -> None:
     assert lines[3] == "  gate values changed, decisions the same: case_wins"
     long = dict(found, entries=[dict(found["entries"][0], note="why " * 80)])
     assert all(len(line) <= 120 for line in adjudication_lines({"adjudication": long}))
+
+
+def _chat(case: str, system: str, exact: float) -> ChatRecord:
+    return ChatRecord(
+        key=RunKey(case, system, 1, "en", "B"),
+        category="technical_table",
+        split="development",
+        role="candidate" if system == "v2" else "baseline",
+        ok=True,
+        met=exact == 1.0,
+        latency_s=1.0,
+        metrics={"exact_answer": exact, "citation_correctness": 1.0},
+        rubric={"accuracy": "PASS" if exact else "FAIL", "overall": "PASS" if exact else "FAIL"},
+        vetoes=() if exact else ({"kind": "fabricated_identifier", "turn": 1, "text": "NX-9"},),
+    )
+
+
+def test_layer_b_a_ruling_lifts_a_veto_and_flips_the_verdict_through_decide(
+    tmp_path: Path,
+) -> None:
+    from pytest_ragv2.decision import decide
+    from pytest_ragv2.settings import Settings
+
+    adjudications = _entries(
+        tmp_path,
+        """\
+        - reviewer: Kim Engineer
+          date: 2026-11-30
+          case: C01
+          system: v2
+          lang: en
+          rep: 1
+          layer: B
+          met: true
+          override: {exact_answer: 1, rubric.accuracy: PASS, veto.fabricated_identifier: false}
+          note: NX-9 is the 2026 part number; the gold still has the old one
+        """,
+    )
+    records = [_chat("C01", "v2", 0.0), _chat("C02", "v2", 1.0)]
+    records += [_chat("C01", "v1", 1.0), _chat("C02", "v1", 1.0)]
+    roles = {"v1": "baseline", "v2": "candidate"}
+    settings = Settings()
+    plain = decide(records, layer="B", settings=settings, roles=roles, expected_runs=4)
+    ruled = decide(
+        records,
+        layer="B",
+        settings=settings,
+        roles=roles,
+        expected_runs=4,
+        adjudications=adjudications,
+    )
+    assert not plain.passed
+    assert plain.results.adjudication is None
+    assert ruled.passed
+    found = ruled.results.adjudication
+    assert found is not None
+    assert (found["verdict_before"], found["verdict_after"]) == ("fail", "pass")
+    changed = {g["name"]: (g["before"], g["after"]) for g in found["gates_changed"]}
+    assert changed["fabricated_identifier"] == ("fail", "pass")
+    assert changed["exact_answer"] == ("fail", "pass")
+    (record,) = [r for r in ruled.results.records if r.key.case == "C01" and r.key.system == "v2"]
+    assert isinstance(record, ChatRecord)
+    assert record.rubric["accuracy"] == "PASS"
+    assert record.adjudication is not None
+    assert record.adjudication["by"] == ["Kim Engineer"]
+    # an entry naming a system nobody configured fails gold_valid and is not applied
+    path = tmp_path / "gold" / "adjudications.yaml"
+    path.write_text(path.read_text().replace("system: v2", "system: v7"))
+    unknown, _ = load_adjudications(path)
+    wrong = decide(
+        records, layer="B", settings=settings, roles=roles, expected_runs=4, adjudications=unknown
+    )
+    assert not wrong.passed
+    gold_valid = next(g for g in wrong.gates if g.name == "gold_valid")
+    assert gold_valid.decision == "fail"
+    assert "unknown system 'v7'" in gold_valid.details[0]
+
+
+def test_the_documented_example_is_valid_against_the_bundled_benchmark(tmp_path: Path) -> None:
+    import re
+    import shutil
+
+    from tests.conftest import REPO_ROOT
+
+    text = (REPO_ROOT / "docs" / "adjudication.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(# gold/adjudications.yaml\n.*?)```", text, re.S)
+    assert block is not None
+    gold = tmp_path / "gold"
+    shutil.copytree(REPO_ROOT / "gold", gold)
+    (gold / "adjudications.yaml").write_text(block.group(1), encoding="utf-8")
+    catalog = load_catalog(REPO_ROOT / "cases", gold)
+    assert [str(error) for error in catalog.errors] == []
+    assert len(catalog.adjudications.entries) == 3
+    _, unknown = catalog.adjudications.check_systems({"demo-v1", "demo-v2"})
+    assert unknown == []
+    # the bundled benchmark itself carries no rulings: its verdicts are the machine's
+    assert not (REPO_ROOT / "gold" / "adjudications.yaml").exists()
