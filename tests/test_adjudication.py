@@ -410,6 +410,8 @@ def test_an_adjudication_changes_the_verdict_and_gates_on_rescore_and_says_by_wh
     assert "Verdict without adjudication: PASS; with it: FAIL." in page
     assert "Dana Reviewer" in page
     assert "NX-450B was withdrawn" in page
+    # a met run's panel shows the ruling too (the rescored records are the adjudicated ones)
+    assert "adjudicated by Dana Reviewer on 2026-11-30: recall@5 1 → 0: NX-450B" in page
     lines = adjudication_lines(rescored)
     assert lines[1] == "verdict without adjudication PASS, with it FAIL (human rulings changed it)"
     assert any("Dana Reviewer" in line for line in lines)

@@ -137,7 +137,9 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         for layer, decision in decisions.items()
     }
     gates = {layer: decision.gates for layer, decision in decisions.items()}
-    return Rescored(summaries, gates, passed, unknown, records, catalog, run_dir)
+    # the records as decided: with the reviewers' rulings, as the live report shows them
+    decided = [record for decision in decisions.values() for record in decision.results.records]
+    return Rescored(summaries, gates, passed, unknown, decided, catalog, run_dir)
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:
