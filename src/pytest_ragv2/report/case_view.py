@@ -226,7 +226,7 @@ def _listed(items: Sequence[RetrievedItem], required: Sequence[Evidence]) -> Ite
     return ItemList(shown, len(ordered))
 
 
-def _listed_from_record(record: RetrievalRecord) -> ItemList:
+def listed_from_record(record: RetrievalRecord) -> ItemList:
     """The record's short list, gold hits read from the first ranks the scorer recorded."""
     levels: dict[int, int] = {}
     for hit in record.metrics.get("evidence_hits") or ():
@@ -380,7 +380,7 @@ def run_view(
 
             retrieved = _listed(items_from_raw(dict(raw)), required)
         else:
-            retrieved = _listed_from_record(record)
+            retrieved = listed_from_record(record)
         return RunView(
             **common,
             query=str(raw["query"]) if raw is not None and "query" in raw else None,

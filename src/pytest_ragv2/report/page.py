@@ -322,7 +322,7 @@ def _fmt(value: float | None, digits: int = 3) -> str:
     return "—" if value is None else f"{value:.{digits}f}"
 
 
-def _gold_marks_html(marks: Sequence[GoldMark]) -> str:
+def gold_marks_html(marks: Sequence[GoldMark]) -> str:
     if not marks:
         return ""
     items = []
@@ -346,7 +346,7 @@ LEVEL_WORDS = {
 }
 
 
-def _items_html(listed: ItemList, raw_runs: str, title: str) -> str:
+def items_html(listed: ItemList, raw_runs: str, title: str) -> str:
     rows = []
     for item in listed.items:
         attrs = (
@@ -400,7 +400,7 @@ def _turn_html(turn: TurnView, turns: int, raw_runs: str) -> str:
     else:
         parts.append("<p class='note'>No tool call.</p>")
     if turn.evidence is not None:
-        parts.append(_items_html(turn.evidence, raw_runs, "Evidence the system retrieved"))
+        parts.append(items_html(turn.evidence, raw_runs, "Evidence the system retrieved"))
     if turn.citations:
         rows = "".join(
             f"<li{' class=gold-hit data-level=file' if c.gold else ''}>"
@@ -420,7 +420,7 @@ def _turn_html(turn: TurnView, turns: int, raw_runs: str) -> str:
     return f"<div class='turn'>{''.join(parts)}</div>"
 
 
-def _reasons_html(reasons: Sequence[str]) -> str:
+def reasons_html(reasons: Sequence[str]) -> str:
     if not reasons:
         return ""
     shown = reasons[:REASONS_SHOWN]
@@ -446,13 +446,13 @@ def _run_summary(run: RunView, headline: str) -> str:
     )
 
 
-def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool) -> str:
+def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool, index: int) -> str:
     key = run.key
     body: list[str] = []
     if run.skipped:
         body.append(f"<p class='skip-reason'>Skipped: {escape(run.skipped)}</p>")
-    body.append(_reasons_html(run.reasons))
-    body.append(_gold_marks_html(run.gold))
+    body.append(reasons_html(run.reasons))
+    body.append(gold_marks_html(run.gold))
     if run.raw_missing:
         body.append(
             "<p class='note'>The raw run is missing (an interrupted session?): the query, the "
@@ -461,7 +461,7 @@ def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool) -> str:
     if run.query is not None:
         body.append(f"<p><b>Query</b>: <span class='query'>{escape(run.query)}</span></p>")
     if run.retrieved is not None:
-        body.append(_items_html(run.retrieved, raw_runs, "Retrieved"))
+        body.append(items_html(run.retrieved, raw_runs, "Retrieved"))
     for turn in run.turns:
         body.append(_turn_html(turn, len(run.turns), raw_runs))
     if run.answer is not None:
@@ -485,8 +485,8 @@ def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool) -> str:
             + "</p>"
         )
     return (
-        f"<details class='run' id='{escape(case_anchor(key.case))}--{escape(key.system)}-"
-        f"{escape(key.lang)}-r{key.rep}' data-system='{escape(key.system)}' "
+        f"<details class='run' id='{escape(case_anchor(key.case))}--{index}' "
+        f"data-system='{escape(key.system)}' "
         f"data-lang='{escape(key.lang)}' data-outcome='{escape(run.outcome)}' "
         f"data-role='{escape(run.role)}'{' open' if open_ else ''}>"
         f"{_run_summary(run, headline)}{''.join(body)}</details>"
@@ -532,11 +532,11 @@ def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
     # the first run of each system that missed the case is open: the reason is in view
     opened: set[str] = set()
     runs = []
-    for run in case.runs:
+    for index, run in enumerate(case.runs, start=1):
         open_ = run.outcome in ("unmet", "error") and run.key.system not in opened
         if open_:
             opened.add(run.key.system)
-        runs.append(_run_html(run, headline, raw_runs, open_))
+        runs.append(_run_html(run, headline, raw_runs, open_, index))
     return (
         f"<details class='case-panel' id='{escape(case_anchor(case.case_id))}' "
         f"data-case='{escape(case.case_id)}' data-category='{escape(case.category)}' "
