@@ -328,6 +328,17 @@ def test_output_is_deterministic_and_ids_distinct(
             assert reference in own, (figure.title, reference)
 
 
+def test_concurrent_calls_give_the_same_figures(
+    layer_a: tuple[Summary, list[RunRecord]], layer_b: tuple[Summary, list[RunRecord]]
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    alone = [figures(*layer_a), figures(*layer_b)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        together = list(pool.map(lambda given: figures(*given), [layer_a, layer_b] * 2))
+    assert together == alone * 2
+
+
 def test_svg_is_self_contained_and_small(layer_b: tuple[Summary, list[RunRecord]]) -> None:
     for figure in figures(*layer_b):
         svg = figure.svg

@@ -262,6 +262,10 @@ def _fmt_time(seconds: float) -> str:
     return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1000:.3g} ms"
 
 
+def _tick_time(seconds: float) -> str:
+    return f"{seconds:g} s" if seconds >= 1.0 else f"{seconds * 1000:g} ms"
+
+
 # --- recall@k ------------------------------------------------------------------------------
 
 _RECALL = re.compile(r"^recall@(\d+)$")
@@ -398,7 +402,7 @@ def _latency(summary: Summary, records: Sequence[RunRecord]) -> _Plot | None:
 
         axes.set_xscale("log")
         axes.xaxis.set_major_locator(LogLocator(base=10.0))
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _fmt_time(x / scale)))
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _: _tick_time(x / scale)))
         axes.xaxis.set_minor_formatter(NullFormatter())
     axes.set_yticks(
         [float(len(names) - 1 - index) + 0.4 for index in range(len(names))],
