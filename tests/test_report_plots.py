@@ -312,6 +312,16 @@ def test_hostile_names_are_escaped() -> None:
     assert any("$x$ & <b>" in text for figure in made for text in texts(figure))
 
 
+def test_control_characters_in_names_keep_the_svg_well_formed() -> None:
+    roles = {"base\x01line\nname": "baseline", "cand]]>\x1b": "candidate"}
+    records = retrieval_records(roles)
+    made = figures(session(records, "A", roles), records)
+    assert len(made) == 4
+    shown = texts(made[0])
+    assert "base line name (baseline)" in shown
+    assert "cand]]> (candidate)" in shown
+
+
 def test_output_is_deterministic_and_ids_distinct(
     layer_a: tuple[Summary, list[RunRecord]], layer_b: tuple[Summary, list[RunRecord]]
 ) -> None:

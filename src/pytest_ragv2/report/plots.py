@@ -219,8 +219,13 @@ def _svg(figure: MplFigure, prefix: str) -> str:
     ).strip()
 
 
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # not XML text
+
+
 def _label(name: object) -> str:
-    text = " ".join(str(name).split())
+    """A user's name (system, category, case) as the axes show it: on one line, without
+    characters XML cannot hold, shortened past ``LABEL_MAX``."""
+    text = " ".join(_CONTROL.sub(" ", str(name)).split())
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
 
