@@ -430,6 +430,13 @@ def test_a_live_session_applies_it_and_rescore_agrees(
     live = summary_of(project)
     assert live["verdict"] == "fail"
     assert live["adjudication"]["verdict_before"] == "pass"
+    # the terminal says it too, by whom, in lines of at most 120 characters
+    result.stdout.fnmatch_lines(
+        [
+            "*verdict without adjudication PASS, with it FAIL (human rulings changed it)*",
+            "*C01 all runs of v2 (layer A): by Dana Reviewer on 2026-11-30: met: false*",
+        ]
+    )
     assert _rescore(project, monkeypatch, "rescored") == 1
     rescored = json.loads((project.path / "rescored" / "summary.json").read_text())
     assert rescored["adjudication"] == live["adjudication"]

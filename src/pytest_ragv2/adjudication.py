@@ -647,8 +647,8 @@ def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any
 def _entry_line(entry: Mapping[str, Any]) -> str:
     runs = entry.get("runs_affected", 0)
     return (
-        f"{entry['case']} {entry['scope']}: {entry['ruling']} ({runs} run{'s' * (runs != 1)}) "
-        f"by {entry['reviewer']} on {entry['date']}: {entry['note']}"
+        f"{entry['case']} {entry['scope']}: by {entry['reviewer']} on {entry['date']}: "
+        f"{entry['ruling']} ({runs} run{'s' * (runs != 1)}): {entry['note']}"
     )
 
 
@@ -661,9 +661,9 @@ def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
     before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
     reviewers = ", ".join(found.get("reviewers", [])) or "nobody"
     lines = [
-        f"adjudication ({found.get('file') or ADJUDICATIONS_FILE}): "
-        f"{found['entries_applied']} of {len(found['entries'])} entries applied to "
-        f"{found['runs_adjudicated']} runs, by {reviewers}",
+        f"adjudication by {reviewers}: {found['entries_applied']} of {len(found['entries'])} "
+        f"entries applied to {found['runs_adjudicated']} runs "
+        f"({found.get('file') or ADJUDICATIONS_FILE})",
         f"verdict without adjudication {before}, with it {after}"
         + (" (human rulings changed it)" if before != after else ""),
     ]
