@@ -197,6 +197,32 @@ def test_category_intervals_are_the_gates_own(layer_a: tuple[Summary, list[RunRe
     assert "category_regression" in figure.caption
 
 
+def test_plotted_intervals_are_the_gates_numbers(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    from pytest_ragv2.gates import fmt_delta
+    from pytest_ragv2.report.plots import _overall_interval, _regression_intervals
+
+    summary, _ = layer_a
+    gate = next(g for g in summary.gates if g.name == "category_regression")
+    intervals = _regression_intervals(summary)
+    assert len(intervals) == len(gate.details) == len(CATEGORIES)
+    for item in intervals:
+        assert item.low is not None
+        assert item.high is not None
+        shown = f"{item.name}: Δ {fmt_delta(item.estimate)} [{fmt_delta(item.low)}, "
+        assert any(line.startswith(shown + f"{fmt_delta(item.high)}]") for line in gate.details)
+    overall = _overall_interval(summary)
+    evidence = next(g for g in summary.gates if g.name == "recall_improvement").evidence
+    assert overall is not None
+    assert evidence is not None
+    assert (overall.estimate, overall.low, overall.high) == (
+        evidence["estimate"],
+        evidence["low"],
+        evidence["high"],
+    )
+
+
 def test_per_case_win_tie_loss(layer_a: tuple[Summary, list[RunRecord]]) -> None:
     summary, records = layer_a
     figure = by_title(figures(summary, records))["Candidate − baseline per case"]

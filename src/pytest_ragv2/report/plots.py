@@ -613,8 +613,8 @@ def _category_deltas(summary: Summary) -> _Plot | None:
     else:
         caption = (
             f"The candidate's {metric} minus the baseline's per category (difference of the "
-            "category means; this layer computes no per-category interval), with the "
-            "all-case paired difference and its interval on top: left of zero the "
+            "category means: no per-category interval is computed for this comparison), "
+            "with the all-case paired difference and its interval on top: left of zero the "
             "candidate does worse."
         )
     return _Plot(f"Candidate − baseline by category ({metric})", figure, caption)
