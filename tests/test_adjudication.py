@@ -104,6 +104,7 @@ def test_a_valid_file_loads_every_scope_and_kind(tmp_path: Path) -> None:
         ("case: C01\n  system: v2\n  rep: 1\n  met: true\n  note: n", 1, None, "system, lang"),
         ("case: C01\n  override: {recall@7: 1}\n  note: n", 4, "override", "unknown dimension"),
         ("case: C01\n  override: {rubric.accuracy: GOOD}\n  note: n", 4, "override", "a grade"),
+        ("case: C01\n  override: {recall@5: 5}\n  note: n", 4, "override", "a share, from 0 to 1"),
         ("case: C01\n  override: {veto.fabricated_identifier: true}\n  note: n", 4, None, "only"),
         ("case: C01\n  disputed: true\n  system: v2\n  note: n", 1, None, "case-wide"),
     ],
@@ -458,6 +459,11 @@ def test_disputed_gold_leaves_a_case_out_of_the_comparison_and_names_it(
               case: C02
               disputed: true
               note: the parts list has two seal kits; which one is gold is open
+            - reviewer: Sam Engineer
+              date: 2026-11-28
+              case: H01
+              met: true
+              note: HOLDOUT-RULING the holdout's page is right
             """
         )
     )
@@ -477,6 +483,11 @@ def test_disputed_gold_leaves_a_case_out_of_the_comparison_and_names_it(
     assert live["systems"]["v2"]["skipped"] == 2
     assert live["by_case"]["v2"]["C02"]["skipped"] == 2
     assert gate(live, "runs_complete")["decision"] == "pass"
+    # a ruling on a holdout case is counted, never shown in a development run's reports
+    assert found["entries_other_cases"] == 1
+    for name in ("summary.json", "summary.md", "report.html"):
+        text = (project.path / "reports" / "testrun" / name).read_text()
+        assert "HOLDOUT-RULING" not in text
     # the live items show the ruling: the disputed runs are skipped with its reason
     assert result.parseoutcomes().get("skipped") == 4
     result.stdout.no_fnmatch_line("*C02*did not meet its case*")

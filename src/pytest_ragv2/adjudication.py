@@ -73,6 +73,7 @@ METRICS_BY_LAYER: dict[str, tuple[str, ...]] = {
 }
 METRICS_BY_LAYER["C"] = (*METRICS_BY_LAYER["B"], EVIDENCE_RECALL.name)
 ALL_METRICS = frozenset(name for names in METRICS_BY_LAYER.values() for name in names)
+COUNT_METRICS = frozenset({"fabrications", "tool_calls", "output_tokens"})  # not shares
 KEPT_VETOES = frozenset({"outside_allowlist"})  # a disputed gold does not excuse a leak
 
 Value = float | bool | str | None
@@ -195,6 +196,9 @@ def _dimension_problem(name: str, value: Value) -> str | None:
         return f"unknown dimension {name!r}: a metric ({known}), rubric.<dim> or veto.<kind>"
     if isinstance(value, str) or (isinstance(value, float | int) and value < 0):
         return f"{name}: a number >= 0, true/false or null (got {value!r})"
+    share = isinstance(value, float | int) and not isinstance(value, bool)
+    if share and name not in COUNT_METRICS and value is not None and value > 1:
+        return f"{name}: a share, from 0 to 1 (got {value!r})"
     return None
 
 
@@ -575,10 +579,17 @@ def outcome_json(
     applied: Sequence[Applied],
     before: Sequence[GateResult],
     after: Sequence[GateResult],
+    cases: Collection[str] | None = None,
 ) -> dict[str, Any]:
     """``summary.json``'s ``adjudication``: every entry with the runs it changed, the errors,
-    the gates' verdict without the adjudications (the machine's) and with them."""
+    the gates' verdict without the adjudications (the machine's) and with them.
+
+    Only the entries on ``cases`` (the session's) are listed, the others counted: a ruling
+    on a holdout case never reaches a development run's reports."""
     from pytest_ragv2.gates import verdict
+
+    if cases is not None:
+        applied = [item for item in applied if item.adjudication.entry.case in cases]
 
     before_by_name = {gate.name: gate for gate in before}
     changed = []
@@ -616,6 +627,7 @@ def outcome_json(
         "entries": entries,
         "entries_applied": sum(1 for item in applied if item.runs),
         "entries_invalid": adjudications.invalid,
+        "entries_other_cases": len(adjudications.entries) - len(applied),
         "errors": [str(error) for error in adjudications.errors],
         "runs_adjudicated": len(runs),
         "reviewers": sorted({item.adjudication.entry.reviewer for item in applied if item.runs}),

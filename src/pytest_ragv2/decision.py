@@ -78,5 +78,6 @@ def decide(
     adjudicated, applied = apply(machine, checked)
     after = decided(adjudicated, errors)
     before = decided(machine, errors) if checked.entries else after
-    after.results.adjudication = outcome_json(checked, applied, before.gates, after.gates)
+    cases = {record.key.case for record in machine}
+    after.results.adjudication = outcome_json(checked, applied, before.gates, after.gates, cases)
     return after
