@@ -569,8 +569,10 @@ def test_the_html_section_is_escaped_and_lists_the_runs_changed() -> None:
     lines = adjudication_lines({"adjudication": found})
     assert lines[2] == "  gate exact_answer: fail → pass (1.0)"
     assert lines[3] == "  gate values changed, decisions the same: case_wins"
-    long = dict(found, entries=[dict(found["entries"][0], note="why " * 80)])
-    assert all(len(line) <= 120 for line in adjudication_lines({"adjudication": long}))
+    long = dict(found, entries=[dict(found["entries"][0], note="why " * 80)] * 12)
+    shown = adjudication_lines({"adjudication": long})
+    assert all(len(line) <= 120 for line in shown)
+    assert shown[-2] == "  … and 2 more entries in report.html"
 
 
 def _chat(case: str, system: str, exact: float) -> ChatRecord:

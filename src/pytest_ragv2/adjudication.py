@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
 ADJUDICATIONS_FILE = "adjudications.yaml"
 LINE_WIDTH = 120
+TERMINAL_LINES = 10  # entries (and errors) the terminal lists; the reports list them all
 RUNS_LISTED = 100  # per entry in summary.json; the count is always complete
 
 # the per-run metrics a reviewer may override, per layer ("met" has its own field)
@@ -651,6 +652,7 @@ def _fit(text: str, width: int = LINE_WIDTH) -> str:
 
 
 def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``adjudication`` of a summary (or of its summary.json); None when it has none."""
     extras = summary.get("extras", summary) if isinstance(summary, Mapping) else summary.extras
     found = extras.get("adjudication") if isinstance(extras, Mapping) else None
     return found if isinstance(found, Mapping) else None
@@ -686,10 +688,13 @@ def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
     if found.get("gate_values_changed"):
         moved = ", ".join(found["gate_values_changed"])
         lines.append(f"  gate values changed, decisions the same: {moved}")
-    for entry in found["entries"]:
-        lines.append("  " + _entry_line(entry))
-    for error in found.get("errors", []):
-        lines.append(f"  not applied: {error}")
+    entries, errors = list(found["entries"]), list(found.get("errors", []))
+    lines += ["  " + _entry_line(entry) for entry in entries[:TERMINAL_LINES]]
+    if len(entries) > TERMINAL_LINES:
+        lines.append(f"  … and {len(entries) - TERMINAL_LINES} more entries in report.html")
+    lines += [f"  not applied: {error}" for error in errors[:TERMINAL_LINES]]
+    if len(errors) > TERMINAL_LINES:
+        lines.append(f"  … and {len(errors) - TERMINAL_LINES} more errors (gate gold_valid)")
     return [_fit(line) for line in lines]
 
 
