@@ -670,3 +670,41 @@ def test_the_documented_example_is_valid_against_the_bundled_benchmark(tmp_path:
     assert unknown == []
     # the bundled benchmark itself carries no rulings: its verdicts are the machine's
     assert not (REPO_ROOT / "gold" / "adjudications.yaml").exists()
+
+
+def test_a_ruling_turns_a_failing_run_into_a_pass_on_rescore(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.conftest import pyproject
+
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="good", candidate="good"))
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert gate(summary_of(project), "recall_improvement")["decision"] == "fail"
+    (project.path / "gold" / "adjudications.yaml").write_text(
+        textwrap.dedent(
+            """\
+            - reviewer: Lee Reviewer
+              date: 2026-11-30
+              case: C01
+              system: v1
+              met: false
+              override: {recall@5: 0}
+              note: the baseline's hit is the superseded datasheet, not the gold page
+            - reviewer: Lee Reviewer
+              date: 2026-11-30
+              case: C02
+              system: v1
+              met: false
+              override: {recall@5: 0}
+              note: the baseline's row is the withdrawn part
+            """
+        )
+    )
+    assert _rescore(project, monkeypatch, "ruled") == 0
+    ruled = json.loads((project.path / "ruled" / "summary.json").read_text())
+    assert ruled["verdict"] == "pass"
+    found = ruled["adjudication"]
+    assert (found["verdict_before"], found["verdict_after"]) == ("fail", "pass")
+    assert {g["name"]: g["after"] for g in found["gates_changed"]} == {"recall_improvement": "pass"}
+    assert "Lee Reviewer" in (project.path / "ruled" / "report.html").read_text()
