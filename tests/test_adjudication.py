@@ -673,7 +673,7 @@ def test_the_documented_example_is_valid_against_the_bundled_benchmark(tmp_path:
 
 
 def test_a_ruling_turns_a_failing_run_into_a_pass_on_rescore(
-    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from tests.conftest import pyproject
 
@@ -702,6 +702,9 @@ def test_a_ruling_turns_a_failing_run_into_a_pass_on_rescore(
         )
     )
     assert _rescore(project, monkeypatch, "ruled") == 0
+    printed = capsys.readouterr().out
+    assert "verdict without adjudication FAIL, with it PASS (human rulings changed it)" in printed
+    assert "C01 all runs of v1: by Lee Reviewer on 2026-11-30" in printed
     ruled = json.loads((project.path / "ruled" / "summary.json").read_text())
     assert ruled["verdict"] == "pass"
     found = ruled["adjudication"]

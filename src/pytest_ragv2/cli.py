@@ -307,6 +307,7 @@ def _validate_command(args: argparse.Namespace) -> int:
 
 def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO) -> int:
     """Rescore a run; print its gates and verdict; 0 when every gate holds, 1 otherwise."""
+    from pytest_ragv2.adjudication import adjudication_lines
     from pytest_ragv2.rawruns import MANIFEST_NAME
     from pytest_ragv2.report.tables import gate_table, render_text
     from pytest_ragv2.rescore import rescore_run, write_rescored
@@ -325,6 +326,9 @@ def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO)
     rescored = rescore_run(run_dir, settings)
     target = output or settings.reports / str(rescored.summary.run_id) / "rescored"
     path = write_rescored(rescored, target)
+    for summary in rescored.summaries.values():  # the reviewers' rulings, before the gates
+        for line in adjudication_lines(summary):
+            out.write(line + "\n")
     for line in render_text(gate_table(rescored.gates)):
         out.write(line + "\n")
     out.write(f"verdict: {'PASS' if rescored.passed else 'FAIL'} (summary: {path})\n")
