@@ -66,6 +66,10 @@ figure.plot figcaption { font-size: .9rem; color: #57606a; max-width: 40rem; }
 details.case-panel { border: 1px solid #d0d7de; border-radius: 6px; margin: .35rem 0;
   padding: .2rem .6rem; }
 details.case-panel > summary { cursor: pointer; }
+details.case-panel, details.run { scroll-margin-top: 3.5rem; }
+dl.descriptors, dl.prompts { display: grid; grid-template-columns: max-content auto;
+  gap: 0 .8rem; margin: .2rem 0; }
+dl.descriptors dt, dl.prompts dt { font-weight: 600; } dl dd { margin: 0; }
 details.run { border-left: 4px solid #d0d7de; margin: .4rem 0 .4rem .5rem; padding-left: .6rem; }
 details.run[data-outcome=unmet], details.run[data-outcome=error] { border-left-color: #cf222e; }
 details.run[data-outcome=met] { border-left-color: #1a7f37; }
