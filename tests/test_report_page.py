@@ -197,6 +197,12 @@ def test_layer_b_panels_show_claims_the_whole_answer_escaped_and_skip_reasons(
     assert "data-outcome='skipped'" in w09.split(">", 1)[0]
     assert "Skipped: needs a setup the system does not provide: " in w09
     assert "Skipped runs and why" in page
+    # the case table links each case to its panel and says why runs were skipped
+    table = page[page.index("<table class='case-table'>") :]
+    table = table[: table.index("</table>")]
+    assert '<td><a href="#case-W09">W09</a></td>' in table
+    assert "<th>skipped runs, why</th>" in table
+    assert "v2, v1: needs a setup the system does not provide" in table
     # summary.json's excerpt is cut at a word with an ellipsis
     summary = summary_of(hostile_chat, "hb")
     answers = [run["answer"] for run in summary["unmet_runs"] if run["run"].startswith("C02[v2")]
@@ -264,8 +270,8 @@ def test_a_multi_layer_session_writes_a_page_per_layer_with_its_own_runs(
         '[tool.ragv2]\ncorpus = "corpus"\nevidence = "evidence/demo-v2.json"\n'
     )
     bundled.runpytest(
-        "--ragv2-layer=A,B", "--ragv2-reps=1", "--ragv2-run-id=ab", "-k", "B06 or K01 or W01",
-        "--ragv2-seed=5", "--html=ab.html",
+        "--ragv2-layer=A,B", "--ragv2-reps=1", "--ragv2-run-id=ab",
+        "-k", "B06 or K01 or W01 or T01", "--ragv2-seed=5", "--html=ab.html",
     )  # fmt: skip
     layer_a, layer_b = report(bundled, "ab", "A"), report(bundled, "ab", "B")
     assert "<ol class='topk'>" in layer_a
@@ -276,6 +282,14 @@ def test_a_multi_layer_session_writes_a_page_per_layer_with_its_own_runs(
     for page in (layer_a, layer_b):
         assert "data-case='K01'" in page
         assert "id='verdict'" in page
+    # a conversation: each turn's prompt, tool calls and evidence, gold hits marked against
+    # that turn's own gold evidence
+    t01 = panel(layer_b, "T01")
+    assert "turn 2: contrat-cadre-meridia.docx" in t01
+    run = runs_of(t01, "demo-v2")[0]
+    assert "Turn 10: Prompt" in run
+    turn_2 = run[run.index("Turn 2: Prompt") : run.index("Turn 3: Prompt")]
+    assert "class='gold-hit' data-level='full'" in turn_2
     html = (bundled.path / "ab.html").read_text(encoding="utf-8")
     assert "B/C: Exact" in html
     assert "A: R@5" in html

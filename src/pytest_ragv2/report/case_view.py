@@ -217,7 +217,7 @@ def _listed(items: Sequence[RetrievedItem], required: Sequence[Evidence]) -> Ite
                 item.table,
                 item.row_key or item.row,
             ),
-            text=excerpt(" ".join(item.text.split()), ITEM_CHARS),
+            text=excerpt(" ".join(item.text[: ITEM_CHARS * 2].split()), ITEM_CHARS),
             level=_item_level(item, required),
             score=item.score,
         )
@@ -315,14 +315,18 @@ def _gold_files(required: Iterable[Evidence]) -> set[str]:
     return names
 
 
-def _turn_views(raw: Mapping[str, Any], required: Sequence[Evidence]) -> tuple[TurnView, ...]:
+def _turn_views(
+    raw: Mapping[str, Any], required: Sequence[Sequence[Evidence]]
+) -> tuple[TurnView, ...]:
+    """The turns of a conversation; ``required`` holds each turn's gold evidence."""
     from pytest_ragv2.scoring.evidence import normalise_filename
     from pytest_ragv2.transcripts import Transcript
 
     transcript = Transcript.from_json(raw["transcript"])
-    gold_files = _gold_files(required)
     views = []
     for number, turn in enumerate(transcript.turns, start=1):
+        gold = required[number - 1] if number <= len(required) else ()
+        gold_files = _gold_files(gold)
         citations = tuple(
             CitationView(
                 marker=citation.marker,
@@ -352,10 +356,19 @@ def _turn_views(raw: Mapping[str, Any], required: Sequence[Evidence]) -> tuple[T
                 latency_s=turn.latency_s,
                 tool_calls=calls,
                 citations=citations,
-                evidence=_listed(turn.evidence, required) if turn.evidence else None,
+                evidence=_listed(turn.evidence, gold) if turn.evidence else None,
             )
         )
     return tuple(views)
+
+
+def _turn_evidence(case: Case | None, lang: str) -> list[tuple[Evidence, ...]]:
+    """Each turn's required evidence (a case without turns: its own, as one turn)."""
+    if case is None:
+        return []
+    from pytest_ragv2.scoring.answers import turn_golds
+
+    return [gold.required_evidence for gold in turn_golds(case, lang)]
 
 
 def run_view(
@@ -388,7 +401,11 @@ def run_view(
             gold=_evidence_marks(record, required) if case is not None else (),
         )
     if isinstance(record, ChatRecord):
-        turns = _turn_views(raw, required) if raw is not None and "transcript" in raw else ()
+        turns = (
+            _turn_views(raw, _turn_evidence(case, record.key.lang))
+            if raw is not None and "transcript" in raw
+            else ()
+        )
         answer = turns[-1].answer if turns else record.answer
         sizes = {**record.sizes, **{f"{name} (tokens)": n for name, n in record.usage.items()}}
         return RunView(
@@ -434,14 +451,17 @@ def _gold_of(case: Case) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
 def _evidence_of(case: Case) -> tuple[str, ...]:
     from pytest_ragv2.layers.retrieval import describe_evidence
 
-    entries = list(case.evidence) + [
-        entry for turn in case.turns for entry in turn.required_evidence
+    entries = [("", entry) for entry in case.evidence] + [
+        (f"turn {number}: ", entry)
+        for number, turn in enumerate(case.turns, start=1)
+        for entry in turn.required_evidence
     ]
     return tuple(
-        describe_evidence(entry)
+        where
+        + describe_evidence(entry)
         + (f" [{entry.lang}]" if entry.lang else "")
         + (f" — anchor: {entry.anchor}" if entry.anchor else "")
-        for entry in entries
+        for where, entry in entries
     )
 
 

@@ -172,6 +172,37 @@ def table_html(table: Table, decision_column: int | None = None) -> str:
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _case_table_html(table: Table, cases: Sequence[CaseView]) -> str:
+    """The layer's case table, each case linked to its panel, with the skipped runs and why
+    (a skipped run has no figure: its cells alone would show "—")."""
+    header, rows = table
+    panels = {case.case_id: case for case in cases}
+    skipped: dict[str, str] = {}
+    for case in cases:
+        reasons: dict[str, list[str]] = defaultdict(list)
+        for run in case.runs:
+            if run.skipped and run.key.system not in reasons[run.skipped]:
+                reasons[run.skipped].append(run.key.system)
+        skipped[case.case_id] = "; ".join(
+            f"{', '.join(systems)}: {reason}" for reason, systems in reasons.items()
+        )
+    with_skips = any(skipped.values())
+    head = "".join(f"<th>{escape(cell)}</th>" for cell in header)
+    head += "<th>skipped runs, why</th>" if with_skips else ""
+    body = []
+    for row in rows:
+        case_id = row[0] if row else ""
+        first = _link(case_id) if case_id in panels else escape(case_id)
+        cells = [f"<td>{first}</td>", *(f"<td>{escape(cell)}</td>" for cell in row[1:])]
+        if with_skips:
+            cells.append(f"<td>{escape(skipped.get(case_id, ''))}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        f"<table class='case-table'><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def case_anchor(case_id: str) -> str:
     return f"case-{case_id}"
 
@@ -655,7 +686,7 @@ def render_page(
             for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
-        table_html(case_table(summary.by_case, summary.layer)),
+        _case_table_html(case_table(summary.by_case, summary.layer), cases),
         _cases_html(cases, headline, raw_runs),
         _skipped_html(cases),
         _unmet_html(summary.unmet_runs, linked=bool(cases)),
