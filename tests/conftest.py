@@ -19,6 +19,7 @@ import pytest
 import pytest_ragv2.activate
 import pytest_ragv2.controller
 import pytest_ragv2.report.html  # noqa: F401
+from tests.browser import browser_page, chromium_browser, page_errors  # noqa: F401
 
 try:  # the demo extra: numpy-based engine and document parsers
     import ragv2_demo.engine
