@@ -270,13 +270,16 @@ def test_a_multi_layer_session_writes_a_page_per_layer_with_its_own_runs(
         '[tool.ragv2]\ncorpus = "corpus"\nevidence = "evidence/demo-v2.json"\n'
     )
     bundled.runpytest(
-        "--ragv2-layer=A,B", "--ragv2-reps=1", "--ragv2-run-id=ab",
+        "--ragv2-layer=A,B,C", "--ragv2-reps=1", "--ragv2-run-id=ab",
         "-k", "B06 or K01 or W01 or T01", "--ragv2-seed=5", "--html=ab.html",
     )  # fmt: skip
     layer_a, layer_b = report(bundled, "ab", "A"), report(bundled, "ab", "B")
     assert "<ol class='topk'>" in layer_a
     assert "<pre class='answer'>" not in layer_a
     assert "<pre class='answer'>" in layer_b
+    layer_c = report(bundled, "ab", "C")  # frozen evidence: the answers and what they saw
+    assert "<pre class='answer'>" in layer_c
+    assert "data-case='K01'" in layer_c
     assert "data-case='W01'" not in layer_a
     assert "data-case='W01'" in layer_b
     for page in (layer_a, layer_b):
