@@ -18,6 +18,7 @@ from pytest_ragv2.report.page import render_page
 from pytest_ragv2.rescore import rescore_run
 from pytest_ragv2.settings import load_settings
 from tests.conftest import REPO_ROOT, pyproject
+from tests.test_adjudication import FLIP
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 from tests.test_plugin import summary_of
 
@@ -296,3 +297,14 @@ def test_a_multi_layer_session_writes_a_page_per_layer_with_its_own_runs(
     html = (bundled.path / "ab.html").read_text(encoding="utf-8")
     assert "B/C: Exact" in html
     assert "A: R@5" in html
+
+
+def test_an_adjudicated_run_says_who_ruled_in_its_panel(project: pytest.Pytester) -> None:
+    (project.path / "gold" / "adjudications.yaml").write_text(FLIP)
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=adj")
+    page = report(project, "adj")
+    ruled = [run for run in runs_of(panel(page, "C01"), "v2") if "ruled by" in run]
+    assert ruled
+    assert "<span class='badge ruled'>ruled by Dana Reviewer</span>" in ruled[0]
+    assert "adjudicated by Dana Reviewer on 2026-11-30" in ruled[0]
+    assert page.index("id='verdict'") < page.index("Dana Reviewer")  # after the banner

@@ -122,6 +122,7 @@ class RunView:
     rubric: tuple[tuple[str, str], ...] = ()
     sizes: tuple[tuple[str, int], ...] = ()
     raw_missing: bool = False
+    ruled_by: tuple[str, ...] = ()  # the reviewers whose adjudication changed this run
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +387,7 @@ def run_view(
         "latency_s": record.latency_s,
         "headline": record.metric(headline),
         "raw_missing": raw is None and not record.skipped,
+        "ruled_by": tuple(str(name) for name in (record.adjudication or {}).get("by", ())),
     }
     if isinstance(record, RetrievalRecord):
         if raw is not None:

@@ -76,7 +76,7 @@ details.run[data-outcome=met] { border-left-color: #1a7f37; }
 details.run[data-outcome=skipped] { border-left-color: #bf8700; }
 .badge { font-size: .8rem; font-weight: 700; padding: 0 .35rem; border-radius: 4px; }
 .badge.met { background: #dafbe1; } .badge.unmet, .badge.error { background: #ffebe9; }
-.badge.skipped { background: #fff8c5; }
+.badge.skipped { background: #fff8c5; } .badge.ruled { background: #ddf4ff; }
 .claim-met::before { content: "✓ "; color: #1a7f37; font-weight: 700; }
 .claim-missed::before { content: "✗ "; color: #cf222e; font-weight: 700; }
 .claim-missed { background: #fff0ee; }
@@ -474,6 +474,8 @@ def _run_summary(run: RunView, headline: str) -> str:
     if run.skipped:
         first = f" — skipped: {escape(run.skipped)}"
     role = f" ({escape(run.role)})" if run.role else ""
+    if run.ruled_by:
+        role += f" <span class='badge ruled'>ruled by {escape(', '.join(run.ruled_by))}</span>"
     return (
         f"<summary><span class='badge {escape(run.outcome)}'>{escape(run.outcome.upper())}"
         f"</span> <b>{escape(key.system)}</b>{role} · {escape(key.lang)} · r{key.rep} · "
