@@ -14,6 +14,7 @@ import pytest
 from pytest_ragv2.cli import main
 from pytest_ragv2.export_trec import plugin_means
 from tests.conftest import pyproject
+from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 
 pytrec_eval = pytest.importorskip("pytrec_eval")
 
@@ -126,6 +127,27 @@ def test_bundled_benchmark_export_gives_trec_eval_the_reports_figures(
     )
 
 
+def test_a_run_of_layers_a_and_b_exports_its_layer_a_runs(
+    bundled: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bundled.runpytest(
+        "--ragv2-layer=A,B", "--ragv2-reps=1", "--ragv2-run-id=ab", "-k", "B06 or K01", "-q"
+    )
+    path = bundled.path / "reports" / "ab" / "A" / "summary.json"
+    summary = json.loads(path.read_text(encoding="utf-8"))
+    out = bundled.path / "exported"
+    export(bundled.path / "raw-runs" / "ab", out, capsys)
+    for system, row in summary["systems"].items():
+        queries = evaluate(out, "queries", system, {"recip_rank"})
+        assert {qid.split("/")[0] for qid in queries} == {"B06", "K01"}
+        assert case_means(queries, "recip_rank") == pytest.approx(row["mrr"], abs=1e-9)
+        entries = evaluate(out, "entries", system, RECALL)
+        assert case_means(entries, "recall_5") == pytest.approx(row["recall@5"], abs=1e-9)
+    assert {path.name for path in out.glob("*.run")} == {
+        f"{system}{view}.run" for system in summary["systems"] for view in ("", ".entries")
+    }
+
+
 def test_failed_runs_are_empty_rankings_trec_eval_sees(
     project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -167,6 +189,7 @@ def test_failed_runs_are_empty_rankings_trec_eval_sees(
         ("missing", "raw-runs/nope: no such folder (expected raw-runs/<run-id>)"),
         ("no-manifest", "raw-runs/nope: not a raw-runs/<run-id> folder (no manifest.json)"),
         ("layer-b", "raw-runs/nope: a layer B run; a TREC export needs the retrieval runs of"),
+        ("layers-b-c", "raw-runs/nope: a layer B,C run; a TREC export needs the retrieval"),
         ("no-runs", "raw-runs/nope: no layer-A raw runs to export"),
     ],
 )
@@ -176,8 +199,8 @@ def test_export_errors_name_the_folder_and_the_problem(
     run_dir = project.path / "raw-runs" / "nope"
     if setup != "missing":
         run_dir.mkdir(parents=True)
-    if setup in ("layer-b", "no-runs"):
-        layer = "B" if setup == "layer-b" else "A"
+    if setup in ("layer-b", "layers-b-c", "no-runs"):
+        layer = {"layer-b": "B", "layers-b-c": "B,C"}.get(setup, "A")
         manifest = {"run_id": "nope", "seed": 1, "options": {"layer": layer}}
         (run_dir / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     project.chdir()
@@ -185,6 +208,37 @@ def test_export_errors_name_the_folder_and_the_problem(
     assert main(["export", "trec", "raw-runs/nope"]) == 2
     assert capsys.readouterr().out.startswith(message)
     assert not (project.path / "reports").exists()
+
+
+def test_a_real_layer_b_run_is_refused_with_the_layer_it_is(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project.path / "chatbot.py").write_text(CHATBOT)
+    (project.path / "cases" / "development.yaml").write_text(CHAT_CASES)
+    (project.path / "pyproject.toml").write_text(chat_pyproject())
+    project.runpytest("--ragv2-layer=B", "--ragv2-run-id=chat", "-q")
+    run_dir = project.path / "raw-runs" / "chat"
+    assert (run_dir / "manifest.json").is_file()
+    capsys.readouterr()
+    assert main(["export", "trec", str(run_dir)]) == 2
+    assert capsys.readouterr().out == (
+        f"{run_dir}: a layer B run; a TREC export needs the retrieval runs of layer A"
+        " (pytest --ragv2-layer=A)\n"
+    )
+
+
+def test_a_run_whose_cases_are_gone_is_refused(
+    project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=gone", "-q")
+    (project.path / "cases" / "development.yaml").write_text(
+        "- id: Z01\n  category: other\n  prompt_en: q\n  required_evidence: []\n"
+    )
+    capsys.readouterr()
+    assert main(["export", "trec", str(project.path / "raw-runs" / "gone")]) == 2
+    out = capsys.readouterr().out
+    assert "none of the run's cases is in" in out
+    assert "C01, C02, C03" in out
 
 
 def test_export_needs_a_run_folder_argument(capsys: pytest.CaptureFixture[str]) -> None:

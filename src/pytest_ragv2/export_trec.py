@@ -173,6 +173,11 @@ def build_export(run_dir: Path, settings: Settings) -> TrecExport:
             f"\t{len(required)}\t{'error' if raw.get('error') else len(items)}"
         )
 
+    if unknown and len(unknown) == len({key.case for key in latest}):
+        raise ExportError(
+            f"{run_dir}: none of the run's cases is in {settings.cases} (the cases the run"
+            f" was made with, as its configuration names them): {', '.join(sorted(unknown))}"
+        )
     for qid in sorted(qrel_queries):
         for j in range(1, qrel_queries[qid] + 1):
             export.qrels.append(f"{qid} 0 g{j} 1")
