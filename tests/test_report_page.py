@@ -252,6 +252,15 @@ def test_a_page_without_raw_runs_or_catalog_still_shows_every_run(
     bare = render_page(summary, gates, rescored.records)
     assert "This case is no longer in the catalog." in bare
     assert "<details class='case-panel'" in bare
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("<b>a bug</b>")
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(case_view, "run_view", broken)
+        failed = render_page(summary, gates, rescored.records, rescored.catalog)
+    assert "The case panels could not be built: RuntimeError(&#x27;&lt;b&gt;a bug" in failed
+    assert "id='verdict'" in failed
     empty = render_page(summary, gates)
     assert "No run was recorded." in empty
     assert "id='verdict'" in empty

@@ -665,7 +665,12 @@ def render_page(
 
     headline = layer_info(summary.layer).headline_metric
     layer_records = [record for record in records if record.key.layer == summary.layer]
-    cases = build_case_views(summary, layer_records, catalog, run_dir)
+    trouble = ""
+    try:
+        cases = build_case_views(summary, layer_records, catalog, run_dir)
+    except Exception as exc:  # the verdict, gates and tables must reach the reviewer anyway
+        cases = []
+        trouble = f"<p class='note'>The case panels could not be built: {escape(repr(exc))}</p>"
     raw_runs = f"the raw runs ({summary.raw_runs})"
     skipped = Counter(run.outcome for case in cases for run in case.runs)["skipped"]
     parts = [
@@ -689,7 +694,7 @@ def render_page(
         ),
         "<h2>Cases</h2>",
         _case_table_html(case_table(summary.by_case, summary.layer), cases),
-        _cases_html(cases, headline, raw_runs),
+        trouble or _cases_html(cases, headline, raw_runs),
         _skipped_html(cases),
         _unmet_html(summary.unmet_runs, linked=bool(cases)),
         f"<script>{SCRIPT}</script>",
