@@ -20,8 +20,9 @@ def _raw(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
 
 
 def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(
-    bundled: pytest.Pytester,
+    bundled: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("COLUMNS", "120")
     # the demo is deterministic: one repetition shows what five would
     result = bundled.runpytest(
         "--ragv2-layer=B", "--ragv2-reps=1", "--ragv2-run-id=b", "--ragv2-seed=5",
@@ -44,6 +45,19 @@ def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(
     # web-search cases need a setup the demo does not provide: skipped, with the reason
     assert v2["skipped"] >= 3
     assert "Rubric" in result.stdout.str()
+    # at 120 columns, the last screen is the failing gates with their reasons and the
+    # verdict, then pytest's count line; no line is wider than the terminal
+    lines = result.outlines
+    assert max(len(line) for line in lines) <= 120
+    assert lines[-1].startswith("=")
+    assert "gates failed" in lines[-1]
+    verdict = next(i for i, line in enumerate(lines) if "verdict: FAIL" in line)
+    assert len(lines) - verdict <= 3
+    gates_at = max(i for i, line in enumerate(lines) if line == "gates:")
+    assert verdict - gates_at < 40
+    failed = [g["name"] for g in summary["gates"] if g["decision"] == "fail"]
+    assert all(name in lines[verdict] for name in failed)
+    assert not any(line.startswith("FAILED ") for line in lines)
 
 
 def test_t01_runs_as_one_ten_turn_conversation_and_the_reference_is_a_real_command(

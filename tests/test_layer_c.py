@@ -252,9 +252,10 @@ def test_an_answer_model_that_asks_for_a_tool_fails_its_item(
         "--ragv2-layer=C", "--ragv2-reps=1", "--ragv2-run-id=t", "--ragv2-lang=en"
     )
     summary = _summary(project.path, "t")
-    result.stdout.fnmatch_lines(
-        ["C01?v1-en-r1? did not meet its case:", "*asked for a tool (search_knowledge_base)*"]
-    )
+    # the baseline's miss is an expected failure; its reasons are in the summary
+    assert result.parseoutcomes()["xfailed"] == 1
+    (missed,) = [run for run in summary["unmet_runs"] if run["run"] == "C01[v1-en-r1]"]
+    assert any("asked for a tool (search_knowledge_base)" in r for r in missed["reasons"])
     assert summary["systems"]["v1"]["met"] == 0.0
     assert summary["systems"]["v2"]["errors"] == 0
     assert summary["by_case"]["v2"]["C01"]["evidence_recall"] == 1.0

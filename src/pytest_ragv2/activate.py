@@ -8,6 +8,7 @@ session controller; xdist workers receive those choices through ``workerinput``.
 from __future__ import annotations
 
 import random
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -317,6 +318,24 @@ def _start_controller(
 
     options = {option.dest: config.getoption(option.dest) for option in OPTIONS}
     controller = Controller(ctx, options)
+    from pytest_ragv2.progress import progress_interval
+
+    try:
+        controller.progress_every_s = progress_interval(
+            config.getoption("ragv2_progress"),
+            verbosity=config.get_verbosity(),
+            interactive=sys.stdout.isatty(),
+        )
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+    def write_progress(line: str) -> None:
+        # looked up when a line is due: the terminal reporter registers after this plugin
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(line)
+
+    controller.progress_writer = write_progress
     config.stash[CONTROLLER_KEY] = controller
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):

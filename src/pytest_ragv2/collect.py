@@ -83,6 +83,23 @@ def layered_item_name(key: RunKey) -> str:
     return f"{key.case}[{key.layer}-{key.system}-{key.lang}-r{key.rep}]"
 
 
+REASONS_SHOWN = 20  # a failure's reasons in pytest's report (JUnit, pytest-html, -rA)
+REASON_CHARS = 300
+
+
+def shown_reasons(reasons: str) -> str:
+    """A run's reasons as pytest reports them: the first ones, each cut to a line's worth;
+    summary.json and report.html hold them whole."""
+    lines = reasons.splitlines()
+    shown = [
+        line if len(line) <= REASON_CHARS else line[: REASON_CHARS - 1] + "…"
+        for line in lines[:REASONS_SHOWN]
+    ]
+    if len(lines) > REASONS_SHOWN:
+        shown.append(f"… {len(lines) - REASONS_SHOWN} more reason(s) in report.html")
+    return "\n".join(shown)
+
+
 class RunNotMet(Exception):
     """The run did not meet its case; the message lists why."""
 
@@ -162,7 +179,7 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RunNotMet):
-            return f"{self.name} did not meet its case:\n{excinfo.value}"
+            return f"{self.name} did not meet its case:\n{shown_reasons(str(excinfo.value))}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

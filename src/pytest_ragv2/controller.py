@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,12 +29,19 @@ from pytest_ragv2.report.summary import (
     render_summary_markdown,
     write_summary,
 )
-from pytest_ragv2.report.terminal import write_session_summary, write_terminal_summary
+from pytest_ragv2.report.terminal import (
+    DEFAULT_WIDTH,
+    Screen,
+    summary_counts,
+    write_session_summary,
+    write_terminal_summary,
+)
 from pytest_ragv2.run_record import RunRecord, as_record
 from pytest_ragv2.session import SessionResults
 
 if TYPE_CHECKING:
     from pytest_ragv2.budget import Budget
+    from pytest_ragv2.progress import Progress
     from pytest_ragv2.protocol import RunKind
 
 RECORD_ATTRIBUTE = "ragv2"
@@ -56,7 +63,11 @@ class Controller:
     summaries: dict[str, Summary] = field(default_factory=dict)
     gates_by_layer: dict[str, list[GateResult]] = field(default_factory=dict)
     locations: list[str] = field(default_factory=list)
+    decided_records: list[RunRecord] = field(default_factory=list)  # deduplicated, scored
     budget: Budget | None = None  # --ragv2-max-minutes
+    progress_every_s: float | None = None  # --ragv2-progress (None: no progress lines)
+    progress_writer: Callable[[str], None] | None = None
+    progress: Progress | None = None
 
     @property
     def expected_runs(self) -> int | None:
@@ -79,6 +90,12 @@ class Controller:
     def set_expected(self, counts: Mapping[str, int]) -> None:
         """The case runs collected per layer; the manifest is written before the first."""
         self.expected_by_layer = dict(counts)
+        if self.expected_runs and self.progress_every_s is not None and self.progress_writer:
+            from pytest_ragv2.progress import Progress
+
+            self.progress = Progress(
+                self.expected_runs, self.progress_every_s, self.progress_writer
+            )
         if self.expected_runs:
             write_run_manifest(
                 self.ctx,
@@ -98,6 +115,8 @@ class Controller:
         record = getattr(report, RECORD_ATTRIBUTE, None)
         if record is not None:
             self.records.append(as_record(record))  # read back once from the report's JSON
+            if self.progress is not None:
+                self.progress.add(self.records[-1])
         elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
             # an ordinary test (or a collection error) failed: the gates cannot clear that
             self.other_failures += 1
@@ -133,6 +152,7 @@ class Controller:
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             session.exitstatus = status
         self.locations = []
+        cwd = Path.cwd()  # paths on screen as the user typed the command: relative to here
         protocol = self._run_kind()
         # several layers: one failure diagnosis reads them together (A's recall, B's answers)
         diagnosis = (
@@ -140,6 +160,7 @@ class Controller:
             if several
             else None
         )
+        self.decided_records = [r for d in decisions.values() for r in d.results.records]
         for layer, decision in decisions.items():
             results = decision.results
             # a retrieval layer's figures have a ceiling: what the systems store at all
@@ -189,10 +210,10 @@ class Controller:
             self.summaries[layer] = summary
             self.gates_by_layer[layer] = decision.gates
             self.locations.append(
-                f"{'layer ' + layer + ' ' if several else ''}summary: {path} "
+                f"{'layer ' + layer + ' ' if several else ''}summary: {_relative(path, cwd)} "
                 "(and summary.md, report.html)"
             )
-        self.locations.append(f"raw runs: {self.ctx.run_dir}")
+        self.locations.append(f"raw runs: {_relative(self.ctx.run_dir, cwd)}")
         self.locations.append(f"protocol: {protocol.label}")
         self.locations.extend(f"protocol flag: {flag}" for flag in protocol.flags)
         if self.budget is not None:
@@ -279,25 +300,41 @@ class Controller:
         return found
 
     def terminal_summary(self, reporter: Any) -> None:
+        """The tables, the runs that missed, the gates and the verdict, last on screen (the
+        plugin calls this after pytest's own summary sections); pytest's final line then
+        counts the failed gates beside the items."""
         if not self.summaries:
             return
+        writer = getattr(reporter, "_tw", None)
+        screen = Screen(
+            reporter.write_sep,
+            reporter.write_line,
+            int(getattr(writer, "fullwidth", DEFAULT_WIDTH)),
+        )
         if len(self.summaries) == 1:
             (layer,) = self.summaries
             write_terminal_summary(
-                reporter.write_sep,
-                reporter.write_line,
+                screen,
                 self.summaries[layer],
                 self.gates_by_layer[layer],
                 self.locations,
+                self.decided_records,
             )
-            return
-        write_session_summary(
-            reporter.write_sep,
-            reporter.write_line,
-            self.summaries,
-            self.gates_by_layer,
-            self.locations,
-        )
+        else:
+            write_session_summary(
+                screen, self.summaries, self.gates_by_layer, self.locations, self.decided_records
+            )
+        stats = getattr(reporter, "stats", None)
+        if isinstance(stats, dict):
+            for key, count in summary_counts(self.gates).items():
+                stats.setdefault(key, []).extend(GateCount() for _ in range(count))
+
+
+@dataclass(frozen=True, slots=True)
+class GateCount:
+    """One failed gate, as pytest's final summary line counts it beside the items."""
+
+    count_towards_summary: bool = True
 
 
 def write_run_manifest(

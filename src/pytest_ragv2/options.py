@@ -109,6 +109,13 @@ OPTIONS: tuple[Option, ...] = (
         metavar="N",
         type=float,
     ),
+    Option(
+        "--ragv2-progress",
+        "ragv2_progress",
+        "a progress line (runs done, errors, ETA, latest run) every 15 s: auto (default: on "
+        "an interactive terminal, not under -q or in CI), on, off, or the seconds between lines",
+        metavar="WHEN",
+    ),
 )
 
 INI_LAYER = "ragv2_layer"

@@ -1,8 +1,8 @@
 """pytest11 entry point. Every hook delegates; the plugin is inert without a layer.
 
-Only this module, ``options`` and ``stash`` are imported when pytest starts: everything else
-(pydantic, httpx, scipy, the demo) is imported once a layer is asked for, so an ordinary test
-run of another project pays nothing for having the plugin installed.
+Only this module, ``options``, ``keys`` and ``stash`` are imported when pytest starts: all
+else (pydantic, httpx, scipy, the demo) is imported once a layer is asked for, so an ordinary
+test run of another project pays nothing for having the plugin installed.
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from pytest_ragv2.keys import NOT_DECISIVE
 from pytest_ragv2.options import INI_LAYER, OPTIONS
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 
@@ -74,7 +75,21 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     record = getattr(item, "ragv2_record", None)
     if call.when == "call" and record is not None:
         report.ragv2 = record.to_json()  # JSON on the report: it crosses xdist workers
+        if report.failed and record.role in NOT_DECISIVE:
+            # the baseline's or the reference's miss decides nothing: pytest's own
+            # "expected failure", off the failure list, out of --lf, counted as xfailed
+            report.outcome = "skipped"
+            report.wasxfail = f"the {record.role} did not meet its case (it decides nothing)"
     return report
+
+
+def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, Any] | None:
+    """A decisive run that did not meet its case is a failure (``--lf`` reruns it) shown as
+    ``unmet``: the terminal's summary lists those grouped by case, and pytest's failure
+    sections stay free for real errors."""
+    if report.when == "call" and report.failed and hasattr(report, "ragv2"):
+        return "unmet", "U", ("UNMET", {"red": True})
+    return None
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -95,10 +110,15 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
             ctx.close()
 
 
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any:
+    # the outermost wrapper: after pytest's own sections and short summary, so the gates
+    # and the verdict are the last lines before pytest's count line
+    result = yield
     controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.terminal_summary(terminalreporter)
+    return result
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

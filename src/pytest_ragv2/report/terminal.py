@@ -1,48 +1,162 @@
-"""The terminal summary: per-system metrics, breakdowns, gates and the verdict."""
+"""The terminal summary: tables, the runs that missed, the gates, and the verdict last.
+
+Everything fits the terminal's width (120 columns when pytest cannot tell): tables wrap
+their text columns or split into column groups, long lines are cut at a word with an
+ellipsis, and every list is capped with a pointer to where the whole of it is.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult
-from pytest_ragv2.report.tables import gate_table, metric_sections, render_text
+from pytest_ragv2.keys import NOT_DECISIVE
+from pytest_ragv2.layer_registry import layer_info
+from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
+from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
+from pytest_ragv2.run_record import RunRecord
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
 
+DEFAULT_WIDTH = 120
+CASES_SHOWN = 10  # cases listed under "did not meet their case"; the rest in report.html
+TABLE_ROWS_SHOWN = 15  # rows of a long table (one per case); every row in report.html
+GATE_DETAILS_SHOWN = 5  # detail lines per failing gate; the rest in summary.json
 
-def _layer_body(
-    write_line: Callable[[str], None], summary: Summary, gates: Sequence[GateResult], title: str
-) -> None:
-    """One layer's metric tables and gates (with the failing gates' details)."""
-    if summary.systems:
-        for section, table in metric_sections(summary):
-            write_line("")
-            write_line(f"{section}:")
-            for line in render_text(table):
-                write_line(line)
-    write_line("")
-    write_line(f"{title}:")
-    for line in render_text(gate_table(gates)):
-        write_line(line)
+
+def decisive(role: str) -> bool:
+    """A run whose miss means something for the decision: the candidate's (or a system
+    with no comparison role)."""
+    return role not in NOT_DECISIVE
+
+
+def clip(text: str, width: int) -> str:
+    """One line no wider than ``width``: cut at a word, with an ellipsis."""
+    text = text.replace("\n", " ")
+    if len(text) <= width:
+        return text
+    cut = text[: width - 1]
+    space = cut.rfind(" ")
+    if space > width // 2:
+        cut = cut[:space]
+    return cut.rstrip(" ,;:—-") + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class Screen:
+    """pytest's terminal reporter as the summary uses it, and the width to fit."""
+
+    write_sep: Callable[..., None]  # (sep, title, **markup)
+    write_line: Callable[..., None]  # (line, **markup)
+    width: int = DEFAULT_WIDTH
+
+    def line(self, text: str = "", **markup: bool) -> None:
+        self.write_line(clip(text, self.width) if text else "", **markup)
+
+    def wrapped(self, text: str, indent: str = "  ", **markup: bool) -> None:
+        """A paragraph wrapped to the width, continuation lines indented; a word wider than
+        the line (a path) is kept whole on a line of its own."""
+        import textwrap
+
+        for line in textwrap.wrap(
+            text,
+            self.width,
+            subsequent_indent=indent,
+            break_on_hyphens=False,
+            break_long_words=False,
+        ) or [""]:
+            self.write_line(line, **markup)
+
+    def table(self, table: Any) -> None:
+        """A table fitted to the width; a long one (a row per case) is cut short."""
+        header, rows = table
+        for line in render_text((header, rows[:TABLE_ROWS_SHOWN]), width=self.width):
+            self.write_line(line)
+        if len(rows) > TABLE_ROWS_SHOWN:
+            self.write_line(f"  … {len(rows) - TABLE_ROWS_SHOWN} more row(s) in report.html")
+
+
+def _metrics_of(layer: str) -> Sequence[Any]:
+    return ANSWER_METRICS if layer_info(layer).chat else RETRIEVAL_METRICS
+
+
+def _tables(screen: Screen, summary: Summary) -> None:
+    if not summary.systems:
+        return
+    for section, table in metric_sections(summary):
+        screen.line()
+        screen.wrapped(f"{section}:")
+        screen.table(table)
+        for entry in column_legend(table[0], _metrics_of(summary.layer)):
+            screen.wrapped(f"    {entry}", indent="      ")
+
+
+def _runs_of_system(records: Sequence[RunRecord]) -> list[str]:
+    """``demo-v2 ×10 (de, en)``: per system, how many runs missed and in which languages."""
+    by_system: dict[str, list[RunRecord]] = {}
+    for record in records:
+        by_system.setdefault(record.key.system, []).append(record)
+    shown = []
+    for system, runs in by_system.items():
+        langs = ", ".join(sorted({run.key.lang for run in runs}))
+        count = f" ×{len(runs)}" if len(runs) > 1 else f" r{runs[0].key.rep}"
+        shown.append(f"{system}{count} ({langs})")
+    return shown
+
+
+def _unmet(screen: Screen, records: Sequence[RunRecord], several_layers: bool) -> None:
+    """The decisive runs that did not meet their case, grouped by case and capped; the
+    baseline's and reference's misses are counted (pytest shows them as xfailed)."""
+    missed = [r for r in records if not r.met and not r.skipped]
+    if not missed:
+        return
+    by_case: dict[str, list[RunRecord]] = {}
+    others = 0
+    for record in missed:
+        if decisive(record.role):
+            name = f"{record.key.layer}:{record.key.case}" if several_layers else record.key.case
+            by_case.setdefault(name, []).append(record)
+        else:
+            others += 1
+    runs = sum(len(found) for found in by_case.values())
+    screen.line()
+    heading = (
+        f"runs that did not meet their case: {runs} in {len(by_case)} case(s)"
+        if by_case
+        else "every decisive run met its case"
+    )
+    if others:
+        heading += f"; {others} baseline/reference run(s) missed too (xfailed: they decide nothing)"
+    screen.wrapped(heading + (":" if by_case else ""))
+    width = max((len(name) for name in by_case), default=0)
+    for name in list(by_case)[:CASES_SHOWN]:
+        found = by_case[name]
+        labels = ", ".join(_runs_of_system(found))
+        reason = found[0].reasons[0] if found[0].reasons else "did not meet its case"
+        screen.line(f"  {name.ljust(width)}  {labels} — {reason}")
+    if len(by_case) > CASES_SHOWN:
+        screen.line(f"  … {len(by_case) - CASES_SHOWN} more case(s) in report.html")
+
+
+def _gates(screen: Screen, gates: Sequence[GateResult], title: str) -> None:
+    screen.line()
+    screen.line(f"{title}:")
+    screen.table(gate_table(gates))
     for gate in gates:
         if gate.decision == "fail" and gate.details:
-            write_line(f"  {gate.name}:")
-            for detail in gate.details[:20]:
-                write_line(f"    {detail}")
-            if len(gate.details) > 20:
-                write_line(f"    … {len(gate.details) - 20} more in summary.json")
-    write_line("")
+            screen.line(f"  {gate.name}:")
+            for detail in gate.details[:GATE_DETAILS_SHOWN]:
+                screen.line(f"    {detail}")
+            if len(gate.details) > GATE_DETAILS_SHOWN:
+                screen.line(f"    … {len(gate.details) - GATE_DETAILS_SHOWN} more in summary.json")
 
 
-def _verdict_line(
-    write_sep: Callable[[str, str], None],
-    first: Summary,
-    failed: Sequence[str],
-    passing: str,
-) -> None:
+def _verdict(screen: Screen, first: Summary, failed: Sequence[str], passing: str) -> None:
     verdict = first.extras.get("session", {}).get("verdict", first.verdict)
+    names = ", ".join(failed)
     if verdict == "interrupted":
         text = "verdict: INTERRUPTED — no promotion decision (partial results written)"
     elif verdict == "incomplete":
@@ -50,48 +164,77 @@ def _verdict_line(
         text = (
             f"verdict: INCOMPLETE — the budget of {float(budget.get('max_minutes', 0)):g} min was "
             f"spent and {budget.get('runs_not_started', '?')} run(s) were not started: "
-            f"not a pass; gate(s) failed: {', '.join(failed) or 'none'}"
+            f"not a pass; gate(s) failed: {names or 'none'}"
         )
     elif failed:
-        text = f"verdict: FAIL — {len(failed)} gate(s) failed: {', '.join(failed)}"
+        text = f"verdict: FAIL — {len(failed)} gate(s) failed: {names}"
     else:
         text = f"verdict: PASS — {passing}"
-    write_sep("=", f"{text} (exit status {first.exit_status})")
+    text += f" (exit status {first.exit_status})"
+    ok = verdict == "pass"
+    if len(text) > screen.width - 4:  # the separator line needs room for its "= " ends
+        # the whole sentence wrapped, then the separator line with its first words
+        screen.wrapped(text, green=ok, red=not ok, bold=True)
+        text = clip(text.split(" — ")[0] + f" (exit status {first.exit_status})", screen.width)
+    screen.write_sep("=", text, green=ok, red=not ok, bold=True)
+
+
+def _adjudication(screen: Screen, summary: Summary) -> None:
+    if not summary.extras.get("adjudication"):
+        return
+    try:
+        from pytest_ragv2.adjudication import adjudication_lines
+    except ImportError:
+        return
+    screen.line()
+    for line in adjudication_lines(summary):
+        screen.line(line)
 
 
 def write_terminal_summary(
-    write_sep: Callable[[str, str], None],
-    write_line: Callable[[str], None],
+    screen: Screen,
     summary: Summary,
     gates: Sequence[GateResult],
     locations: Sequence[str],
+    records: Sequence[RunRecord] = (),
 ) -> None:
-    write_sep("=", f"pytest-ragv2 layer {summary.layer} — run {summary.run_id}")
-    write_line(
+    screen.write_sep("=", f"pytest-ragv2 layer {summary.layer} — run {summary.run_id}")
+    screen.wrapped(
         f"seed {summary.seed} (reproduce the order with --ragv2-seed={summary.seed}); "
         f"runs recorded {summary.runs_recorded}"
         + (f" of {summary.runs_expected}" if summary.runs_expected is not None else "")
     )
-    _layer_body(write_line, summary, gates, "gates")
+    _tables(screen, summary)
+    _unmet(screen, records, several_layers=False)
+    screen.line()
     for location in locations:
-        write_line(location)
+        screen.wrapped(location)
+    _adjudication(screen, summary)
+    _gates(screen, gates, "gates")
     failed = [gate.name for gate in gates if gate.decision == "fail"]
-    _verdict_line(write_sep, summary, failed, "every promotion gate holds")
+    _verdict(screen, summary, failed, "every promotion gate holds")
 
 
 def write_session_summary(
-    write_sep: Callable[[str, str], None],
-    write_line: Callable[[str], None],
+    screen: Screen,
     summaries: Mapping[str, Summary],
     gates_by_layer: Mapping[str, Sequence[GateResult]],
     locations: Sequence[str],
+    records: Sequence[RunRecord] = (),
 ) -> None:
-    """A session of several layers: each layer's tables and gates, then one verdict."""
+    """A session of several layers: each layer's tables, the runs that missed, then every
+    layer's gates together and one verdict."""
     for layer, summary in summaries.items():
-        write_sep("=", f"pytest-ragv2 layer {layer} — run {summary.run_id}")
-        _layer_body(write_line, summary, gates_by_layer[layer], f"gates of layer {layer}")
+        screen.write_sep("=", f"pytest-ragv2 layer {layer} — run {summary.run_id}")
+        _tables(screen, summary)
+    _unmet(screen, records, several_layers=True)
+    screen.line()
     for location in locations:
-        write_line(location)
+        screen.wrapped(location)
+    for summary in summaries.values():
+        _adjudication(screen, summary)
+    for layer, gates in gates_by_layer.items():
+        _gates(screen, gates, f"gates of layer {layer}")
     failed = [
         f"{layer}:{gate.name}"
         for layer, gates in gates_by_layer.items()
@@ -100,4 +243,13 @@ def write_session_summary(
     ]
     layers = ", ".join(summaries)
     first = next(iter(summaries.values()))
-    _verdict_line(write_sep, first, failed, f"every promotion gate of layers {layers} holds")
+    _verdict(screen, first, failed, f"every promotion gate of layers {layers} holds")
+
+
+def summary_counts(gates: Sequence[GateResult]) -> dict[str, int]:
+    """What pytest's final line counts besides its items: the failed gates, so
+    ``3 passed, 1 gate failed`` says why the exit status is 1."""
+    failed = sum(1 for gate in gates if gate.decision == "fail")
+    if not failed:
+        return {}
+    return {"gate failed" if failed == 1 else "gates failed": failed}
