@@ -90,8 +90,9 @@ def _tables(screen: Screen, summary: Summary) -> None:
         screen.line()
         screen.wrapped(f"{section}:")
         screen.table(table)
-        for entry in column_legend(table[0], _metrics_of(summary.layer)):
-            screen.wrapped(f"    {entry}", indent="      ")
+        legend = column_legend(table[0], _metrics_of(summary.layer))
+        if legend:
+            screen.wrapped("  legend: " + "; ".join(legend), indent="    ")
 
 
 def _runs_of_system(records: Sequence[RunRecord]) -> list[str]:
