@@ -93,9 +93,9 @@ def test_a_valid_file_loads_every_scope_and_kind(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("entry", "line", "field", "message"),
     [
-        ("case: C09\n  met: true\n  note: n", 1, "case", "unknown case: no case file defines"),
-        ("case: C01\n  system: v2\n  lang: fr\n  rep: 1\n  met: true\n  note: n", 1, "lang", "fr"),
-        ("case: C02\n  layer: B\n  met: true\n  note: n", 1, "layer", "does not run at layer B"),
+        ("case: C09\n  met: true\n  note: n", 3, "case", "unknown case: no case file defines"),
+        ("case: C01\n  system: v2\n  lang: fr\n  rep: 1\n  met: true\n  note: n", 5, "lang", "fr"),
+        ("case: C02\n  layer: B\n  met: true\n  note: n", 4, "layer", "does not run at layer B"),
         ("case: C01\n  met: true", 1, "note", "Field required"),
         ("case: C01\n  met: true\n  note: '  '", 5, "note", "must not be blank"),
         ("case: C01\n  met: true\n  date: 2026-02-30\n  note: n", 5, None, "invalid value"),
@@ -180,7 +180,7 @@ def test_an_unknown_system_is_an_error_where_systems_are_known(tmp_path: Path) -
     assert catalog.errors == []  # the catalog does not know the systems
     checked, errors = catalog.adjudications.check_systems({"v1", "v2"})
     assert [str(e) for e in errors] == [
-        f"{path}:1: case C01: system: unknown system 'v3' (configured: v1, v2)"
+        f"{path}:4: case C01: system: unknown system 'v3' (configured: v1, v2)"
     ]
     assert checked.entries == ()
     assert checked.errors == tuple(errors)
@@ -513,7 +513,7 @@ def test_an_invalid_file_fails_gold_valid_and_validate_reports_it(
     live = summary_of(project)
     details = gate(live, "gold_valid")["details"]
     assert any("adjudications.yaml:7: case C01: note: Field required" in d for d in details)
-    assert any("adjudications.yaml:1: case C01: system: unknown system 'v9'" in d for d in details)
+    assert any("adjudications.yaml:4: case C01: system: unknown system 'v9'" in d for d in details)
     assert live["adjudication"]["entries"] == []
     assert len(live["adjudication"]["errors"]) == 2
     monkeypatch.chdir(project.path)
@@ -521,7 +521,7 @@ def test_an_invalid_file_fails_gold_valid_and_validate_reports_it(
     assert main(["validate"]) == 1
     out = capsys.readouterr().out
     assert "adjudications.yaml:7: case C01: note: Field required" in out
-    assert "adjudications.yaml:1: case C01: system: unknown system 'v9'" in out
+    assert "adjudications.yaml:4: case C01: system: unknown system 'v9'" in out
     assert "gold/adjudications.yaml: 2 errors" in out
 
 

@@ -209,6 +209,10 @@ class Adjudication:
 
     entry: AdjudicationEntry
     location: SourceLocation
+    field_lines: Mapping[str, int] = field(default_factory=dict)  # a field's own line
+
+    def line_of(self, name: str) -> int | None:
+        return self.field_lines.get(name, self.location.line)
 
     def to_json(self) -> dict[str, Any]:
         entry = self.entry
@@ -258,7 +262,7 @@ class Adjudications:
             errors.append(
                 CaseError(
                     adjudication.location.path,
-                    adjudication.location.line,
+                    adjudication.line_of("system"),
                     adjudication.entry.case,
                     "system",
                     f"unknown system {system!r} (configured: {', '.join(sorted(systems))})",
@@ -313,13 +317,14 @@ def load_adjudications(
                 )
                 found.extend(located)
             else:
-                found.extend(_catalog_errors(entry, known, path, line))
+                lines = _field_lines(node)
+                found.extend(_catalog_errors(entry, known, path, line, lines))
                 if systems is not None and entry.system and entry.system not in systems:
                     message = f"unknown system {entry.system!r} (configured: "
                     found.append(
                         CaseError(
                             path,
-                            line,
+                            lines.get("system", line),
                             entry.case,
                             "system",
                             message + f"{', '.join(sorted(systems))})",
@@ -341,11 +346,18 @@ def load_adjudications(
                 if not found:
                     for claim in _claims(entry):
                         seen[claim] = line
-                    kept.append(Adjudication(entry, SourceLocation(path, line)))
+                    kept.append(Adjudication(entry, SourceLocation(path, line), lines))
         if found:
             invalid += 1
             errors.extend(found)
     return Adjudications(path, tuple(kept), invalid, tuple(errors)), errors
+
+
+def _field_lines(node: yaml.Node) -> dict[str, int]:
+    """The line of each field of one entry, for errors found after validation."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: node_line(key) for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
 
 
 def _claims(entry: AdjudicationEntry) -> list[tuple[Any, ...]]:
@@ -373,11 +385,13 @@ def _catalog_errors(
     known: Mapping[str, tuple[list[str], list[str]] | None] | None,
     path: Path,
     line: int,
+    lines: Mapping[str, int],
 ) -> list[CaseError]:
     if known is None:
         return []
     if entry.case not in known:
-        return [CaseError(path, line, entry.case, "case", "unknown case: no case file defines it")]
+        message = "unknown case: no case file defines it"
+        return [CaseError(path, lines.get("case", line), entry.case, "case", message)]
     found = known[entry.case]
     if found is None:  # the case has errors of its own, which fail gold_valid
         return []
@@ -387,7 +401,7 @@ def _catalog_errors(
         errors.append(
             CaseError(
                 path,
-                line,
+                lines.get("lang", line),
                 entry.case,
                 "lang",
                 f"unknown language {entry.lang!r} for this case ({', '.join(languages)})",
@@ -397,7 +411,7 @@ def _catalog_errors(
         errors.append(
             CaseError(
                 path,
-                line,
+                lines.get("layer", line),
                 entry.case,
                 "layer",
                 f"the case does not run at layer {entry.layer} ({', '.join(layers)})",
