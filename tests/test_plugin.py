@@ -458,3 +458,21 @@ def test_language_scoped_evidence_is_required_only_of_its_language(
     result.stdout.fnmatch_lines(
         ["*L01  v2 r1 (de) — gold evidence not in top 5: parts table Parts row NX-450B*"]
     )
+
+
+def test_a_run_id_outside_the_safe_set_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=../escaped")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "a run id is 1 to 128 letters" in result.stderr.str()
+    assert not (project.path / "escaped").exists()
+    assert not (project.path / "raw-runs").exists() or not any(
+        (project.path / "raw-runs").iterdir()
+    )
+
+
+def test_a_session_stopped_before_its_first_write_leaves_no_run_folder(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=t", "--ragv2-systems=nope")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert not (project.path / "raw-runs" / "t").exists()

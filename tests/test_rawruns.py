@@ -89,3 +89,44 @@ def test_an_older_manifest_without_configuration_lies_in_raw_runs(tmp_path: Path
     elsewhere = recorded_config(old, tmp_path / "runs" / "r1")
     assert elsewhere.rootdir is None
     assert elsewhere.how.startswith("the run's manifest does not record")
+
+
+def test_two_sessions_with_the_same_seed_in_the_same_second_get_their_own_folder(
+    tmp_path: Path,
+) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+    from datetime import UTC, datetime
+
+    from pytest_ragv2.rawruns import claim_run_dir
+
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    with ThreadPoolExecutor(8) as pool:
+        ids = list(pool.map(lambda _: claim_run_dir(tmp_path, None, 7, now=now), range(16)))
+    assert len(set(ids)) == 16
+    assert sorted(path.name for path in tmp_path.iterdir()) == sorted(ids)
+    assert "20261201T120000Z-s7" in ids
+    assert "20261201T120000Z-s7-16" in ids
+
+
+@pytest.mark.parametrize(
+    "run_id", ["../x", "/abs", "a/b", "..", ".hidden", "x\x1b[2J", "a" * 129, "a..b", "é", " x"]
+)
+def test_an_unsafe_run_id_is_refused_before_anything_is_written(
+    tmp_path: Path, run_id: str
+) -> None:
+    from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+
+    with pytest.raises(RunIdError, match="a run id is 1 to 128 letters"):
+        claim_run_dir(tmp_path / "raw-runs", run_id, 1)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_given_run_id_is_claimed_once(tmp_path: Path) -> None:
+    from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+
+    assert claim_run_dir(tmp_path, "nightly-2026.12.01_a", 1) == "nightly-2026.12.01_a"
+    with pytest.raises(RunIdError, match="already exists"):
+        claim_run_dir(tmp_path, "nightly-2026.12.01_a", 2)
+    # a plan writes nothing: it only picks the id
+    assert claim_run_dir(tmp_path, "planned", 1, claim=False) == "planned"
+    assert not (tmp_path / "planned").exists()

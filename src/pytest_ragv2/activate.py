@@ -23,7 +23,7 @@ from pytest_ragv2.demo_systems import (
 )
 from pytest_ragv2.layer_registry import UnknownLayer, demo_layer, layer_info, load_layer
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
-from pytest_ragv2.rawruns import new_run_id
+from pytest_ragv2.rawruns import RunIdError, claim_run_dir
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 from pytest_ragv2.xdist import (
@@ -48,19 +48,28 @@ def activate(config: pytest.Config) -> None:
         except UnknownLayer as exc:
             raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    systems, demo_url, configured_roles = _systems(config, settings, workerinput)
+    try:
+        check_layers(settings, systems)
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
         run_id = str(workerinput[WORKER_RUN_ID])
         worker = str(workerinput.get("workerid", "gw"))
     else:
         seed = settings.seed if settings.seed is not None else random.Random().getrandbits(31)
-        run_id = _unused_run_id(settings, config.getoption("ragv2_run_id"), seed)
+        fresh_root = not settings.raw_runs.exists()
+        try:  # the run's folder is created here, atomically: one session per folder
+            run_id = claim_run_dir(
+                settings.raw_runs,
+                config.getoption("ragv2_run_id"),
+                seed,
+                claim=not config.getoption("ragv2_plan"),
+            )
+        except RunIdError as exc:
+            raise pytest.UsageError(str(exc)) from None
         worker = "main"
-    systems, demo_url, configured_roles = _systems(config, settings, workerinput)
-    try:
-        check_layers(settings, systems)
-    except ValueError as exc:
-        raise pytest.UsageError(str(exc)) from None
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,
@@ -72,6 +81,8 @@ def activate(config: pytest.Config) -> None:
         demo_url=demo_url,
         configured_roles=configured_roles,
     )
+    if workerinput is None and not config.getoption("ragv2_plan"):
+        ctx.created_dirs = (ctx.run_dir, *((settings.raw_runs,) if fresh_root else ()))
     config.stash[CONTEXT_KEY] = ctx
     if config.args_source != pytest.Config.ArgsSource.ARGS:
         config.args = [str(settings.cases)]
@@ -194,23 +205,6 @@ def _preflight(config: pytest.Config, ctx: RunContext) -> None:
             f"preflight: {len(report.stops)} problem(s) stop this run before its first item:\n"
             f"{lines}\n(--ragv2-no-preflight skips these checks)"
         )
-
-
-def _unused_run_id(settings: Settings, explicit: str | None, seed: int) -> str:
-    """A run id whose raw-runs folder does not exist yet: runs are never mixed."""
-    if explicit:
-        if (settings.raw_runs / explicit).exists():
-            raise pytest.UsageError(
-                f"--ragv2-run-id={explicit}: {settings.raw_runs / explicit} already exists; "
-                "choose another id (runs are never appended to an earlier run)"
-            )
-        return explicit
-    base = new_run_id(seed)
-    run_id, attempt = base, 1
-    while (settings.raw_runs / run_id).exists():
-        attempt += 1
-        run_id = f"{base}-{attempt}"
-    return run_id
 
 
 def _settings(config: pytest.Config) -> Settings:

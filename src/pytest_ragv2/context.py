@@ -60,6 +60,8 @@ class RunContext:
     preflight: PreflightReport | None = None
     # what a layer keeps for the process (layer C: the verified package, its answer models)
     layer_state: dict[str, Any] = field(default_factory=dict)
+    # the folders this session created, removed at its end if it never wrote into them
+    created_dirs: tuple[Path, ...] = ()
 
     @property
     def layers(self) -> tuple[str, ...]:

@@ -125,6 +125,15 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     demo = config.stash.get(DEMO_KEY, None)
     if demo is not None:
         demo.stop()
+    ctx = config.stash.get(CONTEXT_KEY, None)
+    if ctx is not None:
+        import contextlib
+
+        # a session that stopped before its first write leaves no empty folder behind; a
+        # folder with anything in it (the usual case) is never touched
+        for folder in ctx.created_dirs:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _requested_layer(config: pytest.Config) -> bool:

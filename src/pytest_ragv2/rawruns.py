@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -28,6 +29,67 @@ PACKAGES_RECORDED = ("pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic
 def new_run_id(seed: int, now: datetime | None = None) -> str:
     stamp = (now or datetime.now(UTC)).strftime("%Y%m%dT%H%M%SZ")
     return f"{stamp}-s{seed}"
+
+
+# a run id names a folder under raw-runs/ and reports/: no separator, no "..", no control
+RUN_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}")
+
+
+class RunIdError(ValueError):
+    """A run id that is unsafe as a folder name, or whose folder another run holds."""
+
+
+def check_run_id(run_id: str) -> str:
+    if not RUN_ID.fullmatch(run_id) or ".." in run_id:
+        raise RunIdError(
+            f"--ragv2-run-id={run_id!r}: a run id is 1 to 128 letters, digits, '.', '_' or "
+            "'-', starting with a letter or digit, without '..' (it names a folder under "
+            "raw-runs/ and reports/)"
+        )
+    return run_id
+
+
+def claim_run_dir(
+    raw_runs: Path,
+    explicit: str | None,
+    seed: int,
+    *,
+    claim: bool = True,
+    now: datetime | None = None,
+) -> str:
+    """The run id of a new session, its folder under ``raw_runs`` created atomically (a
+    directory is created by exactly one process), so two sessions never share a folder —
+    not with the same ``--ragv2-run-id``, not with the same seed in the same second. A
+    given id whose folder exists is refused; a generated one takes the next free suffix.
+    ``claim=False`` (a plan, which writes nothing) only picks the id."""
+    if explicit:
+        check_run_id(explicit)
+        if not claim:
+            return explicit
+        raw_runs.mkdir(parents=True, exist_ok=True)
+        try:
+            (raw_runs / explicit).mkdir()
+        except FileExistsError:
+            raise RunIdError(
+                f"--ragv2-run-id={explicit}: {raw_runs / explicit} already exists; choose "
+                "another id (runs are never appended to an earlier run)"
+            ) from None
+        return explicit
+    base = new_run_id(seed, now)
+    if claim:
+        raw_runs.mkdir(parents=True, exist_ok=True)
+    for attempt in range(1, 10_000):
+        run_id = base if attempt == 1 else f"{base}-{attempt}"
+        if not claim:
+            if not (raw_runs / run_id).exists():
+                return run_id
+            continue
+        try:
+            (raw_runs / run_id).mkdir()
+        except FileExistsError:
+            continue
+        return run_id
+    raise RunIdError(f"no free run folder for {base} under {raw_runs}")
 
 
 def sha256_file(path: Path) -> str:
