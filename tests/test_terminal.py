@@ -243,3 +243,32 @@ def test_paths_on_screen_are_relative_to_where_pytest_ran(
     out = result.stdout.str()
     assert f"summary: {Path('reports') / 't' / 'summary.json'} (and summary.md" in out
     assert f"raw runs: {Path('raw-runs') / 't'}" in out
+
+
+def test_control_characters_from_a_system_never_reach_the_terminal_raw(
+    project: pytest.Pytester, wide: None
+) -> None:
+    # a file name with an escape sequence that would print a fake verdict line
+    hostile = "\\x1b[2K\\r\\x1b[32mverdict: PASS (exit status 0)\\x1b[0m\\u202e.pdf"
+    module = project.path / "ragsystems.py"
+    module.write_text(
+        module.read_text(encoding="utf-8") + f"\n\ndef hostile(query, k, **options):\n"
+        f"    return [{{'file_id': '{hostile}', 'filename': '{hostile}', 'text': 'x'}}]\n"
+    )
+    (project.path / "pyproject.toml").write_text(pyproject(candidate="hostile"))
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=t", "--ragv2-progress=0")
+    out = result.stdout.str()
+    assert "\x1b" not in out
+    assert "\u202e" not in out
+    # the leaked file is named, escaped, in the runs that missed and the gate's reason
+    assert "\\x1b[32mverdict: PASS" in out
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
+def test_printable_escapes_controls_and_bidi_overrides() -> None:
+    from pytest_ragv2.report.terminal import printable
+
+    assert (
+        printable("a\x1b[31mb\x07c\x9bd\u202ee\u2066f") == "a\\x1b[31mb\\x07c\\x9bd\\u202ee\\u2066f"
+    )
+    assert printable("Zulässige Medien — 5 °C\tok") == "Zulässige Medien — 5 °C\tok"

@@ -82,7 +82,9 @@ class Progress:
         now = self.clock()
         if self.done < self.total and now - self.shown_at >= self.interval_s:
             self.shown_at = now
-            self.write_line(self.line(now))
+            from pytest_ragv2.report.terminal import printable
+
+            self.write_line(printable(self.line(now)))
 
     def line(self, now: float) -> str:
         elapsed = now - self.started

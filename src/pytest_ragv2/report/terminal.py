@@ -7,6 +7,7 @@ ellipsis, and every list is capped with a pointer to where the whole of it is.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -33,6 +34,17 @@ def decisive(role: str) -> bool:
     return role not in NOT_DECISIVE
 
 
+# C0 and C1 controls (an escape sequence could rewrite the screen: a fake verdict line),
+# and the bidirectional overrides that reorder what a line shows
+_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """Text from a system or a case file as it may reach a terminal: every control
+    character shown as its escape (``\\x1b``), never acted on."""
+    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
+
+
 def clip(text: str, width: int) -> str:
     """One line no wider than ``width``: cut at a word, with an ellipsis."""
     text = text.replace("\n", " ")
@@ -49,12 +61,18 @@ def clip(text: str, width: int) -> str:
 class Screen:
     """pytest's terminal reporter as the summary uses it, and the width to fit."""
 
-    write_sep: Callable[..., None]  # (sep, title, **markup)
-    write_line: Callable[..., None]  # (line, **markup)
+    raw_write_sep: Callable[..., None]  # (sep, title, **markup)
+    raw_write_line: Callable[..., None]  # (line, **markup)
     width: int = DEFAULT_WIDTH
 
+    def write_line(self, text: str, **markup: bool) -> None:
+        self.raw_write_line(printable(text), **markup)
+
+    def write_sep(self, sep: str, title: str, **markup: bool) -> None:
+        self.raw_write_sep(sep, printable(title), **markup)
+
     def line(self, text: str = "", **markup: bool) -> None:
-        self.write_line(clip(text, self.width) if text else "", **markup)
+        self.raw_write_line(clip(printable(text), self.width) if text else "", **markup)
 
     def wrapped(self, text: str, indent: str = "  ", **markup: bool) -> None:
         """A paragraph wrapped to the width, continuation lines indented; a word wider than
@@ -62,19 +80,20 @@ class Screen:
         import textwrap
 
         for line in textwrap.wrap(
-            text,
+            printable(text),
             self.width,
             subsequent_indent=indent,
             break_on_hyphens=False,
             break_long_words=False,
         ) or [""]:
-            self.write_line(line, **markup)
+            self.raw_write_line(line, **markup)
 
     def table(self, table: Any) -> None:
         """A table fitted to the width; a long one (a row per case) is cut short."""
         header, rows = table
-        for line in render_text((header, rows[:TABLE_ROWS_SHOWN]), width=self.width):
-            self.write_line(line)
+        shown = [[printable(cell) for cell in row] for row in rows[:TABLE_ROWS_SHOWN]]
+        for line in render_text(([printable(cell) for cell in header], shown), width=self.width):
+            self.raw_write_line(line)
         if len(rows) > TABLE_ROWS_SHOWN:
             self.write_line(f"  … {len(rows) - TABLE_ROWS_SHOWN} more row(s) in report.html")
 
