@@ -94,6 +94,8 @@ class ChatRecord(RunRecord):
     turn_latency_s: tuple[float, ...] = ()
     claims_missed: tuple[str, ...] = ()  # the required claims no answer made, by their text
     claims_forbidden: tuple[str, ...] = ()  # the forbidden claims an answer made
+    # what scoring left out: "turn 1: answer cut for scoring at 200,000 of 1,048,576 characters"
+    scoring_notes: tuple[str, ...] = ()
 
 
 _CHAT_ONLY = frozenset(f.name for f in dataclasses.fields(ChatRecord)) - frozenset(

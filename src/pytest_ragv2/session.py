@@ -25,6 +25,7 @@ from pytest_ragv2.metrics import (
 )
 from pytest_ragv2.run_record import ChatRecord, RunRecord, as_record, as_records
 from pytest_ragv2.stats import Estimate, clustered_mean_ci, order_statistic_ci, percentile
+from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
 # the per-run metrics of each layer, averaged per case then over cases (metrics.py)
 CASE_MEAN_METRICS = case_metric_names(RETRIEVAL_METRICS)
@@ -52,6 +53,7 @@ class SystemRow:
     headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
     role: str | None = None
     ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
+    scoring_errors: int = 0  # runs not scored within the scoring bound (not in ``errors``)
 
     def value(self, name: str) -> Any:
         """A figure by its declared name: a metric mean, or one of the layer's figures."""
@@ -72,6 +74,8 @@ class SystemRow:
             "error_rate": self.error_rate,
             "skipped": self.skipped,
         }
+        if self.scoring_errors:
+            data["scoring_errors"] = self.scoring_errors
         if self.error_kinds:
             data["error_kinds"] = dict(self.error_kinds)
             data["error_example"] = self.error_example
@@ -148,7 +152,9 @@ def summarize(
     if skipped:
         records = [record for record in records if not record.skipped]
     runs = len(records)
-    errors = sum(1 for record in records if not record.ok)
+    # a run the scorer could not score within its bound is not the system's failure
+    scoring_errors = sum(1 for record in records if _scoring_error(record))
+    errors = sum(1 for record in records if not record.ok) - scoring_errors
     # A failed call's latency measures the failure (a refused connection, a 401), not the
     # system: percentiles are over the successful runs only.
     latencies = [record.latency_s for record in records if record.ok]
@@ -172,6 +178,7 @@ def summarize(
         error_kinds=kinds,
         error_example=example,
         extras=implementation.row_extras(records),
+        scoring_errors=scoring_errors,
     )
     if with_intervals:
         # distribution-free: an order-statistic interval reaches the observed tail
@@ -184,13 +191,18 @@ def summarize(
     return row
 
 
+def _scoring_error(record: RunRecord) -> bool:
+    return record.error is not None and record.error.kind in SCORING_ERROR_KINDS
+
+
 def error_kinds(records: Sequence[RunRecord]) -> tuple[dict[str, int], str]:
     """The failed runs by error kind, most frequent first, with one example message of the
-    most frequent kind; empty when nothing failed."""
+    most frequent kind; empty when nothing failed. Scoring errors (``scoring_budget``) are
+    not the system's and are left out (counted in ``SystemRow.scoring_errors``)."""
     kinds: Counter[str] = Counter()
     examples: dict[str, str] = {}
     for record in records:
-        if record.ok:
+        if record.ok or _scoring_error(record):
             continue
         error = record.error
         kind = error.kind if error is not None else "unknown"

@@ -18,7 +18,13 @@ from pytest_ragv2.metrics import answer_values
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.schema import Case
-from pytest_ragv2.scoring.answers import AnswerScore, AnswerScoringOptions, score_transcript
+from pytest_ragv2.scoring.answers import (
+    MAX_SCORED_CHARS,
+    AnswerScore,
+    AnswerScoringOptions,
+    ScoringBudgetExceeded,
+    score_transcript,
+)
 from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.transcripts import Transcript
 
@@ -61,8 +67,15 @@ def scoring_failed_record(
     key: RunKey, *, case: Case, split: str, role: str, transcript: Transcript, exc: Exception
 ) -> ChatRecord:
     """The record of a run whose scoring raised: an internal error on the run (counted in the
-    error rate, the item fails with the message), its transcript still in the raw runs."""
-    error = RunError("internal", f"scoring failed: {exc!r}"[:500])
+    error rate, the item fails with the message), its transcript still in the raw runs. A
+    run whose scoring outlasted its budget is a ``scoring_budget`` error instead: the item
+    fails, the run is counted apart from the system's error rate."""
+    if isinstance(exc, ScoringBudgetExceeded):
+        error = RunError("scoring_budget", str(exc))
+        reason = f"scoring error: {error.message}"
+    else:
+        error = RunError("internal", f"scoring failed: {exc!r}"[:500])
+        reason = f"internal error: {error.message}"
     return ChatRecord(
         key=key,
         category=case.category,
@@ -73,7 +86,7 @@ def scoring_failed_record(
         error=error,
         latency_s=transcript.latency_s,
         met=False,
-        reasons=(f"internal error: {error.message}",),
+        reasons=(reason,),
     )
 
 
@@ -170,6 +183,16 @@ def _turn_reasons(score: AnswerScore, turns: int) -> list[str]:
     return reasons
 
 
+def scoring_notes(score: AnswerScore) -> tuple[str, ...]:
+    """What scoring left out of the run's answers (an answer cut to ``max_scored_chars``)."""
+    notes = []
+    for turn in score.turns:
+        if turn.cut_from_chars is not None:
+            where = f"turn {turn.turn}: " if len(score.turns) > 1 else ""
+            notes.append(f"{where}answer of {turn.cut_from_chars:,} characters cut for scoring")
+    return tuple(notes)
+
+
 def _unique(texts: Iterable[str]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(texts))
 
@@ -222,6 +245,7 @@ def chat_record(
         answer=excerpt(transcript.final_answer, ANSWER_EXCERPT_CHARS),
         claims_missed=_unique(claim for turn in score.turns for claim in turn.required_missed),
         claims_forbidden=_unique(claim for turn in score.turns for claim in turn.forbidden_found),
+        scoring_notes=scoring_notes(score),
         cited_files=tuple(
             sorted(
                 {
@@ -241,7 +265,9 @@ def scoring_options(
     """The answer scorers' options from ``[tool.ragv2.answer_scoring]``: ``languages``,
     ``identify_language``, ``language_min_words``, ``language_min_confidence``, and
     ``refusal_phrases`` / ``synthetic_labels`` (per language; a language given replaces
-    that language's defaults, the others keep theirs)."""
+    that language's defaults, the others keep theirs), and the bounds ``max_scored_chars``
+    (an answer's characters scored, the rest cut) and ``scoring_budget_s`` (seconds to score
+    one run)."""
     defaults = AnswerScoringOptions()
     known = {
         "languages",
@@ -250,10 +276,20 @@ def scoring_options(
         "language_min_confidence",
         "refusal_phrases",
         "synthetic_labels",
+        "max_scored_chars",
+        "scoring_budget_s",
     }
     unknown = sorted(set(settings) - known)
     if unknown:
         raise ValueError(f"answer_scoring: unknown option(s) {', '.join(unknown)}")
+    max_chars = settings.get("max_scored_chars", MAX_SCORED_CHARS)
+    if isinstance(max_chars, bool) or not isinstance(max_chars, int) or max_chars < 1_000:
+        raise ValueError(
+            f"answer_scoring: max_scored_chars must be an integer >= 1000: {max_chars!r}"
+        )
+    budget = settings.get("scoring_budget_s", defaults.scoring_budget_s)
+    if isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0:
+        raise ValueError(f"answer_scoring: scoring_budget_s must be a number > 0: {budget!r}")
     phrases = dict(defaults.refusal_phrases)
     phrases.update({lang: tuple(v) for lang, v in settings.get("refusal_phrases", {}).items()})
     labels = dict(defaults.synthetic_labels)
@@ -268,6 +304,8 @@ def scoring_options(
         refusal_phrases=phrases,
         synthetic_labels=labels,
         kb_path=kb_path,
+        max_scored_chars=max_chars,
+        scoring_budget_s=float(budget),
     )
 
 

@@ -96,6 +96,8 @@ class TurnScore:
     tool_checks: list[ToolCheck] = field(default_factory=list)
     vetoes: list[Veto] = field(default_factory=list)
     rubric: dict[str, Grade] = field(default_factory=dict)
+    # the answer's length when it was longer than ``max_scored_chars`` and cut for scoring
+    cut_from_chars: int | None = None
 
     @property
     def citations_correct(self) -> int:

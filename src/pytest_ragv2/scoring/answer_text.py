@@ -147,3 +147,24 @@ def mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 def overlaps(span: tuple[int, int], others: Iterable[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in others)
+
+
+class Coverage:
+    """Which characters of a text some span covers: adding a span and asking whether one
+    overlaps the covered ones both cost the span's length (never the number of spans)."""
+
+    __slots__ = ("_covered",)
+
+    def __init__(self, length: int, spans: Iterable[tuple[int, int]] = ()) -> None:
+        self._covered = bytearray(length)
+        for span in spans:
+            self.add(span)
+
+    def add(self, span: tuple[int, int]) -> None:
+        start, end = max(span[0], 0), min(span[1], len(self._covered))
+        if end > start:
+            self._covered[start:end] = b"\x01" * (end - start)
+
+    def overlaps(self, span: tuple[int, int]) -> bool:
+        start, end = max(span[0], 0), min(span[1], len(self._covered))
+        return end > start and self._covered.find(1, start, end) >= 0

@@ -62,12 +62,20 @@ Vetoes (one :class:`Veto` per offending text and kind):
   refuse or made a forbidden claim;
 - any forbidden claim with an explicit ``veto`` trips that veto.
 
+Bounds: an answer longer than ``max_scored_chars`` (default 200,000 characters) is cut
+before anything reads it (at the last whitespace of its final 1,000 characters, so no number
+is cut in two) and its turn says so (``cut_from_chars``); the scorers are linear in what is
+left. Scoring one run that takes longer than ``scoring_budget_s`` (default 30 s) raises
+:class:`ScoringBudgetExceeded` at the next stage boundary: the run is a ``scoring_budget``
+error of its own, its raw run kept.
+
 Rubric per turn, then per run: :mod:`pytest_ragv2.scoring.rubric`. Records (``Veto``,
 ``Grade``, ``TurnScore``, ``AnswerScore``): :mod:`pytest_ragv2.scoring.answer_records`.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
@@ -113,6 +121,34 @@ SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
 
 _CONSTRAINT_VETOES = frozenset({"incompatible_presented_compatible", "constraint_weakened"})
 _GENERIC_CONSTRAINTS = frozenset({"language", "format", "cites_source"})
+
+MAX_SCORED_CHARS = 200_000  # of one answer; the rest is not scored (the turn says so)
+SCORING_BUDGET_S = 30.0  # per run; beyond it the run is a ``scoring_budget`` error
+_CUT_BACKOFF_CHARS = 1_000  # look this far back for a whitespace to cut at
+
+
+class ScoringBudgetExceeded(Exception):
+    """Scoring one run took longer than its budget (``scoring_budget_s``)."""
+
+    def __init__(self, budget_s: float, stage: str) -> None:
+        super().__init__(f"scoring took longer than its budget of {budget_s:g} s (at {stage})")
+        self.budget_s = budget_s
+        self.stage = stage
+
+
+def cut_for_scoring(answer: str, max_chars: int) -> tuple[str, int | None]:
+    """``answer`` cut to at most ``max_chars`` characters, at the last whitespace of its
+    final :data:`_CUT_BACKOFF_CHARS` characters when there is one (no number or word cut in
+    two), and the answer's length when it was cut (None when it was not)."""
+    if len(answer) <= max_chars:
+        return answer, None
+    cut = answer[:max_chars]
+    window = cut[-_CUT_BACKOFF_CHARS:]
+    for index in range(len(window) - 1, -1, -1):
+        if window[index].isspace():
+            cut = cut[: len(cut) - len(window) + index]
+            break
+    return cut, len(answer)
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,6 +230,8 @@ class AnswerScoringOptions:
     synthetic_labels: Mapping[str, tuple[str, ...]] = field(default_factory=_default_labels)
     kb_path: Literal["agentic", "systematic", "any"] = "any"
     gold_lang: str | None = None
+    max_scored_chars: int = MAX_SCORED_CHARS
+    scoring_budget_s: float | None = SCORING_BUDGET_S
 
 
 def allowed_files(allowlist: Any) -> frozenset[str]:
@@ -248,13 +286,24 @@ class _Context:
     allowed: Allowed | None
     history: list[Support]
     history_names: list[str]
+    deadline: float | None = None  # time.monotonic() after which scoring stops
+
+    def checkpoint(self, stage: str) -> None:
+        """Raise :class:`ScoringBudgetExceeded` once the run's budget is spent."""
+        budget = self.options.scoring_budget_s
+        if self.deadline is not None and budget is not None and time.monotonic() > self.deadline:
+            raise ScoringBudgetExceeded(budget, stage)
 
 
 def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     lang, options = context.lang, context.options
-    answer = turn.answer if turn.ran else ""
+    answer, cut_from = cut_for_scoring(turn.answer if turn.ran else "", options.max_scored_chars)
     completed = turn.ran and turn.error is None and bool(answer.strip())
     score = TurnScore(turn=gold.turn, ran=turn.ran, completed=completed)
+    score.cut_from_chars = cut_from
+    if cut_from is not None:  # every scorer below reads the cut answer, tools included
+        turn = replace(turn, answer=answer)
+    context.checkpoint(f"turn {gold.turn}: start")
     score.safe_refusal_expected = gold.safe_refusal_expected
     expected = gold.expected_answer or ExpectedAnswer()
     claims = score_claims(expected, answer, lang, gold_lang=options.gold_lang)
@@ -273,6 +322,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
     if expected.required_claims or expected.forbidden_claims:
         score.exact_answer = not missed and not claims.forbidden_found
+    context.checkpoint(f"turn {gold.turn}: claims")
 
     # support: this turn's evidence, results and citations, the prompts so far, the history
     prompt_support = text_support(turn.prompt)
@@ -285,7 +335,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
         m.span for m in (*claims.required_matched, *claims.optional_matched) if m.span is not None
     ]
     markers = [citation.marker for citation in turn.citations]
+    context.checkpoint(f"turn {gold.turn}: support")
     facts = answer_facts(answer, lang, support, markers=markers, gold_spans=gold_spans)
+    context.checkpoint(f"turn {gold.turn}: facts")
     # claim-bound grounding: a value given for a missed claim must be its gold value
     bound = {
         fact.span: (claim, fact.supported)
@@ -313,7 +365,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
                 )
             )
 
+    context.checkpoint(f"turn {gold.turn}: vetoes")
     _refusal(score, gold, answer, score.required_found, context)
+    context.checkpoint(f"turn {gold.turn}: refusal")
     if gold.safe_refusal_expected and answer.strip() and not score.safe_refusal_correct:
         if score.forbidden_found:
             detail = "a refusal was expected; the answer makes: " + "; ".join(score.forbidden_found)
@@ -332,11 +386,14 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     score.citation_checks = list(cited.checks)
     score.claim_sentences = cited.claim_sentences
     score.claim_sentences_cited = cited.claim_sentences_cited
+    context.checkpoint(f"turn {gold.turn}: citations")
 
     _source_type(score, gold, turn, answer, facts, context, vetoes)
     if context.allowed is not None:
         allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
+    context.checkpoint(f"turn {gold.turn}: source type")
     _constraints(score, gold, turn, answer, facts, claims.forbidden_found, context, vetoes)
+    context.checkpoint(f"turn {gold.turn}: constraints")
     score.tool_checks = check_tools(
         gold.expect_tools, turn, facts, prompt_support, kb_path=options.kb_path
     )
@@ -483,12 +540,14 @@ def score_transcript(
     check); :func:`allowed_files` builds it from a loaded ``Allowlist``.
     """
     options = options or AnswerScoringOptions()
+    budget = options.scoring_budget_s
     context = _Context(
         lang=lang,
         options=options,
         allowed=Allowed(allowlist_files) if allowlist_files is not None else None,
         history=[],
         history_names=[],
+        deadline=time.monotonic() + budget if budget is not None else None,
     )
     golds = turn_golds(case, lang)
     turns: list[TurnScore] = []
@@ -517,11 +576,13 @@ __all__ = [
     "AnswerScore",
     "AnswerScoringOptions",
     "Grade",
+    "ScoringBudgetExceeded",
     "TurnGold",
     "TurnScore",
     "Verdict",
     "Veto",
     "allowed_files",
+    "cut_for_scoring",
     "score_transcript",
     "turn_golds",
     "worst",

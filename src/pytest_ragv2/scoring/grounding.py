@@ -44,6 +44,7 @@ from pytest_ragv2.scoring.answer_text import (
     FILENAME,
     LIST_MARKER,
     URL,
+    Coverage,
     marker_spans,
     mask,
     overlaps,
@@ -247,8 +248,9 @@ def answer_facts(
         facts.append(fact)
         hidden.append(typed.span)
     hidden += [m.span() for m in URL.finditer(answer)]
+    covered = Coverage(len(answer), hidden)
     for match in FILENAME.finditer(answer):
-        if overlaps(match.span(), hidden):
+        if covered.overlaps(match.span()):
             continue
         name = match.group()
         stem = normalise_filename(name).rsplit(".", 1)[0]

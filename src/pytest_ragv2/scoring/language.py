@@ -19,9 +19,11 @@ words: quoted passages (« ... », „...“, "..."), code spans, URLs, filename
 markers, every token holding a digit (numbers, part numbers, units glued to numbers) and
 markdown punctuation. A text with fewer than ``min_words`` words of two letters or more
 left is **undetermined** (None): "Ja.", "90 Tage." or "Le TVM 30-H2." carry too little
-evidence for a verdict. A detected language other than the expected one with a probability
-under ``min_confidence`` is undetermined as well (a mixed answer that quotes a German
-datasheet in English is not judged on a guess).
+evidence for a verdict. Only the first ``RAW_SAMPLE_CHARS`` characters of the answer are
+read (the identifier is given the first ``SAMPLE_CHARS`` of what is left after cleaning), so
+identification costs the same on a 1 MB answer as on a 10 KB one. A detected language other
+than the expected one with a probability under ``min_confidence`` is undetermined as well
+(a mixed answer that quotes a German datasheet in English is not judged on a guess).
 """
 
 from __future__ import annotations
@@ -35,9 +37,16 @@ from typing import Any
 
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
 
-_QUOTED = re.compile(r"«[^»]*»|„[^“”\"]*[“”\"]|“[^”]*”|\"[^\"\n]*\"|`[^`]*`")
+# a quoted passage is at most _QUOTE_CHARS long: the scan from an opening mark stops there
+_QUOTE_CHARS = 2_000
+_QUOTED = re.compile(
+    rf"«[^»]{{0,{_QUOTE_CHARS}}}»|„[^“”\"]{{0,{_QUOTE_CHARS}}}[“”\"]|“[^”]{{0,{_QUOTE_CHARS}}}”"
+    rf"|\"[^\"\n]{{0,{_QUOTE_CHARS}}}\"|`[^`]{{0,{_QUOTE_CHARS}}}`"
+)
 SAMPLE_CHARS = 600  # of the cleaned answer, given to the identifier
-_NOISE = re.compile(r"\S*\d\S*|[|*#_>=~+-]+")
+RAW_SAMPLE_CHARS = 20_000  # of the answer, cleaned (before the cleaning, never after)
+_DIGIT = re.compile(r"\d")
+_MARKDOWN = re.compile(r"[|*#_>=~+-]+")
 _WORD = re.compile(r"[^\W\d_]{2,}")
 
 
@@ -52,9 +61,12 @@ class LanguageGuess:
 
 def language_text(text: str) -> str:
     """``text`` without what carries no language (see the module docstring)."""
-    for pattern in (_QUOTED, URL, FILENAME, CITATION_MARKER, _NOISE):
+    for pattern in (_QUOTED, URL, FILENAME, CITATION_MARKER):
         text = pattern.sub(" ", text)
-    return re.sub(r"\s+", " ", text).strip()
+    # every token holding a digit (token by token: a regex scan around each digit of a long
+    # token would be quadratic), then markdown punctuation
+    text = " ".join(token for token in text.split() if _DIGIT.search(token) is None)
+    return " ".join(_MARKDOWN.sub(" ", text).split())
 
 
 @lru_cache(maxsize=1)
@@ -80,7 +92,7 @@ def identify_language(
     min_confidence: float = 0.8,
 ) -> LanguageGuess:
     """The language of ``text`` among ``candidates`` (plus ``expected``), or undetermined."""
-    cleaned = language_text(text)
+    cleaned = language_text(text[:RAW_SAMPLE_CHARS])
     words = len(_WORD.findall(cleaned))
     if words < min_words:
         return LanguageGuess(None, 0.0, f"too short to judge ({words} words)")

@@ -11,7 +11,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-ErrorKind = Literal["timeout", "transport", "http_status", "malformed", "adapter", "internal"]
+# "scoring_budget": the answer could not be scored within its budget (the scorer's bound,
+# not the system's failure: left out of the error rate, counted on its own)
+ErrorKind = Literal[
+    "timeout", "transport", "http_status", "malformed", "adapter", "internal", "scoring_budget"
+]
+SCORING_ERROR_KINDS = frozenset({"scoring_budget"})
 
 
 @dataclass(frozen=True, slots=True)
