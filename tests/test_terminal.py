@@ -272,3 +272,28 @@ def test_printable_escapes_controls_and_bidi_overrides() -> None:
         printable("a\x1b[31mb\x07c\x9bd\u202ee\u2066f") == "a\\x1b[31mb\\x07c\\x9bd\\u202ee\\u2066f"
     )
     assert printable("Zulässige Medien — 5 °C\tok") == "Zulässige Medien — 5 °C\tok"
+
+
+def test_summary_markdown_keeps_system_and_case_text_inert(project: pytest.Pytester) -> None:
+    hostile = "<img src=x onerror=alert(1)>*[x](javascript:alert(1))*|"
+    module = project.path / "ragsystems.py"
+    module.write_text(
+        module.read_text(encoding="utf-8") + f"\n\ndef hostile(query, k, **options):\n"
+        f"    return [{{'file_id': {hostile!r}, 'filename': {hostile!r}, 'text': 'x'}}]\n"
+    )
+    (project.path / "pyproject.toml").write_text(pyproject(candidate="hostile"))
+    cases = project.path / "cases" / "development.yaml"
+    cases.write_text(
+        cases.read_text(encoding="utf-8").replace(
+            "category: technical_table", "category: 'tech<b>nical</b>'", 1
+        ),
+        encoding="utf-8",
+    )
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=t")
+    markdown = (project.path / "reports" / "t" / "summary.md").read_text(encoding="utf-8")
+    assert "onerror" in markdown  # the leaked file is named in the gate's details
+    assert "<img" not in markdown
+    assert "tech&lt;b&gt;nical&lt;/b&gt;" in markdown  # the category, in its table
+    assert "<b>" not in markdown
+    assert "[x](javascript" not in markdown
+    assert "&lt;img src=x onerror=alert(1)&gt;" in markdown

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.adjudication import adjudication_markdown
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
-from pytest_ragv2.report.tables import gate_table, metric_sections, render_markdown
+from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.session import SessionResults, SystemRow
 
@@ -178,7 +178,7 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
         lines += ["## Gate details", ""]
         for gate in details:
             lines.append(f"- **{gate.name}**")
-            lines.extend(f"  - {detail}" for detail in gate.details)
+            lines.extend(f"  - {md_text(detail)}" for detail in gate.details)
         lines.append("")
     return "\n".join(lines)
 
@@ -188,8 +188,8 @@ def _protocol_markdown(summary: Summary) -> list[str]:
     protocol = summary.extras.get("protocol")
     if not protocol:
         return []
-    lines = [f"Protocol: {protocol['label']}.", ""]
-    lines += [f"**Protocol flag: {flag}.**" for flag in protocol.get("flags", [])]
+    lines = [f"Protocol: {md_text(protocol['label'])}.", ""]
+    lines += [f"**Protocol flag: {md_text(flag)}.**" for flag in protocol.get("flags", [])]
     return lines + ([""] if protocol.get("flags") else [])
 
 

@@ -6,6 +6,7 @@ Markdown summary and the HTML report always agree.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -231,11 +232,25 @@ def column_legend(header: Sequence[str], metrics: Sequence[Metric]) -> list[str]
     ]
 
 
+# what Markdown (and the HTML a Markdown viewer renders) would act on in a cell
+_MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]|~#!])")
+
+
+def md_text(text: str) -> str:
+    """Text from a system, a case file or the configuration as Markdown shows it, inert:
+    HTML escaped (no live ``<img onerror>``), Markdown's active characters backslashed,
+    line breaks and control characters flattened to spaces."""
+    import html
+
+    flat = "".join(" " if ord(char) < 32 or 127 <= ord(char) < 160 else char for char in text)
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(flat, quote=False))
+
+
 def render_markdown(table: Table) -> list[str]:
     header, rows = table
 
     def line(cells: Sequence[str]) -> str:
-        return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+        return "| " + " | ".join(md_text(cell) for cell in cells) + " |"
 
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
 
