@@ -1,0 +1,258 @@
+"""Bounded answer scoring: linear in the answer, cut to ``max_scored_chars``, within a budget.
+
+Random and adversarial answers (long tokens, digit runs, repeated separators, nested
+brackets, unicode, right-to-left text, zero-width characters) up to 1 MB are scored through
+the entry point layer B uses (``layers.chat.chat_record``) and must stay within a fixed
+multiple of a plain answer's time and peak memory (tracemalloc).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import tracemalloc
+from collections.abc import Callable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pytest_ragv2.allowlist import load_allowlist
+from pytest_ragv2.cases import load_catalog
+from pytest_ragv2.keys import RunKey
+from pytest_ragv2.layers.chat import chat_record, scoring_failed_record, scoring_options
+from pytest_ragv2.run_record import ChatRecord
+from pytest_ragv2.schema import Case
+from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
+from pytest_ragv2.scoring.answers import (
+    MAX_SCORED_CHARS,
+    AnswerScoringOptions,
+    ScoringBudgetExceeded,
+    allowed_files,
+    cut_for_scoring,
+    score_transcript,
+)
+from pytest_ragv2.scoring.language import language_text
+from pytest_ragv2.session import summarize
+from pytest_ragv2.transcripts import ChatTurn, Transcript
+
+ROOT = Path(__file__).resolve().parent.parent
+PLAIN = "The maximum operating pressure of the valve is 16 bar at 20 °C, see the datasheet. "
+MB = 1_000_000
+# the shapes that made scoring quadratic or heavy, one repeating unit each
+ADVERSARIAL = {
+    "long token": "abcdefghij",
+    "digit run": "0123456789",
+    "numbers": "1 2,3.4 ",
+    "separators": ".-/",
+    "nested brackets": "[(",
+    "markers": "[1]",
+    "guillemets": "«a ",
+    "quotes": '"',
+    "unicode": "\u200bשלום\u202e é ß\ufb01 ",
+    "identifiers": "DE-12a X9 ",
+    "filenames": "a.pdf.",
+    "urls": "http://x/",
+}
+
+
+@cache
+def _gold() -> tuple[Case, str, frozenset[str]]:
+    allowlist = load_allowlist(ROOT / "gold" / "allowlist.yaml")
+    catalog = load_catalog(ROOT / "cases", ROOT / "gold", allowlist=allowlist)
+    case = next(
+        loaded.case
+        for loaded in catalog.cases()
+        if not loaded.case.turns
+        and loaded.case.expected_answer
+        and loaded.case.expected_answer.required_claims
+    )
+    return case, next(iter(case.all_prompts())), allowed_files(allowlist)
+
+
+def score(answer: str, options: AnswerScoringOptions) -> ChatRecord:
+    case, lang, files = _gold()
+    transcript = Transcript([ChatTurn(prompt=case.all_prompts()[lang], answer=answer)], 1.0)
+    return chat_record(
+        RunKey(case.id, "cand", 1, lang, "B"),
+        case=case,
+        split="development",
+        role="candidate",
+        transcript=transcript,
+        allowed_files=files,
+        options=options,
+    )
+
+
+def repeat(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def seconds(run: Callable[[], Any], tries: int = 1) -> float:
+    best = float("inf")
+    for _ in range(tries):
+        started = time.perf_counter()
+        run()
+        best = min(best, time.perf_counter() - started)
+    return best
+
+
+def peak_bytes(run: Callable[[], Any]) -> int:
+    tracemalloc.start()
+    try:
+        run()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+# --------------------------------------------------------------------------- within bounds
+
+CAP = 8_000  # a small cap keeps every example fast; what matters is what happens before it
+CAPPED = AnswerScoringOptions(max_scored_chars=CAP)
+
+
+@cache
+def _plain_at_cap() -> tuple[float, int]:
+    plain = repeat(PLAIN, MB)
+    score("A short warm-up answer in plain English words.", CAPPED)  # loads py3langid
+    return seconds(lambda: score(plain, CAPPED), tries=3), peak_bytes(lambda: score(plain, CAPPED))
+
+
+answers = st.one_of(
+    st.tuples(st.sampled_from(sorted(ADVERSARIAL.values())), st.integers(1_000, MB)).map(
+        lambda drawn: repeat(*drawn)
+    ),
+    st.tuples(st.text(min_size=1, max_size=40), st.integers(1_000, MB)).map(
+        lambda drawn: repeat(*drawn)
+    ),
+    st.lists(st.sampled_from(sorted(ADVERSARIAL.values())), min_size=2, max_size=8).map(
+        lambda units: repeat("".join(units), MB)
+    ),
+)
+
+
+@settings(
+    max_examples=6,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+@given(answer=answers)
+def test_random_and_adversarial_answers_cost_a_multiple_of_a_plain_one(answer: str) -> None:
+    plain_seconds, plain_peak = _plain_at_cap()
+    took = seconds(lambda: score(answer, CAPPED))
+    peak = peak_bytes(lambda: score(answer, CAPPED))
+    assert took <= 10 * plain_seconds + 0.5, (len(answer), answer[:40], took, plain_seconds)
+    assert peak <= 10 * plain_peak + 2 * MB, (len(answer), answer[:40], peak, plain_peak)
+
+
+@pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
+def test_scoring_is_linear_in_the_answer(shape: str) -> None:
+    """Uncapped, four times the answer costs about four times the time (never sixteen)."""
+    uncapped = AnswerScoringOptions(max_scored_chars=10 * MB)
+    unit = ADVERSARIAL[shape]
+    small, large = repeat(unit, 6_000), repeat(unit, 24_000)
+    score(small, uncapped)  # warm-up
+    small_s = seconds(lambda: score(small, uncapped), tries=2)
+    large_s = seconds(lambda: score(large, uncapped), tries=2)
+    assert large_s <= 8 * small_s + 0.25, (shape, small_s, large_s)
+
+
+# --------------------------------------------------------------------------- the cap
+
+
+def test_a_long_answer_is_cut_for_scoring_and_the_record_says_so() -> None:
+    record = score(repeat(PLAIN, 60_000), AnswerScoringOptions(max_scored_chars=20_000))
+    assert record.scoring_notes == ("answer of 60,000 characters cut for scoring",)
+    assert record.to_json()["scoring_notes"] == ["answer of 60,000 characters cut for scoring"]
+    assert record.sizes["output_chars"] == 60_000  # the answer's own size is kept
+    assert score(PLAIN, AnswerScoringOptions(max_scored_chars=20_000)).scoring_notes == ()
+
+
+def test_a_cut_turn_records_the_answer_length() -> None:
+    case, lang, _ = _gold()
+    transcript = Transcript([ChatTurn(prompt="q", answer=repeat(PLAIN, 5_000))], 1.0)
+    scored = score_transcript(
+        case, lang, transcript, options=AnswerScoringOptions(max_scored_chars=1_000)
+    )
+    assert scored.turns[0].cut_from_chars == 5_000
+    assert scored.turns[0].to_json()["cut_from_chars"] == 5_000
+
+
+def test_cut_for_scoring_cuts_at_a_whitespace_never_inside_a_number() -> None:
+    assert cut_for_scoring("short", 10) == ("short", None)
+    cut, length = cut_for_scoring("a" * 5 + " 350 bar", 9)
+    assert (cut, length) == ("aaaaa", 13)
+    cut, length = cut_for_scoring("x" * 50, 10)  # no whitespace: a hard cut
+    assert (cut, length) == ("x" * 10, 50)
+
+
+def test_the_default_cap_and_budget() -> None:
+    options = scoring_options({})
+    assert options.max_scored_chars == MAX_SCORED_CHARS == 200_000
+    assert options.scoring_budget_s == 30.0
+    options = scoring_options({"max_scored_chars": 50_000, "scoring_budget_s": 5})
+    assert (options.max_scored_chars, options.scoring_budget_s) == (50_000, 5.0)
+
+
+@pytest.mark.parametrize(
+    ("settings_", "message"),
+    [
+        ({"max_scored_chars": 10}, "max_scored_chars must be an integer >= 1000"),
+        ({"max_scored_chars": "big"}, "max_scored_chars must be an integer >= 1000"),
+        ({"scoring_budget_s": 0}, "scoring_budget_s must be a number > 0"),
+        ({"scoring_budget_s": True}, "scoring_budget_s must be a number > 0"),
+    ],
+)
+def test_bad_bounds_are_refused(settings_: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        scoring_options(settings_)
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+def test_a_run_over_its_scoring_budget_is_a_scoring_error_not_the_systems() -> None:
+    case, lang, _ = _gold()
+    transcript = Transcript([ChatTurn(prompt="q", answer=PLAIN)], 1.0)
+    with pytest.raises(ScoringBudgetExceeded) as raised:
+        score(PLAIN, AnswerScoringOptions(scoring_budget_s=1e-9))
+    record = scoring_failed_record(
+        RunKey(case.id, "cand", 1, lang, "B"),
+        case=case,
+        split="development",
+        role="candidate",
+        transcript=transcript,
+        exc=raised.value,
+    )
+    assert record.error is not None
+    assert record.error.kind == "scoring_budget"
+    assert not record.met
+    assert record.reasons[0].startswith("scoring error: scoring took longer")
+    ok = score(PLAIN, AnswerScoringOptions())
+    row = summarize([record, ok], layer="B")
+    assert (row.runs, row.errors, row.error_rate, row.scoring_errors) == (2, 0, 0.0, 1)
+    assert row.error_kinds == {}
+    assert row.to_json()["scoring_errors"] == 1
+
+
+# --------------------------------------------------------------------------- language text
+
+_OLD_QUOTED = re.compile(r"«[^»]*»|„[^“”\"]*[“”\"]|“[^”]*”|\"[^\"\n]*\"|`[^`]*`")
+_OLD_NOISE = re.compile(r"\S*\d\S*|[|*#_>=~+-]+")
+
+
+def _old_language_text(text: str) -> str:
+    for pattern in (_OLD_QUOTED, URL, FILENAME, CITATION_MARKER, _OLD_NOISE):
+        text = pattern.sub(" ", text)
+    return re.sub(r"\s+", " ", text).strip()
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list('ab é1 2\n\t-*#|«»„“”"`[]().:/_')), max_size=300))
+def test_language_cleaning_keeps_its_meaning(text: str) -> None:
+    """The linear cleaning removes exactly what the former regex cleaning removed."""
+    assert language_text(text) == _old_language_text(text)
