@@ -10,7 +10,7 @@ import pytest
 import yaml
 
 from pytest_ragv2.allowlist import AllowedFile, Allowlist, load_allowlist
-from pytest_ragv2.cases import load_case_file, load_catalog
+from pytest_ragv2.cases import load_case_file, load_catalog, warning_text
 from pytest_ragv2.located_yaml import CaseError, CaseLoadError, SourceLocation
 from pytest_ragv2.schema import Claim, Evidence
 
@@ -305,7 +305,8 @@ def test_mapping_form_errors() -> None:
         """,
     )
     assert messages(load_catalog(Path("cases"), None).errors) == [
-        "cases/dev.yaml:1: split: expected one of development, holdout (got 'blind')",
+        "cases/dev.yaml:1: split: expected one of development, holdout (got 'blind');"
+        " the file's cases are not run",
         "cases/dev.yaml:1: cases: Field required",
         "cases/dev.yaml:2: kases: unknown field (expected split and cases)",
     ]
@@ -319,6 +320,9 @@ def test_a_case_that_is_not_a_mapping_and_an_empty_file() -> None:
     assert messages(catalog.errors) == [
         "cases/a.yaml:1: a case must be a mapping (got str)",
         "cases/c.yaml:1: expected a list of cases or {split, cases}",
+    ]
+    assert messages(catalog.warnings) == [
+        "cases/b.yaml:1: no case: the file is empty or only comments"
     ]
 
 
@@ -712,3 +716,104 @@ def test_evidence_of_a_turn_outside_the_allowlist_is_located() -> None:
         "cases/dev.yaml:9: case M01: turns[1].required_evidence[1]: file_id 'brouillon' is not"
         " in the allow-list"
     ]
+
+
+# --------------------------------------------------------------------------- gold as used
+
+
+def test_an_invalid_claim_pattern_is_a_located_error_inline_and_in_gold() -> None:
+    write(
+        "cases/dev.yaml",
+        """
+        - id: B01
+          category: exact_lookup
+          prompt_en: "What is the SLA?"
+          required_evidence: []
+          expected_answer:
+            required_claims:
+              - text: "16 bar"
+                pattern: "16 (bar"
+        - id: B02
+          category: exact_lookup
+          prompt_en: "And the pressure?"
+          required_evidence: []
+        """,
+    )
+    write(
+        "gold/answers.yaml",
+        """
+        B02:
+          forbidden_claims:
+            - text: "a lot"
+              pattern: "a [lot"
+        """,
+    )
+    catalog = load_catalog(Path("cases"), Path("gold"))
+    assert messages(catalog.errors) == [
+        "cases/dev.yaml:8: case B01: expected_answer.required_claims[0].pattern:"
+        " invalid regular expression: missing ), unterminated subpattern at position 3",
+        "cases/dev.yaml:9: case B02: expected_answer: the gold entry at gold/answers.yaml:1"
+        " is invalid (see the error there)",
+        "gold/answers.yaml:4: case B02: expected_answer.forbidden_claims[0].pattern:"
+        " invalid regular expression: unterminated character set at position 2",
+    ]
+    assert catalog.cases() == []
+
+
+def test_a_claim_pattern_is_compiled_as_the_scorer_compiles_it() -> None:
+    # typographic quotes are folded before compiling, as in the answer; flags as scored
+    assert Claim(text="x", pattern="’(a|b)").pattern == "’(a|b)"
+    with pytest.raises(ValueError, match="invalid regular expression"):
+        Claim(text="x", pattern="(?P<a>x)(?P<a>y)")
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        ("", 1, "no case: the file is empty or only comments"),
+        ("# cases to come\n# (none yet)\n", 1, "no case: the file is empty or only comments"),
+        ("[]\n", 1, "no case: the list of cases is empty"),
+        ("split: holdout\ncases: []\n", 2, "no case: the list of cases is empty"),
+    ],
+)
+def test_a_file_without_cases_is_a_located_warning_not_an_error(
+    text: str, line: int, message: str
+) -> None:
+    write("cases/development.yaml", GOOD_CASE)
+    Path("cases/empty.yaml").write_text(text, encoding="utf-8")
+    catalog = load_catalog(Path("cases"), None)
+    assert catalog.errors == []
+    assert messages(catalog.warnings) == [f"cases/empty.yaml:{line}: {message}"]
+    assert warning_text(catalog.warnings[0]) == f"cases/empty.yaml:{line}: warning: {message}"
+    assert [c.case.id for c in catalog.cases()] == ["B01"]
+
+
+def test_an_invalid_split_is_a_located_error_that_excludes_the_file() -> None:
+    write("cases/development.yaml", GOOD_CASE)
+    write(
+        "cases/extra.yaml",
+        """
+        split: holdot
+        cases:
+          - id: B02
+            category: exact_lookup
+            prompt_en: "What is the SLA?"
+            required_evidence: []
+          - id: B03
+            category: exact_lookup
+            prompt_en: "What is the SLA?"
+            required_evidence: [{file_id: contrat, pages: 2}]
+        """,
+    )
+    catalog = load_catalog(Path("cases"), None)
+    assert messages(catalog.errors) == [
+        "cases/extra.yaml:1: split: expected one of development, holdout (got 'holdot');"
+        " the file's cases are not run",
+        # its cases are still checked
+        "cases/extra.yaml:10: case B03: required_evidence[0].pages: unknown field"
+        " (did you mean 'page'?)",
+    ]
+    extra = next(f for f in catalog.files if f.path.name == "extra.yaml")
+    assert extra.excluded
+    assert extra.cases == []
+    assert [c.case.id for c in catalog.cases()] == ["B01"]

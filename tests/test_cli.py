@@ -89,6 +89,47 @@ def test_validate_prints_located_errors_and_exits_1(
     ]
 
 
+def test_validate_prints_warnings_that_fail_nothing(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("cases/empty.yaml", "# cases to come\n")
+    write("cases/none.yaml", "[]\n")
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.splitlines() == [
+        "cases/empty.yaml:1: warning: no case: the file is empty or only comments",
+        "cases/none.yaml:1: warning: no case: the list of cases is empty",
+        "",
+        "cases/development.yaml: 2 cases (development), 0 errors",
+        "cases/empty.yaml: 0 cases (development), 0 errors, 1 warning",
+        "cases/holdout.yaml: 1 case (holdout), 0 errors",
+        "cases/none.yaml: 0 cases (development), 0 errors, 1 warning",
+        "gold/evidence.yaml: 0 errors",
+        "OK: 3 cases loaded, 0 errors, 2 warnings",
+    ]
+
+
+def test_validate_fails_an_invalid_claim_pattern_and_an_invalid_split(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write("gold/answers.yaml", "B01:\n  required_claims:\n    - {text: SLA, pattern: '99,9 (%'}\n")
+    write("cases/holdout.yaml", "split: holdouts\ncases:\n" + textwrap.indent(HOLDOUT, "  "))
+    assert main(["validate"]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "cases/development.yaml:3: case B01: expected_answer: the gold entry at"
+        " gold/answers.yaml:1 is invalid (see the error there)",
+        "cases/holdout.yaml:1: split: expected one of development, holdout (got 'holdouts');"
+        " the file's cases are not run",
+        "gold/answers.yaml:3: case B01: expected_answer.required_claims[0].pattern:"
+        " invalid regular expression: missing ), unterminated subpattern at position 5",
+        "",
+        "cases/development.yaml: 1 case (development), 1 error",
+        "cases/holdout.yaml: 0 cases (excluded: invalid split), 1 error",
+        "gold/answers.yaml: 1 error",
+        "gold/evidence.yaml: 0 errors",
+        "FAILED: 1 case loaded, 3 errors",
+    ]
+
+
 def test_validate_uses_pyproject_settings_and_options(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -165,6 +165,48 @@ def test_malformed_case_file_is_located_and_others_still_run(project: pytest.Pyt
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.parametrize("parallel", [(), ("-n", "2")], ids=["serial", "xdist"])
+def test_a_case_file_without_cases_is_a_located_warning(
+    project: pytest.Pytester, parallel: tuple[str, ...]
+) -> None:
+    (project.path / "cases" / "empty.yaml").write_text("# cases to come\n")
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID, *parallel)
+    out = result.stdout.str()
+    assert "warnings summary" in out
+    assert "cases/empty.yaml:1: CaseFileWarning: no case: the file is empty or only comments" in out
+    # under xdist each worker collects the file and warns once (pytest groups the lines)
+    result.assert_outcomes(passed=6, xfailed=4, warnings=2 if parallel else 1)
+    assert gate(summary_of(project), "gold_valid")["decision"] == "pass"
+    assert result.ret == pytest.ExitCode.OK
+
+
+def test_gold_that_cannot_be_used_fails_gold_valid_and_is_not_run(
+    project: pytest.Pytester,
+) -> None:
+    """An invalid claim pattern and an invalid split are located errors: those cases never
+    run (nothing is blamed on a system's error rate), the other files still do."""
+    (project.path / "cases" / "extra.yaml").write_text(
+        "split: holdot\ncases:\n  - id: X01\n    category: semantic\n"
+        "    prompt_en: 'ok'\n    required_evidence: []\n"
+    )
+    (project.path / "cases" / "claims.yaml").write_text(
+        "- id: X02\n  category: semantic\n  prompt_en: 'ok'\n  required_evidence: []\n"
+        "  expected_answer:\n    required_claims: [{text: x, pattern: '(x'}]\n"
+    )
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID)
+    out = result.stdout.str()
+    assert "cases/extra.yaml:1: split: expected one of development, holdout (got 'holdot')" in out
+    assert "cases/claims.yaml:6: case X02: expected_answer.required_claims[0].pattern:" in out
+    assert "X01[" not in out
+    assert "X02[" not in out
+    result.assert_outcomes(passed=6, xfailed=4, failed=2)  # the runs + one error item a file
+    summary = summary_of(project)
+    assert summary["runs"]["recorded"] == 10
+    assert gate(summary, "gold_valid")["decision"] == "fail"
+    assert gate(summary, "error_rate")["decision"] == "pass"
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+
+
 def test_holdout_only_when_asked(project: pytest.Pytester) -> None:
     result = project.runpytest("--ragv2-layer=A", "--ragv2-split=holdout", "--collect-only", "-q")
     names = [line for line in result.outlines if "::" in line]

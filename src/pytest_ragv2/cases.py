@@ -7,13 +7,19 @@ in :mod:`pytest_ragv2.located_yaml`.
 
 Every problem becomes a :class:`CaseError` naming the file, the 1-based line, the case and the
 field, so an editor can jump to it. A case with any error is left out of the loaded cases; the
-other cases of its file, and the other files, still load. Nothing here raises on bad case or
+other cases of its file, and the other files, still load — except after an invalid ``split:``,
+which leaves the whole file out (its cases are checked, never run: running them as
+development could put holdout cases in the tuning data). A file that defines no case
+(empty, only comments, ``[]``, ``cases: []``) loads as a located **warning**
+(``CaseFile.warnings``): it fails nothing, and is printed by ``ragv2 validate`` and in the
+session's warnings summary. Nothing here raises on bad case or
 gold input: the caller decides what errors mean (``ragv2 validate`` exits 1, the collector
 reports them).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,6 +80,9 @@ class CaseFile:
     # Every case id written in the file (also of cases that failed), with its location.
     case_ids: dict[str, SourceLocation] = field(default_factory=dict)
     readable: bool = True  # False when the file could not be read or parsed at all
+    # Located notices that fail nothing (a file that defines no case).
+    warnings: list[CaseError] = field(default_factory=list)
+    excluded: bool = False  # an invalid ``split:``: the file's cases are checked, never run
 
 
 @dataclass(slots=True)
@@ -98,12 +107,22 @@ class Catalog:
         found.extend(self.gold_errors)
         return found
 
+    @property
+    def warnings(self) -> list[CaseError]:
+        """Every located warning of the case files, in file order."""
+        return [warning for case_file in self.files for warning in case_file.warnings]
+
     def find(self, case_id: str) -> LoadedCase | None:
         for case_file in self.files:
             for loaded in case_file.cases:
                 if loaded.case.id == case_id:
                     return loaded
         return None
+
+
+def warning_text(warning: CaseError) -> str:
+    """A located warning as it is printed: ``file:line: warning: message``."""
+    return str(dataclasses.replace(warning, message=f"warning: {warning.message}"))
 
 
 # --------------------------------------------------------------------------- case files
@@ -147,6 +166,9 @@ def _load_case_file(
         return result
     data, root, duplicates = document.data, document.root, document.duplicates
     if root is None or data is None:
+        result.warnings.append(
+            CaseError(path, 1, None, None, "no case: the file is empty or only comments")
+        )
         return result
     cases_node: yaml.Node | None = root
     if isinstance(data, dict):
@@ -160,11 +182,19 @@ def _load_case_file(
             )
         )
         return result
+    if not data:
+        result.warnings.append(
+            CaseError(
+                path, node_line(cases_node), None, None, "no case: the list of cases is empty"
+            )
+        )
     by_id = allowlist.filename_by_file_id() if allowlist is not None else None
     for raw, node in zip(data, cases_node.value, strict=True):
         loaded = _load_case(path, raw, node, result, gold, known_ids, duplicates, allowlist, by_id)
         if loaded is not None:
             result.cases.append(loaded)
+    if result.excluded:
+        result.cases = []  # checked above, never run
     return result
 
 
@@ -184,13 +214,15 @@ def _unwrap_mapping_form(
             result.split = split
         else:
             found = child_node(root, "split")
+            result.excluded = True
             result.errors.append(
                 CaseError(
                     path,
                     found[1] if found else node_line(root),
                     None,
                     "split",
-                    f"expected one of {', '.join(SPLITS)} (got {split!r})",
+                    f"expected one of {', '.join(SPLITS)} (got {split!r}); "
+                    "the file's cases are not run",
                 )
             )
     found_cases = child_node(root, "cases")

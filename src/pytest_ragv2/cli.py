@@ -60,7 +60,7 @@ def validate(
     """Print every error and a count per file; 0 when everything is clean, else 1.
     ``systems`` (the configured ones) are what an adjudication may name."""
     from pytest_ragv2.allowlist import Allowlist, load_allowlist
-    from pytest_ragv2.cases import load_catalog
+    from pytest_ragv2.cases import load_catalog, warning_text
     from pytest_ragv2.located_yaml import CaseError, CaseLoadError
 
     errors: list[CaseError] = []
@@ -76,14 +76,18 @@ def validate(
         errors.extend(catalog.adjudications.check_systems(systems)[1])
     for error in errors:
         print(error, file=out)
-    if errors:
+    for warning in catalog.warnings:  # they fail nothing
+        print(warning_text(warning), file=out)
+    if errors or catalog.warnings:
         print(file=out)
 
     by_path = Counter(error.path for error in errors)
     for case_file in catalog.files:
+        warned = f", {_plural(len(case_file.warnings), 'warning')}" if case_file.warnings else ""
+        split = "excluded: invalid split" if case_file.excluded else case_file.split
         print(
-            f"{case_file.path}: {_plural(len(case_file.cases), 'case')} ({case_file.split}), "
-            f"{_plural(by_path[case_file.path], 'error')}",
+            f"{case_file.path}: {_plural(len(case_file.cases), 'case')} ({split}), "
+            f"{_plural(by_path[case_file.path], 'error')}{warned}",
             file=out,
         )
     for gold_file in catalog.gold_files:
@@ -96,7 +100,11 @@ def validate(
 
     total = len(catalog.cases())
     status = "FAILED" if errors else "OK"
-    print(f"{status}: {_plural(total, 'case')} loaded, {_plural(len(errors), 'error')}", file=out)
+    warned = f", {_plural(len(catalog.warnings), 'warning')}" if catalog.warnings else ""
+    print(
+        f"{status}: {_plural(total, 'case')} loaded, {_plural(len(errors), 'error')}{warned}",
+        file=out,
+    )
     return 1 if errors else 0
 
 

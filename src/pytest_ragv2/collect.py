@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import random
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,20 @@ from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.stash import CONTEXT_KEY
 
 INVALID_ITEM_NAME = "invalid-cases"
+
+
+class CaseFileWarning(UserWarning):
+    """A case file problem that fails nothing (a file that defines no case), shown in
+    pytest's warnings summary at the file and line it names."""
+
+
+def warn_located(warning: CaseError) -> None:
+    """Issue ``warning`` as a :class:`CaseFileWarning` located at its case file's line."""
+    text = str(CaseError(warning.path, None, warning.case_id, warning.field, warning.message))
+    message = text.split(": ", 1)[1] if ": " in text else text  # without the bare path
+    warnings.warn_explicit(
+        CaseFileWarning(message), CaseFileWarning, str(warning.path), warning.line or 1
+    )
 
 
 def context_of(config: pytest.Config) -> RunContext:
@@ -114,6 +129,8 @@ class CaseFile(pytest.File):
         loaded = ctx.case_file(self.path)
         if loaded is None:
             return
+        for warning in loaded.warnings:
+            warn_located(warning)
         if loaded.split in ctx.settings.splits:
             for layer in ctx.layers:
                 for case in loaded.cases:

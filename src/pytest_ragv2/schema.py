@@ -6,9 +6,10 @@ Unknown fields are errors everywhere (``extra="forbid"``): a typo must never pas
 
 from __future__ import annotations
 
+import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Split = Literal["development", "holdout"]
 GoldStatus = Literal["provisional", "adjudicated"]
@@ -118,6 +119,33 @@ class Claim(StrictModel):
         if isinstance(value, str):
             return {"text": value}
         return value
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, pattern: str | None) -> str | None:
+        """A pattern is compiled as the scorer compiles it, so a broken one is a located
+        gold error at load, never a scoring failure on every run."""
+        if pattern is not None:
+            problem = claim_pattern_problem(pattern)
+            if problem is not None:
+                raise ValueError(problem)
+        return pattern
+
+
+CLAIM_PATTERN_FLAGS = re.IGNORECASE | re.DOTALL
+
+
+def claim_pattern_problem(pattern: str) -> str | None:
+    """Why ``pattern`` cannot be a claim pattern (None when it can): it must compile as a
+    regular expression, after the typographic normalisation the answer gets, with the flags
+    the claim scorer uses."""
+    from pytest_ragv2.scoring.normalisation import normalise_pattern
+
+    try:
+        re.compile(normalise_pattern(pattern), CLAIM_PATTERN_FLAGS)
+    except re.error as exc:
+        return f"invalid regular expression: {exc}"
+    return None
 
 
 class ExpectedAnswer(StrictModel):

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
 
@@ -175,8 +175,7 @@ def _find_text(answer: _Answer, phrase: str, gold_lang: str | None) -> tuple[int
 
 def _claim_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimMatch:
     if claim.pattern:
-        flags = re.IGNORECASE | re.DOTALL
-        match = re.search(normalise_pattern(claim.pattern), answer.norm.text, flags)
+        match = re.search(normalise_pattern(claim.pattern), answer.norm.text, CLAIM_PATTERN_FLAGS)
         if match is not None:
             return answer.hit(claim, "pattern", match.start(), match.end())
     if claim.number is not None:
