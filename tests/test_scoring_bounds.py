@@ -23,7 +23,13 @@ from hypothesis import strategies as st
 from pytest_ragv2.allowlist import load_allowlist
 from pytest_ragv2.cases import load_catalog
 from pytest_ragv2.keys import RunKey
-from pytest_ragv2.layers.chat import chat_record, scoring_failed_record, scoring_options
+from pytest_ragv2.layers.chat import (
+    chat_record,
+    raw_chat_run,
+    score_raw_chat_run,
+    scoring_failed_record,
+    scoring_options,
+)
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.schema import Case
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
@@ -237,6 +243,27 @@ def test_a_run_over_its_scoring_budget_is_a_scoring_error_not_the_systems() -> N
     assert (row.runs, row.errors, row.error_rate, row.scoring_errors) == (2, 0, 0.0, 1)
     assert row.error_kinds == {}
     assert row.to_json()["scoring_errors"] == 1
+
+
+def test_rescoring_a_run_over_its_budget_records_it_as_the_session_did() -> None:
+    case, lang, files = _gold()
+    transcript = Transcript([ChatTurn(prompt="q", answer=PLAIN)], 1.0)
+    raw = raw_chat_run(
+        RunKey(case.id, "cand", 1, lang, "B"),
+        prompts=["q"],
+        role="candidate",
+        adapter="python",
+        transcript=transcript,
+    )
+    record = score_raw_chat_run(
+        raw,
+        case=case,
+        split="development",
+        allowed_files=files,
+        options=AnswerScoringOptions(scoring_budget_s=1e-9),
+    )
+    assert record.error is not None
+    assert record.error.kind == "scoring_budget"
 
 
 # --------------------------------------------------------------------------- language text

@@ -317,16 +317,24 @@ def score_raw_chat_run(
     allowed_files: Collection[str] | None,
     options: AnswerScoringOptions,
 ) -> ChatRecord:
-    """Rebuild an item record from a raw run alone (rescoring)."""
-    return chat_record(
-        RunKey.from_json(raw["key"]),
-        case=case,
-        split=split,
-        role=raw["role"],
-        transcript=Transcript.from_json(raw["transcript"]),
-        allowed_files=allowed_files,
-        options=options,
-    )
+    """Rebuild an item record from a raw run alone (rescoring); a run whose scoring raises
+    or outlasts its budget is recorded as the session recorded it (never a crash)."""
+    key = RunKey.from_json(raw["key"])
+    transcript = Transcript.from_json(raw["transcript"])
+    try:
+        return chat_record(
+            key,
+            case=case,
+            split=split,
+            role=raw["role"],
+            transcript=transcript,
+            allowed_files=allowed_files,
+            options=options,
+        )
+    except Exception as exc:  # a scorer bug costs this run's score, never the rescore
+        return scoring_failed_record(
+            key, case=case, split=split, role=raw["role"], transcript=transcript, exc=exc
+        )
 
 
 def unserved_setup(case: Case, capabilities: Any) -> str | None:
