@@ -17,6 +17,7 @@ from pytest_ragv2.context import RunContext
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.located_yaml import CaseError
+from pytest_ragv2.rawruns import RawRunWriteError
 from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.stash import CONTEXT_KEY
 
@@ -119,6 +120,10 @@ class RunNotMet(Exception):
     """The run did not meet its case; the message lists why."""
 
 
+class RunsNotWritten(Exception):
+    """The run's raw record could not be written: the session stops (exit status 3)."""
+
+
 class CaseErrors(Exception):
     """A case file (or cases in it) could not be loaded."""
 
@@ -186,7 +191,13 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         ctx = context_of(self.config)
-        record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
+        failure = ctx.raw_write_failure
+        if failure is not None:  # no run starts that could not be kept
+            pytest.skip(f"not started: {failure}")
+        try:
+            record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
+        except RawRunWriteError as exc:
+            raise RunsNotWritten(str(exc)) from None
         self.ragv2_record = record  # the machine's: the controller applies the rulings
         record = ruled(record, ctx.catalog.adjudications)  # the outcome: as a reviewer ruled
         if record.skipped:
@@ -197,6 +208,8 @@ class CaseItem(pytest.Item):
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, RunNotMet):
             return f"{self.name} did not meet its case:\n{shown_reasons(str(excinfo.value))}"
+        if isinstance(excinfo.value, RunsNotWritten):
+            return f"{self.name}: {excinfo.value}"
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

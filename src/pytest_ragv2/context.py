@@ -134,6 +134,11 @@ class RunContext:
         return retriever
 
     @property
+    def raw_write_failure(self) -> str | None:
+        """Why this process's raw runs could not be written, once they could not."""
+        return self._writer.failure if self._writer is not None else None
+
+    @property
     def writer(self) -> RawRunWriter:
         if self._writer is None:
             self._writer = RawRunWriter(self.run_dir, self.worker)

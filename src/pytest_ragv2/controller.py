@@ -68,6 +68,8 @@ class Controller:
     progress_every_s: float | None = None  # --ragv2-progress (None: no progress lines)
     progress_writer: Callable[[str], None] | None = None
     progress: Progress | None = None
+    raw_write_error: str | None = None  # the raw runs could not be written: exit status 3
+    report_errors: list[str] = field(default_factory=list)  # reports that could not be
 
     @property
     def expected_runs(self) -> int | None:
@@ -113,7 +115,12 @@ class Controller:
 
     def add_report(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         record = getattr(report, RECORD_ATTRIBUTE, None)
-        if record is not None:
+        not_written = getattr(report, "ragv2_raw_write_error", None)
+        if not_written is not None:
+            # a worker could not write its raw runs: it starts no further run, and the
+            # session ends with exit status 3 once the others have finished theirs
+            self.raw_write_error = self.raw_write_error or str(not_written)
+        elif record is not None:
             self.records.append(as_record(record))  # read back once from the report's JSON
             if self.progress is not None:
                 self.progress.add(self.records[-1])
@@ -150,6 +157,8 @@ class Controller:
         if status not in KEEP_STATUSES:
             ok = passed and not self.other_failures and not incomplete
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
+            if self.raw_write_error is not None:
+                status = pytest.ExitCode.INTERNAL_ERROR
             session.exitstatus = status
         self.locations = []
         cwd = Path.cwd()  # paths on screen as the user typed the command: relative to here
@@ -199,19 +208,40 @@ class Controller:
                     else ("incomplete" if incomplete else ("pass" if passed else "fail")),
                 }
             report_dir = self.ctx.report_dir / layer if several else self.ctx.report_dir
-            path = write_summary(
-                report_dir,
-                summary,
-                render_summary_markdown(summary, decision.gates),
-                render_page(
-                    summary, decision.gates, results.records, self.ctx.catalog, self.ctx.run_dir
-                ),
-            )
+            if self.raw_write_error is not None:
+                summary.verdict = "stopped"
+                if several:
+                    summary.extras["session"]["verdict"] = "stopped"
             self.summaries[layer] = summary
             self.gates_by_layer[layer] = decision.gates
+            try:
+                path = write_summary(
+                    report_dir,
+                    summary,
+                    render_summary_markdown(summary, decision.gates),
+                    render_page(
+                        summary, decision.gates, results.records, self.ctx.catalog, self.ctx.run_dir
+                    ),
+                )
+            except OSError as exc:
+                # the verdict stands on screen; the exit status says the reports are missing
+                self.report_errors.append(
+                    f"reports could not be written: {exc.filename or report_dir}: "
+                    f"{exc.strerror or exc}"
+                )
+                session.exitstatus = status = pytest.ExitCode.INTERNAL_ERROR
+                continue
             self.locations.append(
                 f"{'layer ' + layer + ' ' if several else ''}summary: {_relative(path, cwd)} "
                 "(and summary.md, report.html)"
+            )
+        for summary in self.summaries.values():  # what the terminal says is what happened
+            summary.exit_status = int(status)
+        self.locations.extend(self.report_errors)
+        if self.raw_write_error is not None:
+            self.locations.append(
+                f"{self.raw_write_error}; the session stopped (exit status 3): every run "
+                "written before is intact, `ragv2 rescore` reads it"
             )
         self.locations.append(f"raw runs: {_relative(self.ctx.run_dir, cwd)}")
         self.locations.append(f"protocol: {protocol.label}")

@@ -73,6 +73,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
     record = getattr(item, "ragv2_record", None)
+    if call.excinfo is not None and call.excinfo.typename == "RunsNotWritten":
+        report.ragv2_raw_write_error = str(call.excinfo.value)  # the controller stops
     if call.when == "call" and record is not None:
         report.ragv2 = record.to_json()  # JSON on the report: it crosses xdist workers
         if report.failed and record.role in NOT_DECISIVE:

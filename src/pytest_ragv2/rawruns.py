@@ -8,6 +8,7 @@ workers never interleave lines.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 MANIFEST_NAME = "manifest.json"
 PACKAGES_RECORDED = ("pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic", "scipy")
@@ -274,26 +275,59 @@ def _beside_raw_runs(run_dir: Path, name: str) -> Path | None:
     return candidate if parent.name == "raw-runs" and candidate.is_file() else None
 
 
+class RawRunWriteError(OSError):
+    """The raw runs could not be written (a full disk, a file-size limit, a lost mount):
+    the session stops, and every line written before stays whole and rescorable."""
+
+
 class RawRunWriter:
-    """One process's append-only JSON-lines file; every line is flushed as it is written."""
+    """One process's append-only JSON-lines file. Each line goes to the file in one write
+    or not at all: a write that fails part way (ENOSPC, EFBIG) is cut back to the last
+    whole line, and the writer refuses every later line."""
 
     def __init__(self, run_dir: Path, worker: str) -> None:
         self.path = run_dir / f"runs-{worker}.jsonl"
         self._run_dir = run_dir
-        self._stream: IO[str] | None = None
+        self._fd: int | None = None
+        self._failed: str | None = None
 
     def append(self, record: Mapping[str, Any]) -> None:
-        if self._stream is None:
-            self._run_dir.mkdir(parents=True, exist_ok=True)
-            self._stream = self.path.open("a", encoding="utf-8")
-        self._stream.write(json.dumps(record, ensure_ascii=False, default=str))
-        self._stream.write("\n")
-        self._stream.flush()
+        if self._failed is not None:
+            raise RawRunWriteError(self._failed)
+        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        try:
+            if self._fd is None:
+                self._run_dir.mkdir(parents=True, exist_ok=True)
+                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            self._write_whole(self._fd, line)
+        except OSError as exc:
+            self._failed = f"raw runs could not be written: {self.path}: {exc.strerror or exc}"
+            error = RawRunWriteError(self._failed)
+            error.errno = exc.errno
+            raise error from exc
+
+    def _write_whole(self, fd: int, line: bytes) -> None:
+        start = os.lseek(fd, 0, os.SEEK_END)
+        written = 0
+        try:
+            while written < len(line):
+                written += os.write(fd, line[written:])
+        except OSError:
+            if written:
+                with contextlib.suppress(OSError):  # cut the torn line back off
+                    os.ftruncate(fd, start)
+            raise
+
+    @property
+    def failure(self) -> str | None:
+        """Why the raw runs could not be written, once they could not."""
+        return self._failed
 
     def close(self) -> None:
-        if self._stream is not None:
-            self._stream.close()
-            self._stream = None
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                os.close(self._fd)
+            self._fd = None
 
 
 def read_raw_runs(run_dir: Path) -> Iterator[dict[str, Any]]:

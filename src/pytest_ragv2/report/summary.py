@@ -196,9 +196,19 @@ def _protocol_markdown(summary: Summary) -> list[str]:
 def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) -> Path:
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(summary.to_json(), indent=2, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
-    (report_dir / SUMMARY_MD).write_text(markdown, encoding="utf-8")
-    (report_dir / REPORT_HTML).write_text(page, encoding="utf-8")
+    _write_atomic(path, json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
+    _write_atomic(report_dir / SUMMARY_MD, markdown)
+    _write_atomic(report_dir / REPORT_HTML, page)
     return path
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    """The whole file or none of it: written beside, then renamed over; a failed write
+    (a full disk) leaves neither a torn file nor its temporary."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise

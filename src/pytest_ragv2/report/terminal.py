@@ -179,6 +179,8 @@ def _verdict(screen: Screen, first: Summary, failed: Sequence[str], passing: str
     names = ", ".join(failed)
     if verdict == "interrupted":
         text = "verdict: INTERRUPTED — no promotion decision (partial results written)"
+    elif verdict == "stopped":
+        text = "verdict: STOPPED — the raw runs could not be written: no promotion decision"
     elif verdict == "incomplete":
         budget = first.extras.get("budget", {})
         text = (
