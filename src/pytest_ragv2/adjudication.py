@@ -763,4 +763,7 @@ def adjudication_markdown(summary: Summary | Mapping[str, Any]) -> list[str]:
 
 
 def _md(value: Any) -> str:
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    """A reviewer's text in summary.md, inert (HTML escaped, Markdown backslashed)."""
+    from pytest_ragv2.report.tables import md_text
+
+    return md_text(str(value))
