@@ -167,6 +167,25 @@ def test_scoring_is_linear_in_the_answer(shape: str) -> None:
     assert large_s <= 8 * small_s + 0.25, (shape, small_s, large_s)
 
 
+# one long run inside an ordinary sentence: whitespace, markdown, a number that never ends
+RUNS: dict[str, Callable[[int], str]] = {
+    "whitespace run": lambda n: "The answer is " + " \t" * (n // 2) + "\n here.",
+    "markdown run": lambda n: "The answer\n|" + "-|" * (n // 2) + "\n",
+    "grouped number": lambda n: "The value is 1" + ",000" * (n // 4) + " bar.",
+    "open bracket": lambda n: "The answer [" + "1," * (n // 2),
+}
+
+
+@pytest.mark.parametrize("shape", sorted(RUNS))
+def test_scoring_is_linear_in_one_long_run(shape: str) -> None:
+    uncapped = AnswerScoringOptions(max_scored_chars=10 * MB)
+    small, large = RUNS[shape](6_000), RUNS[shape](24_000)
+    score(small, uncapped)  # warm-up
+    small_s = seconds(lambda: score(small, uncapped), tries=2)
+    large_s = seconds(lambda: score(large, uncapped), tries=2)
+    assert large_s <= 8 * small_s + 0.25, (shape, small_s, large_s)
+
+
 # --------------------------------------------------------------------------- the cap
 
 
