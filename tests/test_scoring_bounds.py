@@ -8,6 +8,7 @@ multiple of a plain answer's time and peak memory (tracemalloc).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 import tracemalloc
@@ -29,6 +30,7 @@ from pytest_ragv2.layers.chat import (
     score_raw_chat_run,
     scoring_failed_record,
     scoring_options,
+    text_fingerprint,
 )
 from pytest_ragv2.run_record import ChatRecord
 from pytest_ragv2.schema import Case
@@ -283,6 +285,17 @@ def test_rescoring_a_run_over_its_budget_records_it_as_the_session_did() -> None
     )
     assert record.error is not None
     assert record.error.kind == "scoring_budget"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.text(alphabet=st.sampled_from(list("aB ß\u0130\n\t\u3000é1")), max_size=60),
+    st.integers(1, 8),
+)
+def test_the_answer_digest_reads_in_chunks_as_it_read_whole(text: str, chunk: int) -> None:
+    whole = " ".join(text.casefold().split())
+    expected = hashlib.sha1(whole.encode("utf-8")).hexdigest()[:12]
+    assert text_fingerprint(text, chunk) == expected
 
 
 # --------------------------------------------------------------------------- language text

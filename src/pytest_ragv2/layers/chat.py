@@ -129,11 +129,33 @@ def _is_tool_error(result: str | None) -> bool:
     return head.startswith(("error", '{"error"'))
 
 
+DIGEST_CHUNK_CHARS = 1 << 16
+
+
 def answer_fingerprint(transcript: Transcript) -> str:
     """A short digest of the final answer, whitespace- and case-normalised: equal digests
     over a case's repetitions are the "answer consistency" of the report."""
-    normalised = " ".join(transcript.final_answer.casefold().split())
-    return hashlib.sha1(normalised.encode("utf-8")).hexdigest()[:12]
+    return text_fingerprint(transcript.final_answer)
+
+
+def text_fingerprint(text: str, chunk_chars: int = DIGEST_CHUNK_CHARS) -> str:
+    """The first 12 hex digits of the SHA-1 of ``" ".join(text.casefold().split())``, read
+    ``chunk_chars`` at a time: memory bounded by the chunk, never by the text's tokens."""
+    digest = hashlib.sha1()
+    wrote = False  # a token was written
+    space_pending = False  # whitespace followed the last token written
+    for start in range(0, len(text), chunk_chars):
+        chunk = text[start : start + chunk_chars].casefold()
+        tokens = chunk.split()
+        if not tokens:
+            space_pending = space_pending or (wrote and bool(chunk))
+            continue
+        if wrote and (space_pending or chunk[0].isspace()):
+            digest.update(b" ")
+        digest.update(" ".join(tokens).encode("utf-8", "surrogatepass"))
+        wrote = True
+        space_pending = chunk[-1].isspace()
+    return digest.hexdigest()[:12]
 
 
 def evidence_files(transcript: Transcript) -> list[str]:
