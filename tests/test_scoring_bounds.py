@@ -157,16 +157,24 @@ def test_random_and_adversarial_answers_cost_a_multiple_of_a_plain_one(answer: s
     assert peak <= 10 * plain_peak + 2 * MB, (len(answer), answer[:40], peak, plain_peak)
 
 
+def assert_linear(small: str, large: str, shape: str) -> None:
+    """Uncapped, four times the answer costs about four times the time: under 8 times (a
+    quadratic scorer costs 16), the best of three interleaved tries (a busy machine slows
+    one try, rarely all three)."""
+    uncapped = AnswerScoringOptions(max_scored_chars=10 * MB)
+    score(small, uncapped)  # warm-up
+    small_s = large_s = float("inf")
+    for _ in range(3):
+        small_s = min(small_s, seconds(lambda: score(small, uncapped)))
+        large_s = min(large_s, seconds(lambda: score(large, uncapped)))
+    assert large_s <= 8 * small_s + 0.5, (shape, small_s, large_s)
+
+
 @pytest.mark.parametrize("shape", sorted(ADVERSARIAL))
 def test_scoring_is_linear_in_the_answer(shape: str) -> None:
     """Uncapped, four times the answer costs about four times the time (never sixteen)."""
-    uncapped = AnswerScoringOptions(max_scored_chars=10 * MB)
     unit = ADVERSARIAL[shape]
-    small, large = repeat(unit, 6_000), repeat(unit, 24_000)
-    score(small, uncapped)  # warm-up
-    small_s = seconds(lambda: score(small, uncapped), tries=2)
-    large_s = seconds(lambda: score(large, uncapped), tries=2)
-    assert large_s <= 8 * small_s + 0.25, (shape, small_s, large_s)
+    assert_linear(repeat(unit, 6_000), repeat(unit, 24_000), shape)
 
 
 # one long run inside an ordinary sentence: whitespace, markdown, a number that never ends
@@ -180,12 +188,7 @@ RUNS: dict[str, Callable[[int], str]] = {
 
 @pytest.mark.parametrize("shape", sorted(RUNS))
 def test_scoring_is_linear_in_one_long_run(shape: str) -> None:
-    uncapped = AnswerScoringOptions(max_scored_chars=10 * MB)
-    small, large = RUNS[shape](6_000), RUNS[shape](24_000)
-    score(small, uncapped)  # warm-up
-    small_s = seconds(lambda: score(small, uncapped), tries=2)
-    large_s = seconds(lambda: score(large, uncapped), tries=2)
-    assert large_s <= 8 * small_s + 0.25, (shape, small_s, large_s)
+    assert_linear(RUNS[shape](6_000), RUNS[shape](24_000), shape)
 
 
 # --------------------------------------------------------------------------- the cap
