@@ -40,12 +40,14 @@ from pytest_ragv2.scoring.answers import (
     AnswerScoringOptions,
     ScoringBudgetExceeded,
     allowed_files,
+    bounded_turn,
     cut_for_scoring,
     score_transcript,
 )
 from pytest_ragv2.scoring.language import language_text
 from pytest_ragv2.session import summarize
-from pytest_ragv2.transcripts import ChatTurn, Transcript
+from pytest_ragv2.systems.outputs import RetrievedItem
+from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = "The maximum operating pressure of the valve is 16 bar at 20 °C, see the datasheet. "
@@ -210,6 +212,32 @@ def test_a_cut_turn_records_the_answer_length() -> None:
     )
     assert scored.turns[0].cut_from_chars == 5_000
     assert scored.turns[0].to_json()["cut_from_chars"] == 5_000
+
+
+def test_support_texts_are_cut_as_the_answer_is() -> None:
+    long_text = repeat("Maximum pressure 16 bar. ", 3 * MB)
+    turn = ChatTurn(
+        prompt="q",
+        answer=PLAIN,
+        evidence=[RetrievedItem(rank=1, text=long_text, file_id="d")],
+        tool_calls=[ToolCall("1", "search_knowledge_base", {"query": "q"}, long_text)],
+        citations=[Citation("[1]", "d", None, None, long_text)],
+    )
+    bounded = bounded_turn(turn, 50_000)
+    assert len(bounded.evidence[0].text) <= 50_000
+    assert len(bounded.tool_calls[0].result or "") <= 50_000
+    assert len(bounded.citations[0].content or "") <= 50_000
+    assert bounded_turn(bounded, 50_000) is bounded  # nothing left to cut
+    case, lang, _ = _gold()
+    took = seconds(
+        lambda: score_transcript(
+            case,
+            lang,
+            Transcript([turn], 1.0),
+            options=AnswerScoringOptions(max_scored_chars=20_000),
+        )
+    )
+    assert took < 5.0
 
 
 def test_cut_for_scoring_cuts_at_a_whitespace_never_inside_a_number() -> None:

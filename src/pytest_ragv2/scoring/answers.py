@@ -64,8 +64,9 @@ Vetoes (one :class:`Veto` per offending text and kind):
 
 Bounds: an answer longer than ``max_scored_chars`` (default 200,000 characters) is cut
 before anything reads it (at the last whitespace of its final 1,000 characters, so no number
-is cut in two) and its turn says so (``cut_from_chars``); the scorers are linear in what is
-left. Scoring one run that takes longer than ``scoring_budget_s`` (default 30 s) raises
+is cut in two) and its turn says so (``cut_from_chars``); so is every support text (prompt,
+evidence, tool result, citation content: :func:`bounded_turn`); the scorers are linear in
+what is left. Scoring one run that takes longer than ``scoring_budget_s`` (default 30 s) raises
 :class:`ScoringBudgetExceeded` at the next stage boundary: the run is a ``scoring_budget``
 error of its own, its raw run kept.
 
@@ -134,6 +135,40 @@ class ScoringBudgetExceeded(Exception):
         super().__init__(f"scoring took longer than its budget of {budget_s:g} s (at {stage})")
         self.budget_s = budget_s
         self.stage = stage
+
+
+def bounded_turn(turn: ChatTurn, max_chars: int) -> ChatTurn:
+    """``turn`` with its prompt, every evidence text, tool result and citation content cut
+    to ``max_chars`` (the answer is cut by the caller, which records it): support texts are
+    read by the same linear scorers, and a 100 MB tool result must not outlast the budget
+    before the first checkpoint. The turn itself when nothing is that long."""
+
+    def cut(text: str) -> str:
+        return cut_for_scoring(text, max_chars)[0]
+
+    def long(text: str | None) -> bool:
+        return text is not None and len(text) > max_chars
+
+    if not (
+        long(turn.prompt)
+        or any(long(item.text) for item in turn.evidence)
+        or any(long(call.result) for call in turn.tool_calls)
+        or any(long(citation.content) for citation in turn.citations)
+    ):
+        return turn
+    return replace(
+        turn,
+        prompt=cut(turn.prompt),
+        evidence=[replace(i, text=cut(i.text)) if long(i.text) else i for i in turn.evidence],
+        tool_calls=[
+            replace(c, result=cut(c.result)) if c.result is not None and long(c.result) else c
+            for c in turn.tool_calls
+        ],
+        citations=[
+            replace(c, content=cut(c.content)) if c.content is not None and long(c.content) else c
+            for c in turn.citations
+        ],
+    )
 
 
 def cut_for_scoring(answer: str, max_chars: int) -> tuple[str, int | None]:
@@ -303,6 +338,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     score.cut_from_chars = cut_from
     if cut_from is not None:  # every scorer below reads the cut answer, tools included
         turn = replace(turn, answer=answer)
+    turn = bounded_turn(turn, options.max_scored_chars)
     context.checkpoint(f"turn {gold.turn}: start")
     score.safe_refusal_expected = gold.safe_refusal_expected
     expected = gold.expected_answer or ExpectedAnswer()
@@ -326,7 +362,10 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
 
     # support: this turn's evidence, results and citations, the prompts so far, the history
     prompt_support = text_support(turn.prompt)
-    own = [text_support(text) for text in _turn_texts(turn)]
+    own = []
+    for text in _turn_texts(turn):
+        context.checkpoint(f"turn {gold.turn}: support")
+        own.append(text_support(text))
     support = Support.merge(
         [*context.history, prompt_support, *own],
         extra_filenames=[*context.history_names, *_turn_filenames(turn)],
@@ -582,6 +621,7 @@ __all__ = [
     "Verdict",
     "Veto",
     "allowed_files",
+    "bounded_turn",
     "cut_for_scoring",
     "score_transcript",
     "turn_golds",
