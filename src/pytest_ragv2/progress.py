@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
 DEFAULT_INTERVAL_S = 15.0
 
@@ -74,7 +75,8 @@ class Progress:
 
     def add(self, record: RunRecord) -> None:
         self.done += 1
-        self.errors += not record.ok
+        scoring = record.error is not None and record.error.kind in SCORING_ERROR_KINDS
+        self.errors += not record.ok and not scoring  # the system's errors, as error_rate
         self.unmet += not record.met and not record.skipped
         self.latency_s += record.latency_s
         key = record.key
