@@ -654,17 +654,6 @@ def outcome_json(
     }
 
 
-def _fit(text: str, width: int = LINE_WIDTH) -> str:
-    """One line no wider than ``width``, cut at a word with an ellipsis."""
-    if len(text) <= width:
-        return text
-    cut = text[: width - 1]
-    space = cut.rfind(" ")
-    if space > width // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:") + "…"
-
-
 def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ``adjudication`` of a summary (or of its summary.json); None when it has none."""
     extras = summary.get("extras", summary) if isinstance(summary, Mapping) else summary.extras
@@ -709,7 +698,9 @@ def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
     lines += [f"  not applied: {error}" for error in errors[:TERMINAL_LINES]]
     if len(errors) > TERMINAL_LINES:
         lines.append(f"  … and {len(errors) - TERMINAL_LINES} more errors (gate gold_valid)")
-    return [_fit(line) for line in lines]
+    from pytest_ragv2.report.excerpts import excerpt
+
+    return [excerpt(line, LINE_WIDTH) for line in lines]
 
 
 def adjudication_markdown(summary: Summary | Mapping[str, Any]) -> list[str]:

@@ -18,6 +18,7 @@ from pytest_ragv2.metrics import (
     Metric,
     columns,
 )
+from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.session import SystemRow
 
 if TYPE_CHECKING:
@@ -568,10 +569,6 @@ def _reading(found: float | None, shares: Sequence[float]) -> str:
 REASON_CHARS = 200  # a diagnosis' reason in a table (summary.json holds it whole)
 
 
-def _shortened(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
     """The failure diagnosis (:mod:`pytest_ragv2.diagnosis`, in ``extras["diagnosis"]``):
     cases per diagnosis and system, then every case a system did not get right, with the
@@ -591,7 +588,7 @@ def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
     ]
     cases: Mapping[str, Mapping[str, Mapping[str, str]]] = data.get("cases") or {}
     failing = [
-        [case, subject, found["diagnosis"], _shortened(found["reason"], REASON_CHARS)]
+        [case, subject, found["diagnosis"], excerpt(found["reason"], REASON_CHARS)]
         for case, by_subject in cases.items()
         for subject, found in by_subject.items()
         if found["diagnosis"] != OK

@@ -16,6 +16,7 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.keys import NOT_DECISIVE
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
+from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
 from pytest_ragv2.run_record import RunRecord
 
@@ -47,14 +48,7 @@ def printable(text: str) -> str:
 
 def clip(text: str, width: int) -> str:
     """One line no wider than ``width``: cut at a word, with an ellipsis."""
-    text = text.replace("\n", " ")
-    if len(text) <= width:
-        return text
-    cut = text[: width - 1]
-    space = cut.rfind(" ")
-    if space > width // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return excerpt(text.replace("\n", " "), width)
 
 
 @dataclass(frozen=True, slots=True)
