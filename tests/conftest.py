@@ -14,7 +14,7 @@ from typing import Any
 # httpcore module would raise exceptions that table does not know. So everything the plugin
 # imports lazily is loaded here, once, before any pytester run.
 import httpcore  # noqa: F401
-import matplotlib.backends.backend_svg  # noqa: F401  (report.html's plots)
+import matplotlib.backends.backend_svg  # report.html's plots
 import matplotlib.figure  # noqa: F401
 import pytest
 

@@ -424,14 +424,12 @@ def _warm_imports() -> None:
     failure here (an in-process pytester run restoring sys.modules under this thread) is
     not the session's and must not print a traceback into its output."""
     try:
-        import numpy  # noqa: F401
-
-        # the comparison gates' bootstrap and permutation tests: a second to import
-        import scipy.stats  # noqa: F401
-
-        # report.html's plots: a third of a second, better spent while the runs wait
-        import matplotlib.backends.backend_svg  # noqa: F401
+        # report.html's plots (a third of a second), then numpy and the comparison gates'
+        # bootstrap and permutation tests (a second): better spent while the runs wait
+        import matplotlib.backends.backend_svg
         import matplotlib.figure  # noqa: F401
+        import numpy  # noqa: F401
+        import scipy.stats  # noqa: F401
     except Exception:
         return
 
