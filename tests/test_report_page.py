@@ -317,3 +317,13 @@ def test_an_adjudicated_run_says_who_ruled_in_its_panel(project: pytest.Pytester
     assert "<span class='badge ruled'>ruled by Dana Reviewer</span>" in ruled[0]
     assert "adjudicated by Dana Reviewer on 2026-11-30" in ruled[0]
     assert page.index("id='verdict'") < page.index("Dana Reviewer")  # after the banner
+
+
+def test_a_baseline_miss_reads_as_pytest_reads_it(project: pytest.Pytester) -> None:
+    # the weak baseline misses C01 and C02: its runs decide nothing, as pytest's xfailed
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=x")
+    page = report(project, "x")
+    baseline = runs_of(panel(page, "C01"), "v1")
+    assert baseline
+    assert all("XFAIL</span> <b>v1</b> (baseline)" in run for run in baseline)
+    assert all("data-outcome='unmet'" in run.split(">", 1)[0] for run in baseline)

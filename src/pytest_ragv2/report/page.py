@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.gates import GateResult
+from pytest_ragv2.keys import NOT_DECISIVE
 from pytest_ragv2.report.case_view import (
     OUTCOMES,
     CaseView,
@@ -476,8 +477,10 @@ def _run_summary(run: RunView, headline: str) -> str:
     role = f" ({escape(run.role)})" if run.role else ""
     if run.ruled_by:
         role += f" <span class='badge ruled'>ruled by {escape(', '.join(run.ruled_by))}</span>"
+    # the words pytest uses: a baseline's or reference's miss decides nothing (xfailed)
+    label = "XFAIL" if run.outcome == "unmet" and run.role in NOT_DECISIVE else run.outcome.upper()
     return (
-        f"<summary><span class='badge {escape(run.outcome)}'>{escape(run.outcome.upper())}"
+        f"<summary><span class='badge {escape(run.outcome)}'>{escape(label)}"
         f"</span> <b>{escape(key.system)}</b>{role} · {escape(key.lang)} · r{key.rep} · "
         f"{run.latency_s:.2f} s · {escape(headline)} {_fmt(run.headline)}{first}</summary>"
     )
