@@ -327,3 +327,22 @@ def test_a_baseline_miss_reads_as_pytest_reads_it(project: pytest.Pytester) -> N
     assert baseline
     assert all("XFAIL</span> <b>v1</b> (baseline)" in run for run in baseline)
     assert all("data-outcome='unmet'" in run.split(">", 1)[0] for run in baseline)
+
+
+def test_pytest_html_shows_a_hostile_case_file_name_as_text(project: pytest.Pytester) -> None:
+    import html
+    import json
+
+    hostile = "x<img src=x onerror=alert(1)>.yaml"
+    shutil.copy(project.path / "cases" / "development.yaml", project.path / "cases" / hostile)
+    (project.path / "cases" / "development.yaml").unlink()
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=hh", "--html=pytest-html.html")
+    page = (project.path / "pytest-html.html").read_text(encoding="utf-8")
+    blob = re.search(r'data-jsonblob="([^"]*)"', page)
+    assert blob is not None
+    tests = json.loads(html.unescape(blob.group(1)))["tests"]
+    cells = [row for runs in tests.values() for run in runs for row in run["resultsTableRow"]]
+    ids = [cell for cell in cells if cell.startswith('<td class="col-testId">')]
+    assert len(ids) == 10
+    assert all("&lt;img src=x onerror=alert(1)&gt;.yaml::C0" in cell for cell in ids)
+    assert not any("<img" in cell for cell in ids)

@@ -51,6 +51,18 @@ class Decided(Protocol):
     def gates(self) -> Sequence[GateResult]: ...
 
 
+TEST_ID_CELL = '<td class="col-testId">'
+
+
+def _escape_test_id(report: pytest.TestReport, cells: list[str]) -> None:
+    """pytest-html puts the node id into its row as HTML, unescaped, and its page inserts the
+    row with innerHTML: a case file named ``<img src=x onerror=…>.yaml`` would run script.
+    The plugin writes that cell again, escaped (only where it is the cell pytest-html made)."""
+    if len(cells) > 1 and cells[1].startswith(TEST_ID_CELL):
+        test_id = report.nodeid if report.when == "call" else f"{report.nodeid}::{report.when}"
+        cells[1] = f"{TEST_ID_CELL}{escape(test_id)}</td>"
+
+
 class HtmlHooks:
     def __init__(self, decided: Decided, layers: Sequence[str]) -> None:
         self._controller = decided
@@ -65,6 +77,7 @@ class HtmlHooks:
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_row(self, report: pytest.TestReport, cells: list[str]) -> None:
+        _escape_test_id(report, cells)
         data = getattr(report, "ragv2", None)
         if data is None:
             cells[2:2] = ["<td></td>"] * len(self._columns)
