@@ -467,6 +467,11 @@ def test_a_crashed_worker_costs_only_its_run_and_is_counted(project: pytest.Pyte
     assert complete["decision"] == "fail"
     assert complete["reason"] == "9 of 10 runs recorded; 1 lost"
     assert len(raw_lines(project)) == 9
+    # named as a lost run of its case, never as an ordinary test that failed
+    screen = " ".join(result.stdout.str().split())
+    assert "1 run(s) lost (counted by runs_complete): cases/development.yaml::" in screen
+    assert "crashed while running" in screen
+    assert "ordinary test" not in screen
 
 
 def test_cases_of_other_layers_are_not_collected(project: pytest.Pytester) -> None:
@@ -518,3 +523,15 @@ def test_a_session_stopped_before_its_first_write_leaves_no_run_folder(
     result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=t", "--ragv2-systems=nope")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert not (project.path / "raw-runs" / "t").exists()
+
+
+def test_an_ordinary_failing_test_beside_the_cases_fails_the_session(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(test_other="def test_bad():\n    assert False\n")
+    result = project.runpytest("--ragv2-layer=A", *RUN_ID, "cases", "test_other.py")
+    assert summary_of(project)["verdict"] == "pass"  # every gate holds ...
+    assert result.ret == pytest.ExitCode.TESTS_FAILED  # ... and the failing test still counts
+    screen = " ".join(result.stdout.str().split())
+    assert "1 ordinary test(s) or collector(s) failed besides the gold cases" in screen
+    assert "run(s) lost" not in screen

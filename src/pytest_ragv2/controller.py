@@ -69,6 +69,7 @@ class Controller:
     progress_writer: Callable[[str], None] | None = None
     progress: Progress | None = None
     raw_write_error: str | None = None  # the raw runs could not be written: exit status 3
+    lost_runs: list[str] = field(default_factory=list)  # case runs reported with no record
     report_errors: list[str] = field(default_factory=list)  # reports that could not be
 
     @property
@@ -125,8 +126,23 @@ class Controller:
             if self.progress is not None:
                 self.progress.add(self.records[-1])
         elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
-            # an ordinary test (or a collection error) failed: the gates cannot clear that
-            self.other_failures += 1
+            if self._is_case_run(report.nodeid):
+                # a gold-case run with no record: its worker crashed (or the plugin failed
+                # inside it); runs_complete counts it as lost, this says why
+                reason = str(report.longrepr).strip().splitlines() or ["no record"]
+                self.lost_runs.append(f"{report.nodeid}: {reason[-1]}")
+            else:
+                # an ordinary test (or a collection error) failed: the gates cannot clear that
+                self.other_failures += 1
+
+    def _is_case_run(self, nodeid: str) -> bool:
+        """A node id of a gold-case item: it lies in the cases folder (xdist's controller
+        has no items, only their reports)."""
+        path, _, name = nodeid.partition("::")
+        if not name:
+            return False
+        found = (self.ctx.rootdir / path).resolve()
+        return found.is_relative_to(self.ctx.settings.cases.resolve())
 
     def case_errors(self) -> list[str]:
         return [str(error) for error in self.ctx.catalog.errors] + self.ctx.allowlist_errors
@@ -260,6 +276,12 @@ class Controller:
         if self.ctx.preflight is not None:
             self.locations.extend(
                 f"preflight warning: {finding}" for finding in self.ctx.preflight.warnings
+            )
+        if self.lost_runs:
+            self.locations.append(
+                f"{len(self.lost_runs)} run(s) lost (counted by runs_complete): "
+                + "; ".join(self.lost_runs[:3])
+                + (f"; … {len(self.lost_runs) - 3} more" if len(self.lost_runs) > 3 else "")
             )
         if self.other_failures:
             self.locations.append(
