@@ -411,6 +411,7 @@ def write_run_manifest(
         }
         for name, system in ctx.systems.items()
     }
+    systems = _without_url_credentials(systems)
     manifest = build_manifest(
         run_id=ctx.run_id,
         seed=ctx.seed,
@@ -439,6 +440,23 @@ def write_run_manifest(
     for layer in ctx.layers:
         manifest.update(load_layer(layer).manifest_extras(settings))
     write_manifest(ctx.run_dir, manifest)
+
+
+def _without_url_credentials(value: Any) -> Any:
+    """The systems' configuration as the manifest records it: every URL's password and
+    credential-named query values (``?code=``, ``?sig=``) replaced."""
+    from pytest_ragv2.systems.base import redact_url
+
+    if isinstance(value, dict):
+        return {
+            key: redact_url(item)
+            if isinstance(item, str) and (key == "url" or key.endswith("_url"))
+            else _without_url_credentials(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_without_url_credentials(item) for item in value]
+    return value
 
 
 def _warm_imports() -> None:

@@ -52,7 +52,9 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        return f"system {self.system}: {self.message}"
+        from pytest_ragv2.systems.base import redact_urls_in
+
+        return f"system {self.system}: {redact_urls_in(self.message)}"
 
 
 @dataclass(slots=True)

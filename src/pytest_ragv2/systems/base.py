@@ -9,9 +9,13 @@ loop of every HTTP call, plain or streamed.
 
 from __future__ import annotations
 
+import functools
+import json
 import os
+import re
 import ssl
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -28,7 +32,8 @@ from pytest_ragv2.systems.outputs import (
 )
 
 REDACTED = "<redacted>"
-MIN_SCRUBBED_CHARS = 8
+MIN_SCRUBBED_CHARS = 8  # replaced wherever it occurs
+MIN_WORD_CHARS = 4  # shorter: replaced only as a whole string
 _BODY_EXCERPT_CHARS = 300
 
 
@@ -91,12 +96,21 @@ def headers_from_env(headers_env: Mapping[str, str]) -> dict[str, str]:
 
 
 def scrub(value: Any, secrets: Sequence[str]) -> Any:
-    """``value`` with every occurrence of any secret inside its strings replaced."""
+    """``value`` with every secret inside its strings replaced, by its length: one of
+    ``MIN_SCRUBBED_CHARS`` or more wherever it occurs; a shorter one wherever it stands as
+    a whole word (an echoed "x7k2" is caught, "x7k2" inside "ax7k29" is not); one under
+    ``MIN_WORD_CHARS`` only as a whole string (a header "2" must not take every "2" out of
+    an answer that is then scored)."""
     if not secrets:
         return value
     if isinstance(value, str):
         for secret in secrets:
-            value = value.replace(secret, REDACTED)
+            if len(secret) >= MIN_SCRUBBED_CHARS:
+                value = value.replace(secret, REDACTED)
+            elif len(secret) < MIN_WORD_CHARS:
+                value = REDACTED if value == secret else value
+            elif secret in value:
+                value = _whole_word(secret).sub(REDACTED, value)
         return value
     if isinstance(value, dict):
         return {scrub(key, secrets): scrub(item, secrets) for key, item in value.items()}
@@ -105,19 +119,71 @@ def scrub(value: Any, secrets: Sequence[str]) -> Any:
     return value
 
 
-def secret_values(values: Iterable[str]) -> list[str]:
-    """The strings worth scrubbing: each value and, for "Bearer <token>", the token alone.
+@functools.lru_cache(maxsize=256)
+def _whole_word(secret: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])")
 
-    Values shorter than ``MIN_SCRUBBED_CHARS`` are not scrubbed: replacing every "1" or "en"
-    in a recorded body would destroy the record and protect nothing.
-    """
+
+def secret_values(values: Iterable[str]) -> list[str]:
+    """The strings to scrub for a set of credentials: each value; for "Bearer <token>" the
+    token alone; and the forms a server may echo them in (percent-encoded, JSON-escaped).
+    Every length counts (``scrub`` says how a short one is matched)."""
     found: list[str] = []
     for value in values:
+        if not value:
+            continue
         found.append(value)
         scheme, _, token = value.partition(" ")
         if token and scheme.isalpha():
             found.append(token)
-    return [value for value in found if len(value) >= MIN_SCRUBBED_CHARS]
+    encoded = [
+        form
+        for value in found
+        for form in (urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1])
+        if form != value
+    ]
+    # longest first: a secret inside a longer one is replaced after it, never before
+    return sorted(set(found + encoded), key=len, reverse=True)
+
+
+# query parameters whose value is a credential (Azure's "code", a signed URL's "sig", ...)
+SECRET_QUERY = re.compile(
+    r"(^|[_-])(key|apikey|api-key|token|secret|sig|signature|code|password|passwd|pwd|auth|"
+    r"access[_-]?token|client[_-]?secret|credential|session)([_-]|$)",
+    re.IGNORECASE,
+)
+
+
+def url_secrets(url: str) -> list[str]:
+    """The credentials a URL carries: its userinfo's password and the values of the query
+    parameters named like credentials, each as written in the URL and decoded."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        password = parts.password
+    except ValueError:
+        return []
+    found: list[str] = []
+    if password:
+        raw = parts.netloc.rpartition("@")[0].partition(":")[2]
+        found += [password, raw]
+    for pair in parts.query.split("&"):
+        name, _, raw = pair.partition("=")
+        if raw and SECRET_QUERY.search(urllib.parse.unquote_plus(name)):
+            found += [urllib.parse.unquote(raw), raw]
+    return list(dict.fromkeys(found))
+
+
+def redact_url(url: str) -> str:
+    """``url`` as a record may show it: the credentials it carries replaced."""
+    return str(scrub(url, secret_values(url_secrets(url))))
+
+
+_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
+
+
+def redact_urls_in(text: str) -> str:
+    """Every URL inside ``text`` (a message) with its credentials replaced."""
+    return _URL.sub(lambda found: redact_url(found.group()), text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,8 +284,8 @@ def send_with_retry(
     what arrived is kept by the reader and on the exchange.
     """
     headers = dict(headers or {})
-    secrets = secret_values(headers.values())
-    call = f"{method} {url}"
+    secrets = secret_values([*headers.values(), *url_secrets(url)])
+    call = f"{method} {scrub(url, secrets)}"
     request_record: dict[str, Any] = {"method": method, "url": url}
     if json_body is not None:
         request_record["json"] = json_body
