@@ -31,6 +31,8 @@ class Reply:
     complete: bool = True  # frames only; False: the connection drops before the body's end
     delay_s: float = 0.0  # before the answer (or, for frames, before the last frame)
     frame_gap_s: float = 0.0  # between frames
+    headers: dict[str, str] = field(default_factory=dict)  # more response headers (raw bodies)
+    trickle_s: float = 0.0  # raw bodies: one byte at a time, this long apart
 
 
 @dataclass
@@ -121,8 +123,20 @@ def _handler(state: Server) -> type[BaseHTTPRequestHandler]:
             self.send_response(reply.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(data)
+            if not reply.trickle_s:
+                self.wfile.write(data)
+                return
+            for byte in data:
+                try:
+                    self.wfile.write(bytes([byte]))
+                    self.wfile.flush()
+                except OSError:  # the client gave up: what a trickle is there to test
+                    self.close_connection = True
+                    return
+                time.sleep(reply.trickle_s)
 
         def _send_events(self, reply: Reply, frames: list[bytes]) -> None:
             self.send_response(reply.status)

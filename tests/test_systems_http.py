@@ -589,3 +589,53 @@ def test_http_json_unusable_url_is_an_adapter_error() -> None:
     assert result.error is not None
     assert result.error.kind == "adapter"
     assert len(result.exchanges) == 1  # a configuration error is not retried
+
+
+# --- bounded responses ------------------------------------------------------------------
+
+
+def test_a_gzip_bomb_stops_at_the_size_limit_as_a_run_error(server: LoopbackServer) -> None:
+    import gzip
+    import tracemalloc
+
+    bomb = gzip.compress(b"[" + b" " * (200 * 1024 * 1024) + b"]", compresslevel=9)
+    assert len(bomb) < 300 * 1024  # 200 MB once decompressed
+    server.answer("/query_multiple", Canned(raw=bomb, headers={"Content-Encoding": "gzip"}))
+    tracemalloc.start()
+    try:
+        result = run_rag_api(rag_api(server, max_response_mb=4))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.error is not None
+    assert result.error.kind == "too_large"
+    assert "exceeded 4,194,304 bytes (after decompression)" in result.error.message
+    assert peak < 40 * 1024 * 1024  # read in chunks, never whole
+    (exchange,) = result.exchanges  # not retried: it would be as large again
+    assert exchange.response_body == "<body over 4,194,304 bytes: not kept>"
+
+
+def test_a_body_over_the_limit_is_refused_and_one_under_it_is_read(
+    server: LoopbackServer,
+) -> None:
+    big = [[document("f-pdf", "x" * 1000), 0.1] for _ in range(2000)]  # ~2.4 MB
+    server.answer("/query_multiple", Canned(body=big))
+    assert run_rag_api(rag_api(server, max_response_mb=1)).error.kind == "too_large"  # type: ignore[union-attr]
+    server.answer("/query_multiple", Canned(body=big))
+    result = run_rag_api(rag_api(server, max_response_mb=4))
+    assert result.error is None
+    assert len(result.items) == 10
+
+
+def test_a_trickling_server_is_a_timeout_at_the_calls_deadline(server: LoopbackServer) -> None:
+    import time
+
+    body = json.dumps([[document("f-pdf", "slow"), 0.1]]).encode()
+    server.answer("/query_multiple", Canned(raw=body, trickle_s=0.05))  # ~8 s in all
+    started = time.perf_counter()
+    result = run_rag_api(rag_api(server, timeout_s=1, retry={"attempts": 1}))
+    took = time.perf_counter() - started
+    assert result.error is not None
+    assert result.error.kind == "timeout"
+    assert "no complete answer within 1 s" in result.error.message
+    assert took < 2.5  # the deadline is per call, not per read

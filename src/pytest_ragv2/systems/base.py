@@ -16,7 +16,8 @@ import re
 import ssl
 import time
 import urllib.parse
-from collections.abc import Callable, Iterable, Mapping, Sequence
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -236,12 +237,92 @@ def retry_reason(status_code: int) -> RetryReason | None:
 
 
 def decode_body(response: httpx.Response) -> tuple[Any, bool]:
-    if not response.content:
+    return decode_content(response.content, response.charset_encoding)
+
+
+def decode_content(content: bytes, charset: str | None) -> tuple[Any, bool]:
+    """A body as JSON when it is JSON, else as text (undecodable bytes replaced)."""
+    if not content:
         return "", False
     try:
-        return response.json(), True
+        return json.loads(content), True
     except ValueError:  # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors
-        return response.text, False
+        try:
+            return content.decode(charset or "utf-8", errors="replace"), False
+        except LookupError:  # a charset Python does not know
+            return content.decode("utf-8", errors="replace"), False
+
+
+DEFAULT_MAX_RESPONSE_BYTES = 32 * 1024 * 1024
+
+
+class _Bounded(Exception):
+    """A body over its size or time bound: the run's error, and what the exchange keeps."""
+
+    def __init__(self, failure: AdapterFailure, note: str) -> None:
+        super().__init__(note)
+        self.failure = failure
+        self.note = note
+
+
+DECODED_CHUNK = 1024 * 1024  # the most one step of decompression may produce
+
+
+def _decoded_chunks(response: httpx.Response) -> Iterator[bytes]:
+    """The body decompressed a bounded step at a time: httpx inflates each network read
+    whole (64 KB of a gzip bomb is 64 MB), so gzip and deflate are inflated here with a cap
+    on each step's output; any other coding is left to httpx."""
+    coding = response.headers.get("content-encoding", "").strip().lower()
+    if coding not in ("gzip", "x-gzip", "deflate"):
+        yield from response.iter_bytes()
+        return
+    inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # a gzip or a zlib header
+    try:
+        for raw in response.iter_raw(chunk_size=64 * 1024):
+            data = raw
+            while data:
+                yield inflater.decompress(data, DECODED_CHUNK)
+                data = inflater.unconsumed_tail
+        yield inflater.flush()
+    except zlib.error as exc:
+        raise httpx.DecodingError(f"{coding} body could not be decoded: {exc}") from None
+
+
+def _read_bounded(
+    response: httpx.Response,
+    call: str,
+    started: float,
+    max_bytes: int,
+    timeout_s: float | None,
+    secrets: Sequence[str],
+) -> bytes:
+    """The whole body, read chunk by chunk (decompressed) within the bounds; the response
+    is closed whatever happens."""
+    chunks: list[bytes] = []
+    size = 0
+    deadline = None if timeout_s is None else started + timeout_s
+    try:
+        for chunk in _decoded_chunks(response):
+            size += len(chunk)
+            if size > max_bytes:
+                message = (
+                    f"{call}: the response exceeded {max_bytes:,} bytes (after decompression); "
+                    "max_response_mb bounds it"
+                )
+                raise _Bounded(
+                    AdapterFailure("too_large", scrub(message, secrets)),
+                    f"<body over {max_bytes:,} bytes: not kept>",
+                )
+            if deadline is not None and time.perf_counter() > deadline:
+                message = f"{call}: no complete answer within {timeout_s:g} s ({size:,} bytes read)"
+                raise _Bounded(
+                    AdapterFailure("timeout", scrub(message, secrets)),
+                    f"<body cut at {size:,} bytes: the {timeout_s:g} s deadline passed>",
+                )
+            chunks.append(chunk)
+    finally:
+        response.close()
+    return b"".join(chunks)
 
 
 # read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
@@ -270,8 +351,13 @@ def send_with_retry(
     params: Mapping[str, str] | None = None,
     headers: Mapping[str, str] | None = None,
     stream: Streamed | None = None,
+    max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
 ) -> HttpReply:
     """Send one request, retrying as the policy says; every try is appended to ``exchanges``.
+
+    A body is read as it arrives and never past ``max_bytes`` (counted after decompression:
+    a gzip bomb stops at the limit) nor past the client's timeout counted from the try's
+    start (a server trickling a byte a second is a timeout, not a slow success).
 
     Every header passed here is treated as a credential: the exchange records its name with
     the value ``<redacted>``, and the header values are scrubbed from recorded bodies.
@@ -302,9 +388,24 @@ def send_with_retry(
             request = client.build_request(
                 method, url, json=json_body, params=params or None, headers=headers
             )
-            response = client.send(request, stream=stream is not None)
-            if stream is not None and not response.is_success:
-                response.read()
+            response = client.send(request, stream=True)
+            content = b""
+            if stream is None or not response.is_success:
+                content = _read_bounded(
+                    response, call, started, max_bytes, client.timeout.read, secrets
+                )
+        except _Bounded as bounded:
+            assert response is not None
+            exchanges.append(
+                Exchange(
+                    request_record,
+                    response.status_code,
+                    bounded.note,
+                    time.perf_counter() - started,
+                    attempt,
+                )
+            )
+            raise bounded.failure from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             if response is not None:
                 response.close()
@@ -321,8 +422,7 @@ def send_with_retry(
                     response, stream, call, request_record, exchanges, attempt, started
                 )
                 return HttpReply(method, url, response.status_code, frames, is_json=False)
-            response.close()  # ends a streamed request; a no-op on one already read
-            body, is_json = decode_body(response)
+            body, is_json = decode_content(content, response.charset_encoding)
             body = scrub(body, secrets)
             latency_s = time.perf_counter() - started
             exchanges.append(

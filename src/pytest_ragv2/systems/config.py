@@ -30,6 +30,16 @@ class AdapterConfig(StrictConfig):
     """One system's adapter configuration; each adapter narrows ``adapter`` to its name."""
 
     adapter: str
+    max_response_mb: float = Field(
+        default=32.0,
+        gt=0,
+        description="HTTP adapters: the largest response body taken, counted after "
+        "decompression; a larger one is the run's error (too_large), never read whole",
+    )
+
+    @property
+    def max_response_bytes(self) -> int:
+        return int(self.max_response_mb * 1024 * 1024)
 
 
 class RetrievalAdapterConfig(AdapterConfig):

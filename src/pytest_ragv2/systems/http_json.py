@@ -109,6 +109,7 @@ class HttpJsonRetriever(HttpAdapter):
             headers=headers,
             exchanges=exchanges,
             retry=self.config.retry,
+            max_bytes=self.config.max_response_bytes,
         )
         answer = reply.json_or_fail()
         found = resolve(answer, self.config.items_path)

@@ -133,6 +133,7 @@ class HttpJsonChat(HttpAdapter):
                 headers=headers,
                 exchanges=turn.exchanges,
                 retry=self.config.retry,
+                max_bytes=self.config.max_response_bytes,
             )
             answer = reply.json_or_fail()
             conversation_id = self._read_answer(answer, turn, conversation_id, first=first)

@@ -162,6 +162,7 @@ class LibreChatAgents(HttpAdapter):
                 secrets=secrets,
                 exchanges=exchanges,
                 retry=self.config.retry,
+                max_bytes=self.config.max_response_bytes,
                 timeout_s=self.config.timeout_s,
             )
         except AdapterFailure as failure:

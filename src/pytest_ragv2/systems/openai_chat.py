@@ -228,6 +228,7 @@ class OpenAIChat(HttpAdapter):
                 secrets=secrets,
                 exchanges=state.exchanges,
                 retry=self.config.retry,
+                max_bytes=self.config.max_response_bytes,
                 timeout_s=self.config.timeout_s,
             )
             calls = draft.tool_calls()

@@ -216,6 +216,7 @@ def request_answer(
     secrets: Sequence[str],
     exchanges: list[Exchange],
     retry: RetryPolicy,
+    max_bytes: int,
     timeout_s: float,
 ) -> None:
     """POST ``body`` to the completions ``url`` and fill ``draft`` from the answer.
@@ -233,6 +234,7 @@ def request_answer(
         headers=headers,
         exchanges=exchanges,
         retry=retry,
+        max_bytes=max_bytes,
         stream=Streamed(
             lambda response, frames, deadline, call: read_stream(
                 response, draft, frames, secrets, deadline=deadline, call=call

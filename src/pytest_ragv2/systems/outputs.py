@@ -14,7 +14,14 @@ from typing import Any, Literal
 # "scoring_budget": the answer could not be scored within its budget (the scorer's bound,
 # not the system's failure: left out of the error rate, counted on its own)
 ErrorKind = Literal[
-    "timeout", "transport", "http_status", "malformed", "adapter", "internal", "scoring_budget"
+    "timeout",
+    "transport",
+    "http_status",
+    "malformed",
+    "too_large",
+    "adapter",
+    "internal",
+    "scoring_budget",
 ]
 SCORING_ERROR_KINDS = frozenset({"scoring_budget"})
 

@@ -138,6 +138,7 @@ class RagApiRetriever(HttpAdapter):
             headers=headers,
             exchanges=exchanges,
             retry=self.config.retry,
+            max_bytes=self.config.max_response_bytes,
         )
 
     def auth_headers(self) -> dict[str, str]:
