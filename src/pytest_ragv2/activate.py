@@ -331,6 +331,9 @@ def _start_controller(
 
     controller.progress_writer = write_progress
     config.stash[CONTROLLER_KEY] = controller
+    from pytest_ragv2.signals import interrupt_on_sigterm
+
+    config.add_cleanup(interrupt_on_sigterm())  # a cancelled CI job still gets its report
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
     if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
         config.pluginmanager.register(

@@ -100,7 +100,10 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     ctx = session.config.stash.get(CONTEXT_KEY, None)
     try:
         if controller is not None:
-            controller.finish(session)
+            from pytest_ragv2.signals import shielded
+
+            with shielded():
+                controller.finish(session)
     except Exception:  # no verdict could be reached: never let that pass as a gate failure
         import traceback
 

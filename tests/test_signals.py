@@ -1,0 +1,77 @@
+"""SIGTERM (a cancelled CI job) stops a session as Ctrl-C does, with its report; a second
+signal while the verdict is written does not cost the reports."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tests.conftest import SYSTEMS_MODULE, pyproject
+from tests.test_plan_budget import SLOW_SYSTEMS
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+
+
+def _start(pytester: pytest.Pytester, *args: str) -> subprocess.Popen[str]:
+    pytester.makepyfile(ragsystems=SYSTEMS_MODULE + SLOW_SYSTEMS)  # each run takes 1 s
+    (pytester.path / "pyproject.toml").write_text(pyproject("slow_weak", "slow_good"))
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--ragv2-layer=A", "--ragv2-run-id=t", *args],
+        cwd=pytester.path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_runs(pytester: pytest.Pytester, runs: int, timeout_s: float = 30) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        written = sum(
+            len(path.read_text(encoding="utf-8").splitlines())
+            for path in (pytester.path / "raw-runs" / "t").glob("runs-*.jsonl")
+        )
+        if written >= runs:
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"fewer than {runs} runs written in {timeout_s} s")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_sigterm_stops_the_session_with_its_report(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    session = _start(project, *workers)
+    _wait_for_runs(project, 2)
+    session.send_signal(signal.SIGTERM)
+    out, err = session.communicate(timeout=60)
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, out + err
+    assert "verdict: INTERRUPTED" in out
+    summary = json.loads(
+        (project.path / "reports" / "t" / "summary.json").read_text(encoding="utf-8")
+    )
+    assert summary["verdict"] == "interrupted"
+    assert 0 < summary["runs"]["recorded"] < 10
+    for path in (project.path / "raw-runs" / "t").glob("runs-*.jsonl"):
+        assert all(json.loads(line) for line in path.read_text(encoding="utf-8").splitlines())
+
+
+def test_a_second_signal_while_the_verdict_is_written_is_held(project: pytest.Pytester) -> None:
+    from pytest_ragv2.signals import shielded
+
+    received: list[int] = []
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
+    try:
+        with shielded():
+            signal.raise_signal(signal.SIGINT)  # would raise KeyboardInterrupt unshielded
+            signal.raise_signal(signal.SIGTERM)
+        assert received == []  # held, not passed on
+        signal.raise_signal(signal.SIGTERM)
+        assert received == [signal.SIGTERM]  # the handler before is back
+    finally:
+        signal.signal(signal.SIGTERM, previous)
