@@ -20,6 +20,7 @@ from pytest_ragv2.systems.http_json import HttpJsonRetrieval
 from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.systems.registry import build_retriever, parse_retrieval_config
+from tests.conftest import pyproject
 from tests.scripted_server import Reply, Responder, Seen, Server, serve
 
 SECRET = "s3cret-for-tests-only-0123456789abcdef"
@@ -639,3 +640,43 @@ def test_a_trickling_server_is_a_timeout_at_the_calls_deadline(server: LoopbackS
     assert result.error.kind == "timeout"
     assert "no complete answer within 1 s" in result.error.message
     assert took < 2.5  # the deadline is per call, not per read
+
+
+def test_an_unknown_placeholder_is_a_configuration_error_with_a_suggestion() -> None:
+    from pydantic import ValidationError
+
+    from pytest_ragv2.systems.http_json_chat import HttpJsonChatConfig
+
+    with pytest.raises(ValidationError, match=r"body\.q: unknown placeholder \{qeury\} \(did "):
+        parse_retrieval_config(
+            {"adapter": "http-json", "url": "http://x", "body": {"q": "{qeury}", "k": "{k}"}}
+        )
+    with pytest.raises(ValidationError, match=r"params\.n: unknown placeholder \{top_k\}"):
+        parse_retrieval_config(
+            {"adapter": "http-json", "url": "http://x", "method": "GET", "params": {"n": "{top_k}"}}
+        )
+    with pytest.raises(ValidationError, match=r"body\.input\[1\]: unknown placeholder \{promt\}"):
+        HttpJsonChatConfig(
+            adapter="http-json-chat",
+            url="http://x",
+            answer_path="a",
+            body={"input": ["{conversation_id}", "{promt}"]},
+        )
+    # every placeholder the adapter fills is accepted, in a whole value or inside text
+    config = parse_retrieval_config(
+        {"adapter": "http-json", "url": "http://x", "body": {"q": "q={query}", "ids": "{file_ids}"}}
+    )
+    assert config.body == {"q": "q={query}", "ids": "{file_ids}"}  # type: ignore[union-attr]
+
+
+def test_a_session_with_a_misspelt_placeholder_does_not_start(project: pytest.Pytester) -> None:
+    text = pyproject().replace(
+        'retrieval = {adapter = "python", callable = "ragsystems:good"}',
+        'retrieval = {adapter = "http-json", url = "http://127.0.0.1:9/search", '
+        'body = {q = "{qeury}"}}',
+    )
+    (project.path / "pyproject.toml").write_text(text)
+    result = project.runpytest("--ragv2-layer=A")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "unknown placeholder {qeury} (did you mean {query}?)" in result.stderr.str()
+    assert not (project.path / "raw-runs").exists()

@@ -7,10 +7,12 @@ item at a dotted path. Ranks are the list order, whatever the scores say.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import difflib
+import re
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pytest_ragv2.systems.base import (
     AdapterFailure,
@@ -68,6 +70,41 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
     headers_env: dict[str, str] = Field(default_factory=dict)
     timeout_s: float = Field(default=30.0, gt=0.0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> HttpJsonRetrieval:
+        check_placeholders({"body": self.body, "params": self.params}, RETRIEVAL_PLACEHOLDERS)
+        return self
+
+
+RETRIEVAL_PLACEHOLDERS = ("query", "k", "file_ids")
+_PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def check_placeholders(templates: Mapping[str, Any], known: Sequence[str]) -> None:
+    """Every ``{name}`` in the templates is one the adapter fills: a misspelt one would be
+    sent to the service literally, run after run. Raises ValueError naming the field."""
+
+    def walk(value: Any, where: str) -> Iterator[tuple[str, str]]:
+        if isinstance(value, str):
+            for name in _PLACEHOLDER.findall(value):
+                if name not in known:
+                    yield where, name
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                yield from walk(item, f"{where}.{key}")
+        elif isinstance(value, list):
+            for index, item in enumerate(value):
+                yield from walk(item, f"{where}[{index}]")
+
+    for field, template in templates.items():
+        for where, name in walk(template, field):
+            close = difflib.get_close_matches(name, known, n=1)
+            hint = f" (did you mean {{{close[0]}}}?)" if close else ""
+            filled = ", ".join(f"{{{known_name}}}" for known_name in known)
+            raise ValueError(
+                f"{where}: unknown placeholder {{{name}}}{hint}; the adapter fills {filled}"
+            )
 
 
 class _Missing:

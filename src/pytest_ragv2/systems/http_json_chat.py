@@ -22,7 +22,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, model_validator
 
 from pytest_ragv2.systems.base import (
     AdapterFailure,
@@ -37,6 +37,7 @@ from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy, StrictConfig
 from pytest_ragv2.systems.http_json import (
     MISSING,
     HttpJsonFields,
+    check_placeholders,
     fill_template,
     map_item,
     resolve,
@@ -91,6 +92,14 @@ class HttpJsonChatConfig(AdapterConfig):
     )
     timeout_s: float = Field(default=120.0, gt=0.0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+
+    @model_validator(mode="after")
+    def _known_placeholders(self) -> HttpJsonChatConfig:
+        check_placeholders({"body": self.body}, CHAT_PLACEHOLDERS)
+        return self
+
+
+CHAT_PLACEHOLDERS = ("prompt", "messages", "conversation_id")
 
 
 class HttpJsonChat(HttpAdapter):
