@@ -462,7 +462,7 @@ def test_http_json_maps_nested_paths_with_zero_based_pages(server: LoopbackServe
             },
             "scores": [0.5],
         },
-        {"doc": {"content": "third", "meta": {}}, "scores": []},
+        {"doc": {"content": "third", "meta": {"name": "only-a-name.md"}}, "scores": []},
     ]
     server.answer("/search", Canned(body={"data": {"hits": hits, "total": 3}}))
     config = http_json(
@@ -511,7 +511,12 @@ def test_http_json_maps_nested_paths_with_zero_based_pages(server: LoopbackServe
         "Pro",
         None,
     )
-    assert (third.rank, third.file_id, third.score) == (3, None, None)
+    assert (third.rank, third.file_id, third.filename, third.score) == (
+        3,
+        None,
+        "only-a-name.md",
+        None,
+    )
     assert first.metadata == {"doc": hits[0]["doc"], "scores": [0.91]}
     (seen,) = server.seen
     assert seen.json == {
@@ -680,3 +685,23 @@ def test_a_session_with_a_misspelt_placeholder_does_not_start(project: pytest.Py
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "unknown placeholder {qeury} (did you mean {query}?)" in result.stderr.str()
     assert not (project.path / "raw-runs").exists()
+
+
+def test_items_without_file_identity_are_an_adapter_error_not_a_leak(
+    server: LoopbackServer,
+) -> None:
+    # both field paths wrong: a configuration mistake, never shown as a safety incident
+    server.answer("/search", Canned(body=[{"text": "x", "doc_id": "f1", "source": "a.pdf"}]))
+    config = http_json(server, fields={"text": "text", "file_id": "id", "filename": "name"})
+    retriever = build_retriever("v2", config, file_ids=["f1"])
+    try:
+        result = retriever.retrieve("prix Pro", 5)
+    finally:
+        retriever.close()
+    assert result.error is not None
+    assert result.error.kind == "adapter"
+    assert result.error.message == (
+        "item 1: no file identity: fields.file_id 'id' and fields.filename 'name' find "
+        "nothing in it (its keys: doc_id, source, text)"
+    )
+    assert result.items == []

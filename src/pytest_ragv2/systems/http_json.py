@@ -212,11 +212,21 @@ def map_item(rank: int, raw: Any, fields: HttpJsonFields) -> RetrievedItem:
     if isinstance(raw, dict):
         # The text is the item's payload; keeping it twice would double every raw record.
         metadata = {key: value for key, value in raw.items() if key != fields.text}
+    file_id, filename = _text_at(raw, fields.file_id), _text_at(raw, fields.filename)
+    if file_id is None and filename is None:
+        # a configuration mistake (both paths wrong), not a file outside the allow-list:
+        # the run is the adapter's error, never a leak
+        keys = ", ".join(sorted(raw)) if isinstance(raw, dict) else _describe(raw)
+        raise AdapterFailure(
+            "adapter",
+            f"item {rank}: no file identity: fields.file_id {fields.file_id!r} and "
+            f"fields.filename {fields.filename!r} find nothing in it (its keys: {keys})",
+        )
     return RetrievedItem(
         rank=rank,
         text=text,
-        file_id=_text_at(raw, fields.file_id),
-        filename=_text_at(raw, fields.filename),
+        file_id=file_id,
+        filename=filename,
         page=_one_based_at(raw, fields.page, fields.page_base),
         section=_text_at(raw, fields.section),
         table=_text_at(raw, fields.table),
