@@ -817,3 +817,27 @@ def test_an_invalid_split_is_a_located_error_that_excludes_the_file() -> None:
     assert extra.excluded
     assert extra.cases == []
     assert [c.case.id for c in catalog.cases()] == ["B01"]
+
+
+def test_an_unknown_category_is_a_located_warning_with_a_suggestion(tmp_path: Path) -> None:
+    from pytest_ragv2.cases import load_catalog
+
+    cases = tmp_path / "cases"
+    cases.mkdir()
+    (cases / "development.yaml").write_text(
+        "- id: X01\n  category: exact_lookpu\n  prompt_en: 'q?'\n  required_evidence: []\n"
+        "- id: X02\n  category: field_service\n  prompt_en: 'q?'\n  required_evidence: []\n"
+        "- id: X03\n  category: technical_table\n  prompt_en: 'q?'\n  required_evidence: []\n"
+    )
+    catalog = load_catalog(cases, None)
+    assert catalog.errors == []  # a warning: nothing fails, the cases run
+    assert [str(w) for w in catalog.warnings] == [
+        f"{cases / 'development.yaml'}:1: case X01: category: unknown category 'exact_lookpu' "
+        "(did you mean exact_lookup?); declare it in the configuration's categories to use a "
+        "category of your own",
+        f"{cases / 'development.yaml'}:5: case X02: category: unknown category "
+        "'field_service'; declare it in the configuration's categories to use a category of "
+        "your own",
+    ]
+    declared = load_catalog(cases, None, categories=["field_service"])
+    assert [w.case_id for w in declared.warnings] == ["X01"]

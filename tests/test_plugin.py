@@ -476,7 +476,8 @@ def test_a_crashed_worker_costs_only_its_run_and_is_counted(project: pytest.Pyte
 
 def test_cases_of_other_layers_are_not_collected(project: pytest.Pytester) -> None:
     (project.path / "cases" / "chat.yaml").write_text(
-        "- id: W05\n  category: restraint\n  layers: [B]\n  prompt_en: 'Hello, who are you?'\n"
+        "- id: W05\n  category: behaviour_matrix\n  layers: [B]\n"
+        "  prompt_en: 'Hello, who are you?'\n"
         "  required_evidence: []\n  expect_tools: {any_tool: {calls: 0}}\n"
     )
     result = project.runpytest("--ragv2-layer=A", "--collect-only", "-q")

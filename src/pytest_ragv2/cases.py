@@ -20,6 +20,7 @@ reports them).
 from __future__ import annotations
 
 import dataclasses
+import difflib
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ from pytest_ragv2.located_yaml import (
     parse_yaml,
     validation_errors,
 )
-from pytest_ragv2.schema import Case, Evidence, Split, StrictModel
+from pytest_ragv2.schema import KNOWN_CATEGORIES, Case, Evidence, Split, StrictModel
 
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
 SPLITS: tuple[Split, ...] = ("development", "holdout")
@@ -417,10 +418,39 @@ def _case_file_paths(cases_dir: Path, exclude: Path | None) -> list[Path]:
     return sorted(found)
 
 
+def category_warnings(case_file: CaseFile, extra: Collection[str] = ()) -> list[CaseError]:
+    """A located warning for each case whose category is neither documented
+    (``KNOWN_CATEGORIES``) nor declared in the configuration, with the closest known name."""
+    known = sorted(KNOWN_CATEGORIES | set(extra))
+    found = []
+    for loaded in case_file.cases:
+        category = loaded.case.category
+        if category in known:
+            continue
+        close = difflib.get_close_matches(category, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        found.append(
+            CaseError(
+                loaded.location.path,
+                loaded.location.line,
+                loaded.case.id,
+                "category",
+                f"unknown category {category!r}{hint}; declare it in the configuration's "
+                "categories to use a category of your own",
+            )
+        )
+    return found
+
+
 def load_catalog(
-    cases_dir: Path, gold_dir: Path | None, *, allowlist: Allowlist | None = None
+    cases_dir: Path,
+    gold_dir: Path | None,
+    *,
+    allowlist: Allowlist | None = None,
+    categories: Collection[str] = (),
 ) -> Catalog:
-    """Every case file under ``cases_dir`` (recursively, sorted) with the gold merged in."""
+    """Every case file under ``cases_dir`` (recursively, sorted) with the gold merged in;
+    ``categories`` are the project's own, beside the documented ones."""
     gold = load_gold(gold_dir, allowlist)
     catalog = Catalog([], [], list(gold.files))
     if not cases_dir.is_dir():
@@ -436,7 +466,9 @@ def load_catalog(
             )
     known_ids: dict[str, SourceLocation] = {}
     for path in paths:
-        catalog.files.append(load_case_file(path, gold, known_ids=known_ids, allowlist=allowlist))
+        case_file = load_case_file(path, gold, known_ids=known_ids, allowlist=allowlist)
+        case_file.warnings.extend(category_warnings(case_file, categories))
+        catalog.files.append(case_file)
     unreadable = [str(f.path) for f in catalog.files if not f.readable]
     note = f" ({', '.join(unreadable)} could not be read)" if unreadable else ""
     gold_errors = list(gold.errors)

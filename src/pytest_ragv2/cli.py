@@ -56,9 +56,11 @@ def validate(
     *,
     config: Path | None = None,
     systems: Sequence[str] = (),
+    categories: Sequence[str] = (),
 ) -> int:
     """Print every error and a count per file; 0 when everything is clean, else 1.
-    ``systems`` (the configured ones) are what an adjudication may name."""
+    ``systems`` (the configured ones) are what an adjudication may name; ``categories``
+    the project's own, beside the documented ones."""
     from pytest_ragv2.allowlist import Allowlist, load_allowlist
     from pytest_ragv2.cases import load_catalog, warning_text
     from pytest_ragv2.located_yaml import CaseError, CaseLoadError
@@ -70,7 +72,7 @@ def validate(
             allowlist = load_allowlist(allowlist_path)
         except CaseLoadError as exc:
             errors.extend(exc.errors)
-    catalog = load_catalog(cases_dir, gold_dir, allowlist=allowlist)
+    catalog = load_catalog(cases_dir, gold_dir, allowlist=allowlist, categories=categories)
     errors.extend(catalog.errors)
     if systems and catalog.adjudications:
         errors.extend(catalog.adjudications.check_systems(systems)[1])
@@ -309,7 +311,13 @@ def _validate_command(args: argparse.Namespace) -> int:
         return 2
     source = _shown(settings.source, cwd) if settings.source is not None else None
     return validate(
-        cases, gold, allowlist, sys.stdout, config=source, systems=list(settings.systems)
+        cases,
+        gold,
+        allowlist,
+        sys.stdout,
+        config=source,
+        systems=list(settings.systems),
+        categories=settings.categories,
     )
 
 

@@ -80,7 +80,12 @@ class RunContext:
     def catalog(self) -> Catalog:
         if self._catalog is None:
             gold = self.settings.gold if self.settings.gold.is_dir() else None
-            self._catalog = load_catalog(self.settings.cases, gold, allowlist=self.allowlist)
+            self._catalog = load_catalog(
+                self.settings.cases,
+                gold,
+                allowlist=self.allowlist,
+                categories=self.settings.categories,
+            )
         return self._catalog
 
     def case_file(self, path: Path) -> CaseFile | None:

@@ -66,7 +66,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     manifest = json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
     allow, allowlist_errors = _allowlist(settings)
     gold = settings.gold if settings.gold.is_dir() else None
-    catalog = load_catalog(settings.cases, gold, allowlist=allow)
+    catalog = load_catalog(settings.cases, gold, allowlist=allow, categories=settings.categories)
     manifest_systems: dict[str, Any] = manifest.get("systems", {})
     kb_paths = {
         name: system.get("capabilities", {}).get("kb_path", "any")

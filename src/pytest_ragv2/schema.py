@@ -19,6 +19,24 @@ GoldStatus = Literal["provisional", "adjudicated"]
 EXACT_LOOKUP_CATEGORIES = frozenset(
     {"exact_lookup", "exact_model", "exact_part", "document_lookup", "certificate_lookup"}
 )
+# The documented vocabulary (the protocol's case groups and the harness's behaviour cases);
+# a project adds its own with ``categories = [...]`` in its configuration. Any other name is
+# a located warning: a typo would otherwise become a category of its own, silently.
+KNOWN_CATEGORIES = EXACT_LOOKUP_CATEGORIES | frozenset(
+    {
+        "exact_table",
+        "technical_table",
+        "semantic",
+        "cross_document",
+        "similar_projects",
+        "project_comparison",
+        "combined_evidence",
+        "safe_no_answer",
+        "language_pair",
+        "behaviour_matrix",
+        "conversation",
+    }
+)
 
 
 # The hard safety vetoes (issue: "no weighted score can buy back a fabricated identifier").

@@ -170,6 +170,11 @@ class Settings(_Strict):
     )
     splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]))
     languages: list[str] | None = None
+    categories: list[str] = Field(
+        default_factory=list,
+        description="the project's own case categories, beside the documented ones; any "
+        "other category in a case is a located warning (a typo never makes a new category)",
+    )
     seed: int | None = None
     systems: dict[str, SystemSettings] = Field(default_factory=dict)
     gates: GateSettings = Field(default_factory=GateSettings)
