@@ -257,13 +257,14 @@ def _systems(
     if settings.demo_faults:
         if settings.systems:
             raise pytest.UsageError(
-                "demo_faults: fault modes apply to the embedded demo systems only, and "
-                "systems are configured"
+                f"{settings.where('demo_faults')}: demo_faults: fault modes apply to the "
+                "embedded demo systems only, and systems are configured"
             )
         unknown_faulted = sorted(set(settings.demo_faults) - set(systems))
         if unknown_faulted:
             raise pytest.UsageError(
-                f"demo_faults: no demo system named {', '.join(unknown_faulted)} "
+                f"{settings.where('demo_faults', unknown_faulted[0])}: demo_faults: no demo "
+                f"system named {', '.join(unknown_faulted)} "
                 f"(demo systems: {', '.join(systems)})"
             )
     configured_roles: dict[str, str] = {name: system.role for name, system in systems.items()}

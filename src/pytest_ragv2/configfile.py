@@ -6,6 +6,7 @@ Kept apart from settings.py so that an inert plugin (no layer asked for) can loo
 
 from __future__ import annotations
 
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -43,15 +44,26 @@ def read_config(path: Path) -> dict[str, Any]:
         try:
             with path.open("rb") as stream:
                 section = tomllib.load(stream).get("tool", {}).get("ragv2", {})
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except OSError as exc:
             raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+        except tomllib.TOMLDecodeError as exc:
+            found = re.search(r"at line (\d+)", str(exc))
+            where = f"{path}:{found.group(1)}" if found else str(path)
+            raise SettingsError(f"{where}: cannot read configuration: {exc}") from None
     else:
         import yaml
 
         try:
             section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except (OSError, yaml.YAMLError) as exc:
+        except OSError as exc:
             raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+        except yaml.MarkedYAMLError as exc:
+            mark = exc.problem_mark or exc.context_mark
+            where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+            problem = exc.problem or exc.context or "invalid YAML"
+            raise SettingsError(f"{where}: cannot read configuration: {problem}") from None
+        except yaml.YAMLError as exc:
+            raise SettingsError(f"{path}: cannot read configuration: {exc}") from None
         if isinstance(section, dict) and isinstance(section.get("ragv2"), dict):
             section = section["ragv2"]
     if not isinstance(section, dict):

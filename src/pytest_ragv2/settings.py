@@ -263,6 +263,12 @@ class Settings(_Strict):
                 )
         return value
 
+    def where(self, *keys: str) -> str:
+        """``file:line`` of a configured key, for an error about it found after loading."""
+        from pytest_ragv2.config_errors import config_location
+
+        return config_location(self.source, keys)
+
     def system_names(self, role: Role) -> list[str]:
         return [name for name, system in self.systems.items() if system.role == role]
 
@@ -305,13 +311,13 @@ def load_settings(
     try:
         settings = Settings.model_validate(raw)
     except ValidationError as exc:
-        where = f"{path or rootdir}: [tool.ragv2] / ragv2.yaml"
-        lines = [
-            f"{OPTION_OF.get(str(error['loc'][0]), where) if error['loc'][0] in given else where}"
-            f": {'.'.join(str(part) for part in error['loc'])}: {error['msg']}"
-            for error in exc.errors()
-        ]
+        from pytest_ragv2.config_errors import settings_errors
+
+        named = {key: OPTION_OF.get(key, key) for key in given}
+        lines = settings_errors(exc, Settings, path, named)
         raise SettingsError("\n".join(lines)) from None
+    if path is not None and path.suffix != ".toml":
+        _refuse_duplicate_keys(path)
     resolved: dict[str, Any] = {"source": path}
     for name in PATH_FIELDS:
         value = getattr(settings, name)
@@ -319,3 +325,19 @@ def load_settings(
             from_option = name in given and invocation_dir is not None
             resolved[name] = ((invocation_dir if from_option else base) / value).resolve()
     return settings.model_copy(update=resolved)
+
+
+def _refuse_duplicate_keys(path: Path) -> None:
+    """A key written twice in a YAML configuration is an error (YAML keeps the last one
+    silently; TOML refuses it when read)."""
+    from pytest_ragv2.located_yaml import YamlProblem, duplicate_key_errors, parse_yaml
+
+    try:
+        document = parse_yaml(path)
+    except YamlProblem:
+        return  # read_config already read it: nothing new to say
+    if document.root is None:
+        return
+    errors = duplicate_key_errors(document.root, path, None, document.duplicates)
+    if errors:
+        raise SettingsError("\n".join(str(error) for error in errors))

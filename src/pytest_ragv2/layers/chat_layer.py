@@ -38,7 +38,7 @@ class ChatLayer:
         try:
             scoring_options(settings.answer_scoring)
         except (ValueError, TypeError) as exc:
-            raise ValueError(f"[tool.ragv2] {exc}") from None
+            raise ValueError(f"{settings.where('answer_scoring')}: {exc}") from None
         missing = sorted(name for name, system in systems.items() if system.chat is None)
         if missing:
             raise ValueError(
