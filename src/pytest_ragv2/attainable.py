@@ -190,6 +190,7 @@ def fetch_stored_chunks(
     import httpx
 
     from pytest_ragv2.systems.base import AdapterFailure, headers_from_env
+    from pytest_ragv2.systems.query_env import query_from_env
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
     url = listing_url(retrieval)
@@ -207,7 +208,8 @@ def fetch_stored_chunks(
         else:
             headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
             to_gold = None
-        with httpx.Client(timeout=timeout_s) as client:
+        query = query_from_env(getattr(retrieval, "query_env", {}))
+        with httpx.Client(timeout=timeout_s, params=query) as client:
             documents = stored_documents(client, url, headers, queried, one_by_one=True)
         if documents is None:
             return None

@@ -39,6 +39,7 @@ from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
+from pytest_ragv2.systems.query_env import query_from_env
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
 Severity = Literal["stop", "warn"]
@@ -85,6 +86,9 @@ def secret_variables(system: SystemSettings) -> list[tuple[str, str]]:
         headers: Mapping[str, str] = getattr(config, "headers_env", None) or {}
         for header, variable in headers.items():
             named.append((variable, f"{part}.headers_env[{header!r}]"))
+        query: Mapping[str, str] = getattr(config, "query_env", None) or {}
+        for parameter, variable in query.items():
+            named.append((variable, f"{part}.query_env[{parameter!r}]"))
     return named
 
 
@@ -151,7 +155,8 @@ def _check_rag_api(
     base = config.url.rstrip("/")
     try:
         headers = retriever.auth_headers()
-        with httpx.Client(timeout=PROBE_TIMEOUT_S) as client:
+        query = query_from_env(config.query_env)
+        with httpx.Client(timeout=PROBE_TIMEOUT_S, params=query) as client:
             ids_reply = client.get(f"{base}/ids", headers=headers)
             if _refused(name, "GET /ids", ids_reply, report):
                 return
@@ -224,9 +229,10 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
     if key_env:
         headers["Authorization"] = f"Bearer {os.environ[key_env]}"
     url = _models_url(chat)
+    query = query_from_env(getattr(chat, "query_env", {}))
     try:
         with httpx.Client(timeout=PROBE_TIMEOUT_S) as client:
-            reply = client.get(url, headers=headers)
+            reply = client.get(url, headers=headers, params=query)
     except httpx.HTTPError as exc:
         report.findings.append(
             Finding(name, "warn", f"chat service at {url} did not answer: {type(exc).__name__}")

@@ -352,12 +352,16 @@ def send_with_retry(
     headers: Mapping[str, str] | None = None,
     stream: Streamed | None = None,
     max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+    secret_query: Mapping[str, str] | None = None,
 ) -> HttpReply:
     """Send one request, retrying as the policy says; every try is appended to ``exchanges``.
 
     A body is read as it arrives and never past ``max_bytes`` (counted after decompression:
     a gzip bomb stops at the limit) nor past the client's timeout counted from the try's
     start (a server trickling a byte a second is a timeout, not a slow success).
+
+    ``secret_query`` parameters (``query_env``) are added to the query string, recorded by
+    name with the value ``<redacted>`` and scrubbed as headers are.
 
     Every header passed here is treated as a credential: the exchange records its name with
     the value ``<redacted>``, and the header values are scrubbed from recorded bodies.
@@ -370,7 +374,8 @@ def send_with_retry(
     what arrived is kept by the reader and on the exchange.
     """
     headers = dict(headers or {})
-    secrets = secret_values([*headers.values(), *url_secrets(url)])
+    query = dict(secret_query or {})
+    secrets = secret_values([*headers.values(), *query.values(), *url_secrets(url)])
     call = f"{method} {scrub(url, secrets)}"
     request_record: dict[str, Any] = {"method": method, "url": url}
     if json_body is not None:
@@ -378,6 +383,8 @@ def send_with_retry(
     if params:
         request_record["params"] = dict(params)
     request_record["headers"] = dict.fromkeys(headers, REDACTED)
+    if query:
+        request_record["query"] = dict.fromkeys(query, REDACTED)
     request_record = scrub(request_record, secrets)
 
     for attempt in range(1, retry.attempts + 1):
@@ -386,7 +393,7 @@ def send_with_retry(
         response: httpx.Response | None = None
         try:
             request = client.build_request(
-                method, url, json=json_body, params=params or None, headers=headers
+                method, _sent_url(url, params, query), json=json_body, headers=headers
             )
             response = client.send(request, stream=True)
             content = b""
@@ -433,6 +440,15 @@ def send_with_retry(
                 return HttpReply(method, url, response.status_code, body, is_json)
         time.sleep(retry.delay_after(attempt))
     raise AssertionError("unreachable: the last try returns or raises")
+
+
+def _sent_url(
+    url: str, params: Mapping[str, str] | None, query: Mapping[str, str]
+) -> httpx.URL | str:
+    """The URL a request goes to: its own query string kept (httpx would replace it with
+    ``params``), the params and the secret query parameters added."""
+    added = {**(params or {}), **query}
+    return httpx.URL(url).copy_merge_params(added) if added else url
 
 
 def _read_frames(

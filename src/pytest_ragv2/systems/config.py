@@ -3,8 +3,8 @@
 Each adapter's own model sits in the adapter's module, discriminated on ``adapter``; the
 unions of them are built from the adapter table (``registry``). Secrets never live in a
 configuration: it names the environment variables that hold them (``jwt_secret_env``,
-``api_key_env``, ``headers_env``), so a config file can be committed and printed in a
-report.
+``api_key_env``, ``headers_env``, ``query_env``), so a config file can be committed and
+printed in a report.
 """
 
 from __future__ import annotations

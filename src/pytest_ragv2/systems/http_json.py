@@ -23,6 +23,7 @@ from pytest_ragv2.systems.base import (
 )
 from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy, StrictConfig
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
+from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 
 DEFAULT_TEMPLATE: dict[str, str] = {"query": "{query}", "k": "{k}"}
 
@@ -67,7 +68,10 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
         description='a rag_api-shaped "GET …/documents?ids=" listing every stored chunk of '
         "the queried files; with it the report shows the system's attainable ceiling",
     )
-    headers_env: dict[str, str] = Field(default_factory=dict)
+    query_env: dict[str, str] = query_env_field()
+    headers_env: dict[str, str] = Field(
+        default_factory=dict, description="header name -> environment variable name"
+    )
     timeout_s: float = Field(default=30.0, gt=0.0)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
@@ -127,6 +131,7 @@ class HttpJsonRetriever(HttpAdapter):
 
     def _retrieve(self, query: str, k: int, exchanges: list[Exchange]) -> list[RetrievedItem]:
         headers = headers_from_env(self.config.headers_env)
+        secret_query = query_from_env(self.config.query_env)
         values: dict[str, Any] = {"query": query, "k": k, "file_ids": self.file_ids}
         if self.config.method == "POST":
             body = fill_template(self.config.body or DEFAULT_TEMPLATE, values)
@@ -147,6 +152,7 @@ class HttpJsonRetriever(HttpAdapter):
             exchanges=exchanges,
             retry=self.config.retry,
             max_bytes=self.config.max_response_bytes,
+            secret_query=secret_query,
         )
         answer = reply.json_or_fail()
         found = resolve(answer, self.config.items_path)

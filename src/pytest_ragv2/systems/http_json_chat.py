@@ -44,6 +44,7 @@ from pytest_ragv2.systems.http_json import (
 )
 from pytest_ragv2.systems.openai_wire import flatten_usage, parse_arguments
 from pytest_ragv2.systems.outputs import RunError
+from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 DEFAULT_BODY: dict[str, str] = {"messages": "{messages}", "conversation_id": "{conversation_id}"}
@@ -87,6 +88,7 @@ class HttpJsonChatConfig(AdapterConfig):
     tool_calls_path: str | None = None
     tool_call_fields: HttpJsonToolCallFields = Field(default_factory=HttpJsonToolCallFields)
     usage_path: str | None = Field(default=None, description="object of integer token counts")
+    query_env: dict[str, str] = query_env_field()
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
@@ -132,7 +134,8 @@ class HttpJsonChat(HttpAdapter):
         started = time.perf_counter()
         try:
             headers = headers_from_env(self.config.headers_env)
-            secrets = secret_values(headers.values())
+            query = query_from_env(self.config.query_env)
+            secrets = secret_values([*headers.values(), *query.values()])
             values = {"prompt": prompt, "messages": messages, "conversation_id": conversation_id}
             reply = send_with_retry(
                 self.client,
@@ -140,6 +143,7 @@ class HttpJsonChat(HttpAdapter):
                 url=self.config.url,
                 json_body=fill_template(self.config.body, values),
                 headers=headers,
+                secret_query=query,
                 exchanges=turn.exchanges,
                 retry=self.config.retry,
                 max_bytes=self.config.max_response_bytes,

@@ -78,6 +78,7 @@ from pytest_ragv2.systems.base import (
 from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
+from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
@@ -105,6 +106,7 @@ class LibreChatAgentsConfig(AdapterConfig):
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the API key (Bearer token)"
     )
+    query_env: dict[str, str] = query_env_field()
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
@@ -147,11 +149,13 @@ class LibreChatAgents(HttpAdapter):
         started = time.perf_counter()
         try:
             headers = self._headers()
-            secrets = secret_values(headers.values())
+            query = query_from_env(self.config.query_env)
+            secrets = secret_values([*headers.values(), *query.values()])
             request_answer(
                 self.client,
                 draft,
                 url=self.config.completions_url,
+                secret_query=query,
                 body={
                     "model": self.config.agent_id,
                     "messages": messages,

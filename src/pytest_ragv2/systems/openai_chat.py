@@ -73,6 +73,7 @@ from pytest_ragv2.systems.kb_tool import (
 )
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem, RunError
+from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
@@ -111,6 +112,7 @@ class OpenAIChatConfig(AdapterConfig):
     api_key_env: str | None = Field(
         default=None, description="environment variable holding the key sent as Bearer token"
     )
+    query_env: dict[str, str] = query_env_field()
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
@@ -180,7 +182,8 @@ class OpenAIChat(HttpAdapter):
         started = time.perf_counter()
         try:
             headers = self._headers()
-            secrets = secret_values(headers.values())
+            query = query_from_env(self.config.query_env)
+            secrets = secret_values([*headers.values(), *query.values()])
             error = self._rounds(conversation, state, headers, secrets)
         except AdapterFailure as failure:
             error = failure.error
@@ -222,6 +225,7 @@ class OpenAIChat(HttpAdapter):
                 self.client,
                 draft,
                 url=self.config.completions_url,
+                secret_query=query_from_env(self.config.query_env),
                 body=self._request_body(list(messages)),  # a copy: the exchange keeps it as sent
                 stream=self.config.stream,
                 headers=headers,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,6 +213,7 @@ def request_answer(
     body: dict[str, Any],
     stream: bool,
     headers: dict[str, str],
+    secret_query: Mapping[str, str] | None = None,
     secrets: Sequence[str],
     exchanges: list[Exchange],
     retry: RetryPolicy,
@@ -235,6 +236,7 @@ def request_answer(
         exchanges=exchanges,
         retry=retry,
         max_bytes=max_bytes,
+        secret_query=secret_query,
         stream=Streamed(
             lambda response, frames, deadline, call: read_stream(
                 response, draft, frames, secrets, deadline=deadline, call=call

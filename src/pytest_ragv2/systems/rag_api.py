@@ -27,6 +27,7 @@ from pytest_ragv2.systems.base import (
 )
 from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
+from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.systems.upload_names import filename_from_source
 
 NO_DOCUMENTS_DETAIL = "No documents found for the given query"
@@ -54,6 +55,7 @@ class RagApiRetrieval(RetrievalAdapterConfig):
     )
     jwt_user_id: str = "ragv2-eval"
     jwt_ttl_s: int = Field(default=3600, ge=1)
+    query_env: dict[str, str] = query_env_field()
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
@@ -139,6 +141,7 @@ class RagApiRetriever(HttpAdapter):
             exchanges=exchanges,
             retry=self.config.retry,
             max_bytes=self.config.max_response_bytes,
+            secret_query=query_from_env(self.config.query_env),
         )
 
     def auth_headers(self) -> dict[str, str]:
