@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import difflib
 import re
+import threading
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
+import pytest
 from pydantic import Field, model_validator
 
 from pytest_ragv2.systems.base import (
@@ -118,6 +121,57 @@ class _Missing:
 MISSING = _Missing()
 
 
+class FieldPathWarning(pytest.PytestWarning):
+    """A configured field path that finds nothing in any item of a system's first answer."""
+
+
+# optional paths a service may legitimately leave out of some items, but not of all
+CHECKED_PATHS = ("file_id", "filename", "page", "section", "table", "row", "row_key", "score")
+
+
+def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
+    """One line per explicitly configured optional path that resolves in none of ``items``:
+    the path, the keys the items do have, and the closest of them."""
+    keys = sorted({str(key) for raw in items if isinstance(raw, dict) for key in raw})
+    lines = []
+    for name in CHECKED_PATHS:
+        path = getattr(fields, name)
+        if path is None or name not in fields.model_fields_set:
+            continue
+        if any(resolve(raw, path) not in (MISSING, None, "") for raw in items):
+            continue
+        leaf = path.split(".")[-1]
+        named = [key for key in keys if name in key.lower()]  # "page" in "page_number"
+        close = named or difflib.get_close_matches(leaf, keys, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        lines.append(
+            f"fields.{name} {path!r} finds nothing in any item of the first answer "
+            f"(their keys: {', '.join(keys) or 'none'}){hint}"
+        )
+    return lines
+
+
+class FieldPathCheck:
+    """Checks the configured paths once, on the first answer with items, and warns (a
+    pytest warning: xdist forwards it and the summary shows one message once)."""
+
+    def __init__(self, system: str, fields: HttpJsonFields) -> None:
+        self._system = system
+        self._fields = fields
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+
+    def check(self, items: Sequence[Any]) -> None:
+        if self._done.is_set() or not items:
+            return
+        with self._lock:
+            if self._done.is_set():
+                return
+            self._done.set()
+        for line in unresolved_paths(items, self._fields):
+            warnings.warn(FieldPathWarning(f"system {self._system}: {line}"), stacklevel=2)
+
+
 class HttpJsonRetriever(HttpAdapter):
     def __init__(self, name: str, config: HttpJsonRetrieval, *, file_ids: Sequence[str]) -> None:
         super().__init__(config.timeout_s, config.url)
@@ -125,6 +179,7 @@ class HttpJsonRetriever(HttpAdapter):
         self.config = config
         self.file_ids = list(file_ids)
         self.higher_score_is_better = config.higher_score_is_better
+        self.paths = FieldPathCheck(name, config.fields)
 
     def retrieve(self, query: str, k: int) -> RetrievalResult:
         return timed_retrieval(lambda exchanges: self._retrieve(query, k, exchanges))
@@ -162,9 +217,11 @@ class HttpJsonRetriever(HttpAdapter):
             raise AdapterFailure(
                 "malformed", f"answer of {reply.url} has no list{where} (found {_describe(found)})"
             )
-        return [
+        items = [
             map_item(rank, raw, self.config.fields) for rank, raw in enumerate(found[:k], start=1)
         ]
+        self.paths.check(found[:k])
+        return items
 
 
 def fill_template(template: Any, values: Mapping[str, Any]) -> Any:

@@ -1,0 +1,70 @@
+"""A configured field path that never resolves on a system's first answer is said, once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from pytest_ragv2.systems.http_json import HttpJsonFields, unresolved_paths
+from tests.conftest import pyproject
+from tests.scripted_server import Reply, Server, serve
+
+ITEMS = [
+    {"text": "max 16 bar", "file_id": "datasheet", "page_number": 2, "score": 0.9},
+    {"text": "x", "file_id": "manual", "score": 0.5},
+]
+MESSAGE = (
+    "system v2: fields.page 'pg' finds nothing in any item of the first answer "
+    "(their keys: file_id, page_number, score, text); did you mean 'page_number'?"
+)
+
+
+def test_only_configured_paths_that_resolve_nowhere_are_named() -> None:
+    fields = HttpJsonFields(page="pg", section="meta.section", score="score")
+    assert unresolved_paths(ITEMS, fields) == [
+        "fields.page 'pg' finds nothing in any item of the first answer (their keys: file_id, "
+        "page_number, score, text); did you mean 'page_number'?",
+        "fields.section 'meta.section' finds nothing in any item of the first answer (their "
+        "keys: file_id, page_number, score, text)",
+    ]
+    # a path found in one item is fine; defaults nobody configured are not checked
+    assert unresolved_paths(ITEMS, HttpJsonFields(page="page_number")) == []
+    assert unresolved_paths([{"text": "t", "filename": "a.pdf"}], HttpJsonFields()) == []
+
+
+@pytest.fixture
+def server() -> Iterator[Server]:
+    with serve() as running:
+        running.responder = lambda seen: Reply(body=ITEMS)
+        yield running
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_session_warns_once_per_system(
+    project: pytest.Pytester, server: Server, workers: list[str]
+) -> None:
+    text = pyproject().replace(
+        'retrieval = {adapter = "python", callable = "ragsystems:good"}',
+        f'retrieval = {{adapter = "http-json", url = "{server.url}/search", '
+        'fields = {page = "pg"}}',
+    )
+    (project.path / "pyproject.toml").write_text(text)
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=f", *workers)
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert len(server.seen) > 2  # several runs answered: the check still said it once
+    output = result.stdout.str()
+    assert output.count(MESSAGE) == 1, output
+    assert "FieldPathWarning" in output
+
+
+def test_no_warning_when_the_paths_resolve(project: pytest.Pytester, server: Server) -> None:
+    text = pyproject().replace(
+        'retrieval = {adapter = "python", callable = "ragsystems:good"}',
+        f'retrieval = {{adapter = "http-json", url = "{server.url}/search", '
+        'fields = {page = "page_number"}}',
+    )
+    (project.path / "pyproject.toml").write_text(text)
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=f")
+    assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+    assert "FieldPathWarning" not in result.stdout.str()
