@@ -45,6 +45,11 @@ def pytest_configure(config: pytest.Config) -> None:
         from pytest_ragv2.activate import activate
 
         activate(config)
+        ctx = config.stash.get(CONTEXT_KEY, None)
+        if ctx is not None:  # no secret of the session's in pytest's own tracebacks
+            from pytest_ragv2.trace_secrets import register
+
+            register(config, ctx.systems)
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:

@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from pytest_ragv2 import secret_registry
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
 from pytest_ragv2.systems.outputs import (
     ErrorKind,
@@ -144,7 +145,9 @@ def secret_values(values: Iterable[str]) -> list[str]:
         if form != value
     ]
     # longest first: a secret inside a longer one is replaced after it, never before
-    return sorted(set(found + encoded), key=len, reverse=True)
+    secrets = sorted(set(found + encoded), key=len, reverse=True)
+    secret_registry.remember(secrets)  # pytest's tracebacks are scrubbed of them too
+    return secrets
 
 
 # query parameters whose value is a credential (Azure's "code", a signed URL's "sig", ...)

@@ -1,0 +1,29 @@
+"""Every secret this process has handed to an adapter call, for the scrubbers that never see
+the adapter's own list (pytest's tracebacks: ``pytest_ragv2.trace_secrets``).
+
+``systems.base.secret_values`` remembers what it returns, so a credential made at run time
+(a JWT signed from the configured secret) is known as soon as it is used. No imports: the
+adapters' base module imports this one.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+_LOCK = threading.Lock()
+_SEEN: set[str] = set()
+
+
+def remember(values: Iterable[str]) -> None:
+    """Add ``values`` (empty strings ignored) to the process's secrets."""
+    found = {value for value in values if value}
+    if found - _SEEN:
+        with _LOCK:
+            _SEEN.update(found)
+
+
+def remembered() -> frozenset[str]:
+    """Every secret remembered so far in this process."""
+    with _LOCK:
+        return frozenset(_SEEN)
