@@ -39,3 +39,37 @@ def test_readme_starts_with_the_two_commands() -> None:
     assert "python -m pytest -n 2" in first_block
     ci = (REPO_ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "python -m pytest -n 2" in ci
+
+
+CONFIGURATION = (REPO_ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
+
+
+def test_configuration_doc_tables_are_current() -> None:
+    from pytest_ragv2.config_docs import adapter_tables
+
+    start, end = "<!-- adapter-fields:start -->\n", "<!-- adapter-fields:end -->"
+    shown = CONFIGURATION.split(start, 1)[1].split(end, 1)[0]
+    assert shown == adapter_tables(), "regenerate docs/configuration.md's adapter tables"
+
+
+def test_configuration_doc_examples_load(tmp_path: Path) -> None:
+    yaml_block = re.search(r"```yaml\n(# ragv2.yaml.*?)```", CONFIGURATION, re.S)
+    toml_block = re.search(r"```toml\n(.*?)```", CONFIGURATION, re.S)
+    assert yaml_block is not None
+    assert toml_block is not None
+    (tmp_path / "ragv2.yaml").write_text(yaml_block.group(1), encoding="utf-8")
+    settings = load_settings(tmp_path, None)
+    assert settings.systems["v2"].retrieval is not None
+    assert settings.categories == ["warranty_lookup"]
+    (tmp_path / "ragv2.yaml").unlink()
+    (tmp_path / "pyproject.toml").write_text(toml_block.group(1), encoding="utf-8")
+    assert load_settings(tmp_path, None).systems["v2"].role == "candidate"
+
+
+def test_committed_config_schema_is_current() -> None:
+    from pytest_ragv2.config_docs import config_schema_text
+
+    committed = REPO_ROOT / "schemas" / "ragv2-config.schema.json"
+    assert committed.read_text(encoding="utf-8") == config_schema_text(), (
+        "regenerate it: ragv2 schema config --output schemas/ragv2-config.schema.json"
+    )

@@ -3,7 +3,8 @@
 - ``ragv2 validate`` checks every case file, the gold files and (when there is one) the file
   allow-list, prints each error as ``file:line: case ID: field: message``, and exits 1 when
   there is any error.
-- ``ragv2 schema`` prints (or writes) the JSON Schema of a case file for editors.
+- ``ragv2 schema`` prints (or writes) the JSON Schema of a case file for editors;
+  ``ragv2 schema config`` that of the configuration.
 - ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
   against the current gold (no pytest, no live system) and exits with the verdict.
 - ``ragv2 export trec RUN_DIR`` writes TREC run and qrels files of a layer-A run
@@ -185,7 +186,12 @@ def _build_parser() -> argparse.ArgumentParser:
         help="file allow-list (default: configured; with --gold, <gold>/allowlist.yaml)",
     )
 
-    schema = commands.add_parser("schema", help="print the JSON Schema of a case file")
+    schema = commands.add_parser(
+        "schema", help="print the JSON Schema of a case file, or of the configuration"
+    )
+    schema.add_argument(
+        "what", nargs="?", choices=("case", "config"), default="case", help="(default: case)"
+    )
     schema.add_argument("--output", type=Path, default=None, help="write to FILE instead of stdout")
 
     rescore = commands.add_parser(
@@ -257,7 +263,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "validate":
         return _validate_command(args)
     if args.command == "schema":
-        text = schema_text()
+        if args.what == "config":
+            from pytest_ragv2.config_docs import config_schema_text
+
+            text = config_schema_text()
+        else:
+            text = schema_text()
         if args.output is None:
             sys.stdout.write(text)
         else:
