@@ -24,11 +24,20 @@ from pytest_ragv2.demo_systems import (
 from pytest_ragv2.layer_registry import UnknownLayer, demo_layer, layer_info, load_layer
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+from pytest_ragv2.resume import (
+    ResumeError,
+    Resumption,
+    SessionLock,
+    differences,
+    read_manifest,
+    resolve_run,
+)
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 from pytest_ragv2.xdist import (
     WORKER_DEMO_ERROR,
     WORKER_DEMO_URL,
+    WORKER_RESUME,
     WORKER_RUN_ID,
     WORKER_SEED,
     XdistHooks,
@@ -53,11 +62,23 @@ def activate(config: pytest.Config) -> None:
         check_layers(settings, systems)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    resumption: Resumption | None = None
+    lock: SessionLock | None = None
+    fresh_root = False
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
         run_id = str(workerinput[WORKER_RUN_ID])
         worker = str(workerinput.get("workerid", "gw"))
+        if WORKER_RESUME in workerinput:
+            resumption = Resumption.from_workerinput(
+                settings.raw_runs / run_id, workerinput[WORKER_RESUME]
+            )
+    elif config.getoption("ragv2_resume"):
+        seed, run_id, resumption, lock = _resume(config, settings)
+        worker = "main"
     else:
+        if config.getoption("ragv2_retry_errors"):
+            raise pytest.UsageError("--ragv2-retry-errors: only with --ragv2-resume=<run|last>")
         seed = settings.seed if settings.seed is not None else random.Random().getrandbits(31)
         fresh_root = not settings.raw_runs.exists()
         try:  # the run's folder is created here, atomically: one session per folder
@@ -67,7 +88,9 @@ def activate(config: pytest.Config) -> None:
                 seed,
                 claim=not config.getoption("ragv2_plan"),
             )
-        except RunIdError as exc:
+            if not config.getoption("ragv2_plan") and not config.option.collectonly:
+                lock = SessionLock.acquire(settings.raw_runs / run_id)
+        except (RunIdError, ResumeError) as exc:
             raise pytest.UsageError(str(exc)) from None
         worker = "main"
     ctx = RunContext(
@@ -80,8 +103,10 @@ def activate(config: pytest.Config) -> None:
         systems=systems,
         demo_url=demo_url,
         configured_roles=configured_roles,
+        resumption=resumption,
+        session_lock=lock,
     )
-    if workerinput is None and not config.getoption("ragv2_plan"):
+    if workerinput is None and resumption is None and not config.getoption("ragv2_plan"):
         ctx.created_dirs = (ctx.run_dir, *((settings.raw_runs,) if fresh_root else ()))
     config.stash[CONTEXT_KEY] = ctx
     if config.args_source != pytest.Config.ArgsSource.ARGS:
@@ -96,6 +121,55 @@ def activate(config: pytest.Config) -> None:
         _start_controller(config, ctx, demo_url)
     if settings.max_minutes is not None and not config.option.collectonly:
         _start_budget(config, settings.max_minutes, workerinput)
+
+
+def _resume(
+    config: pytest.Config, settings: Settings
+) -> tuple[int, str, Resumption, SessionLock | None]:
+    """--ragv2-resume: the earlier run's id and seed, this session's generation, its lock.
+    Whether the run is unchanged is checked once the systems are known (``_check_resumable``)."""
+    given = str(config.getoption("ragv2_resume"))
+    if config.getoption("ragv2_run_id"):
+        raise pytest.UsageError(
+            "--ragv2-resume: the run id is the resumed run's; drop --ragv2-run-id"
+        )
+    if config.getoption("ragv2_plan"):
+        raise pytest.UsageError("--ragv2-resume and --ragv2-plan: a plan runs nothing to resume")
+    try:
+        run_id = resolve_run(settings.raw_runs, given)
+        run_dir = settings.raw_runs / run_id
+        manifest = read_manifest(run_dir)
+        seed = int(manifest["seed"])
+        if settings.seed is not None and settings.seed != seed:
+            raise ResumeError(
+                f"--ragv2-resume={given}: the run's seed is {seed}, not {settings.seed} "
+                "(a resumed run keeps its seed: drop --ragv2-seed)"
+            )
+        lock = SessionLock.acquire(run_dir) if not config.option.collectonly else None
+    except (ResumeError, KeyError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+    generation = len(manifest.get("resumed") or []) + 1
+    retry = bool(config.getoption("ragv2_retry_errors"))
+    return seed, run_id, Resumption(run_dir, generation, retry), lock
+
+
+def _check_resumable(ctx: RunContext, options: dict[str, Any]) -> None:
+    """Refuse to resume a run whose definition changed, naming every difference."""
+    from pytest_ragv2.controller import run_manifest
+
+    if ctx.resumption is None:
+        return
+    recorded = read_manifest(ctx.run_dir)
+    changed = differences(recorded, run_manifest(ctx, options))
+    if changed:
+        if ctx.session_lock is not None:
+            ctx.session_lock.release()
+        lines = "\n".join(f"  {change}" for change in changed)
+        raise pytest.UsageError(
+            f"--ragv2-resume={ctx.run_id}: the run cannot be resumed, "
+            f"{len(changed)} thing(s) changed since it started:\n{lines}\n"
+            "(start a new run instead, or restore what changed)"
+        )
 
 
 def _start_plan(config: pytest.Config, ctx: RunContext) -> None:
@@ -312,6 +386,7 @@ def _start_controller(
     from pytest_ragv2.controller import Controller
 
     options = {option.dest: config.getoption(option.dest) for option in OPTIONS}
+    _check_resumable(ctx, options)
     controller = Controller(ctx, options)
     from pytest_ragv2.progress import progress_interval
 

@@ -195,7 +195,13 @@ class CaseItem(pytest.Item):
         if failure is not None:  # no run starts that could not be kept
             pytest.skip(f"not started: {failure}")
         try:
-            record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
+            record = None
+            if ctx.resumption is not None:  # made by an earlier session of the run: reused
+                record = ctx.resumption.earlier_record(
+                    ctx, self.key, self.loaded.case, self.loaded.split
+                )
+            if record is None:
+                record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
         except RawRunWriteError as exc:
             raise RunsNotWritten(str(exc)) from None
         self.ragv2_record = record  # the machine's: the controller applies the rulings

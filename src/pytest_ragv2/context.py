@@ -21,6 +21,7 @@ from pytest_ragv2.layer_registry import demo_layer
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
+from pytest_ragv2.resume import Resumption, SessionLock
 from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.schema import Case
 from pytest_ragv2.settings import Settings, SystemSettings
@@ -62,6 +63,8 @@ class RunContext:
     layer_state: dict[str, Any] = field(default_factory=dict)
     # the folders this session created, removed at its end if it never wrote into them
     created_dirs: tuple[Path, ...] = ()
+    resumption: Resumption | None = None  # --ragv2-resume: the run's earlier sessions
+    session_lock: SessionLock | None = None  # the controller's hold on the run folder
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -146,7 +149,8 @@ class RunContext:
     @property
     def writer(self) -> RawRunWriter:
         if self._writer is None:
-            self._writer = RawRunWriter(self.run_dir, self.worker)
+            generation = self.resumption.generation if self.resumption else 0
+            self._writer = RawRunWriter(self.run_dir, self.worker, generation)
         return self._writer
 
     def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> RunRecord:

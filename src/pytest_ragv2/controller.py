@@ -7,6 +7,7 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 from __future__ import annotations
 
 import dataclasses
+import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -91,8 +92,17 @@ class Controller:
         threading.Thread(target=_warm_imports, name="ragv2-warm-imports", daemon=True).start()
 
     def set_expected(self, counts: Mapping[str, int]) -> None:
-        """The case runs collected per layer; the manifest is written before the first."""
+        """The case runs collected per layer; the manifest is written before the first.
+        A resumed run expects what its first session collected (a narrower selection in a
+        later session leaves runs missing, as they are)."""
         self.expected_by_layer = dict(counts)
+        if self.ctx.resumption is not None:
+            from pytest_ragv2.resume import read_manifest
+
+            recorded = read_manifest(self.ctx.run_dir).get("expected_by_layer") or {}
+            for layer, count in recorded.items():
+                if layer in self.expected_by_layer:
+                    self.expected_by_layer[layer] = max(int(count), self.expected_by_layer[layer])
         if self.expected_runs and self.progress_every_s is not None and self.progress_writer:
             from pytest_ragv2.progress import Progress
 
@@ -396,7 +406,33 @@ def write_run_manifest(
     expected_runs: int | None = None,
     expected_by_layer: Mapping[str, int] | None = None,
 ) -> None:
-    """The fair-run record, written before the first run: versions, hashes, descriptors."""
+    """The fair-run record, written before the first run: versions, hashes, descriptors.
+    A resuming session keeps the run's manifest and adds itself to its ``resumed`` list."""
+    if ctx.resumption is not None:
+        from datetime import UTC, datetime
+
+        from pytest_ragv2.resume import read_manifest, session_entry
+
+        manifest = read_manifest(ctx.run_dir)
+        entry = session_entry(
+            ctx.resumption.generation,
+            ctx.resumption.retry_errors,
+            sys.argv[1:],
+            datetime.now(UTC).isoformat(),
+        )
+        manifest["resumed"] = [*(manifest.get("resumed") or []), entry]
+        write_manifest(ctx.run_dir, manifest)
+        return
+    manifest = run_manifest(ctx, options, expected_runs=expected_runs)
+    if expected_by_layer is not None:
+        manifest["expected_by_layer"] = dict(expected_by_layer)
+    write_manifest(ctx.run_dir, manifest)
+
+
+def run_manifest(
+    ctx: RunContext, options: Mapping[str, Any], *, expected_runs: int | None = None
+) -> dict[str, Any]:
+    """The manifest of a session's run, as written when its items are known."""
     settings = ctx.settings
     gold_files = sorted(settings.gold.glob("*.y*ml")) if settings.gold.is_dir() else []
     case_files = sorted(settings.cases.rglob("*.y*ml")) if settings.cases.is_dir() else []
@@ -435,11 +471,9 @@ def write_run_manifest(
             "languages": settings.languages,
         },
     )
-    if expected_by_layer is not None:
-        manifest["expected_by_layer"] = dict(expected_by_layer)
     for layer in ctx.layers:
         manifest.update(load_layer(layer).manifest_extras(settings))
-    write_manifest(ctx.run_dir, manifest)
+    return manifest
 
 
 def _without_url_credentials(value: Any) -> Any:

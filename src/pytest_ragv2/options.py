@@ -75,6 +75,21 @@ OPTIONS: tuple[Option, ...] = (
         metavar="ID",
     ),
     Option(
+        "--ragv2-resume",
+        "ragv2_resume",
+        "go on with an earlier run (its id, or last): same seed and items, only the runs "
+        "not yet on disk are made, one report for the whole run; refused if its "
+        "configuration, cases, gold or options changed",
+        metavar="RUN",
+    ),
+    Option(
+        "--ragv2-retry-errors",
+        "ragv2_retry_errors",
+        "with --ragv2-resume: also run again every run that ended in an error (the new raw "
+        "run replaces the old one)",
+        flag_only=True,
+    ),
+    Option(
         "--ragv2-evidence",
         "ragv2_evidence",
         "layer C: the frozen evidence package every answer model receives (ragv2 freeze)",

@@ -139,6 +139,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if ctx is not None:
         import contextlib
 
+        if ctx.session_lock is not None:
+            ctx.session_lock.release()  # the run folder is free for a resumption
         # a session that stopped before its first write leaves no empty folder behind; a
         # folder with anything in it (the usual case) is never touched
         for folder in ctx.created_dirs:

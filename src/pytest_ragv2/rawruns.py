@@ -285,8 +285,8 @@ class RawRunWriter:
     or not at all: a write that fails part way (ENOSPC, EFBIG) is cut back to the last
     whole line, and the writer refuses every later line."""
 
-    def __init__(self, run_dir: Path, worker: str) -> None:
-        self.path = run_dir / f"runs-{worker}.jsonl"
+    def __init__(self, run_dir: Path, worker: str, generation: int = 0) -> None:
+        self.path = run_dir / raw_run_file_name(worker, generation)
         self._run_dir = run_dir
         self._fd: int | None = None
         self._failed: str | None = None
@@ -330,11 +330,58 @@ class RawRunWriter:
             self._fd = None
 
 
+def raw_run_file_name(worker: str, generation: int = 0) -> str:
+    """A process's raw-run file: ``runs-<worker>.jsonl`` in the session that started the
+    run, ``runs-<worker>.r<N>.jsonl`` in its N-th resumption (``--ragv2-resume``)."""
+    return f"runs-{worker}.jsonl" if generation == 0 else f"runs-{worker}.r{generation}.jsonl"
+
+
+_GENERATION = re.compile(r"\.r(\d+)\.jsonl$")
+
+
+def generation_of(path: Path) -> int:
+    found = _GENERATION.search(path.name)
+    return int(found.group(1)) if found else 0
+
+
+def raw_run_files(run_dir: Path) -> list[Path]:
+    """The raw-run files of a run directory, the first session's first, then each
+    resumption's in turn."""
+    return sorted(run_dir.glob("runs-*.jsonl"), key=lambda path: (generation_of(path), path.name))
+
+
+def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    with path.open(encoding="utf-8") as stream:
+        for line in stream:
+            if not line.endswith("\n"):
+                break  # a torn last line (a killed process)
+            yield json.loads(line)
+
+
+def line_identity(raw: Mapping[str, Any]) -> str:
+    """What a later line of the same identity replaces: a run's key, or its judge's grade
+    (a line with ``judge`` and no run of its own)."""
+    kind = "judge" if "judge" in raw and "transcript" not in raw else "run"
+    return kind + json.dumps(raw.get("key"), sort_keys=True)
+
+
 def read_raw_runs(run_dir: Path) -> Iterator[dict[str, Any]]:
-    """Every raw run of a run directory; a torn last line (a killed process) is skipped."""
-    for path in sorted(run_dir.glob("runs-*.jsonl")):
-        with path.open(encoding="utf-8") as stream:
-            for line in stream:
-                if not line.endswith("\n"):
-                    break
-                yield json.loads(line)
+    """Every raw run of a run directory; a torn last line (a killed process) is skipped.
+
+    A run made again by a resumption (``--ragv2-retry-errors``) replaces the earlier line of
+    the same key: each key is read once, as the latest session made it."""
+    files = raw_run_files(run_dir)
+    newest = max((generation_of(path) for path in files), default=0)
+    # the keys each resumption wrote, to skip their earlier lines (resumptions are small)
+    written_after: dict[int, set[str]] = {}
+    later: set[str] = set()
+    for generation in range(newest, 0, -1):
+        for path in files:
+            if generation_of(path) == generation:
+                later.update(line_identity(raw) for raw in _lines(path))
+        written_after[generation - 1] = set(later)
+    for path in files:
+        superseded = written_after.get(generation_of(path), set())
+        for raw in _lines(path):
+            if not superseded or line_identity(raw) not in superseded:
+                yield raw

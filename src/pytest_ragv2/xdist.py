@@ -25,6 +25,7 @@ WORKER_RUN_ID = "ragv2_run_id"
 WORKER_SEED = "ragv2_seed"
 WORKER_DEMO_URL = "ragv2_demo_url"
 WORKER_DEMO_ERROR = "ragv2_demo_error"
+WORKER_RESUME = "ragv2_resume"
 
 
 def system_of_node(node_id: str, systems: Iterable[str]) -> str | None:
@@ -111,6 +112,8 @@ class XdistHooks:
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_RUN_ID] = self._ctx.run_id
         node.workerinput[WORKER_SEED] = self._ctx.seed
+        if self._ctx.resumption is not None:
+            node.workerinput[WORKER_RESUME] = self._ctx.resumption.to_workerinput()
         if self._demo_url is not None:
             try:
                 node.workerinput[WORKER_DEMO_URL] = self._demo_url()
