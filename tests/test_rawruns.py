@@ -46,6 +46,35 @@ def test_torn_last_line_is_skipped(tmp_path: Path) -> None:
     assert [run["n"] for run in read_raw_runs(tmp_path)] == [1, 2]
 
 
+def test_a_resumption_replaces_earlier_lines_of_the_same_key(tmp_path: Path) -> None:
+    first = RawRunWriter(tmp_path, "gw0")
+    for case, error in (("C1", None), ("C2", "timeout"), ("C3", None)):
+        first.append({"key": {"case": case}, "error": error})
+    first.append({"key": {"case": "C2"}, "judge": {"grade": 1}})
+    first.close()
+    second = RawRunWriter(tmp_path, "main", generation=1)  # --ragv2-retry-errors: C2 again
+    second.append({"key": {"case": "C2"}, "error": None})
+    second.append({"key": {"case": "C4"}, "error": None})
+    second.close()
+    third = RawRunWriter(tmp_path, "gw1", generation=10)
+    third.append({"key": {"case": "C4"}, "error": "transport"})
+    third.close()
+    assert sorted(path.name for path in tmp_path.iterdir()) == [
+        "runs-gw0.jsonl",
+        "runs-gw1.r10.jsonl",
+        "runs-main.r1.jsonl",
+    ]
+    assert [
+        (run["key"]["case"], run.get("error"), "judge" in run) for run in read_raw_runs(tmp_path)
+    ] == [
+        ("C1", None, False),
+        ("C3", None, False),
+        ("C2", None, True),  # the judge's line has its own identity: kept
+        ("C2", None, False),
+        ("C4", "transport", False),  # generation 10 after 1, not before (numeric order)
+    ]
+
+
 def _manifest(rootdir: Path, config: Path | None) -> dict[str, object]:
     return build_manifest(
         run_id="r1",
