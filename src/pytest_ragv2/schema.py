@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Split = Literal["development", "holdout"]
@@ -150,7 +151,10 @@ class Claim(StrictModel):
         return pattern
 
 
-CLAIM_PATTERN_FLAGS = re.IGNORECASE | re.DOTALL
+# Claim patterns are compiled and matched with ``regex`` (re's syntax, VERSION0), whose
+# matching takes a timeout: a pattern that backtracks catastrophically on a long answer
+# stops at the run's scoring budget instead of stalling the session (re cannot be stopped).
+CLAIM_PATTERN_FLAGS = regex.IGNORECASE | regex.DOTALL
 
 
 def claim_pattern_problem(pattern: str) -> str | None:
@@ -159,9 +163,11 @@ def claim_pattern_problem(pattern: str) -> str | None:
     the claim scorer uses."""
     from pytest_ragv2.scoring.normalisation import normalise_pattern
 
-    try:
-        re.compile(normalise_pattern(pattern), CLAIM_PATTERN_FLAGS)
-    except re.error as exc:
+    normalised = normalise_pattern(pattern)
+    try:  # re's syntax is the format's: what re refuses is refused, with re's message
+        re.compile(normalised, re.IGNORECASE | re.DOTALL)
+        regex.compile(normalised, CLAIM_PATTERN_FLAGS)
+    except (re.error, regex.error) as exc:
         return f"invalid regular expression: {exc}"
     return None
 

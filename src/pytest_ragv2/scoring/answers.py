@@ -67,7 +67,8 @@ before anything reads it (at the last whitespace of its final 1,000 characters, 
 is cut in two) and its turn says so (``cut_from_chars``); so is every support text (prompt,
 evidence, tool result, citation content: :func:`bounded_turn`); the scorers are linear in
 what is left. Scoring one run that takes longer than ``scoring_budget_s`` (default 30 s) raises
-:class:`ScoringBudgetExceeded` at the next stage boundary: the run is a ``scoring_budget``
+:class:`ScoringBudgetExceeded` at the next stage boundary, or in the middle of a claim
+pattern's match (one that backtracks catastrophically): the run is a ``scoring_budget``
 error of its own, its raw run kept.
 
 Rubric per turn, then per run: :mod:`pytest_ragv2.scoring.rubric`. Records (``Veto``,
@@ -95,7 +96,7 @@ from pytest_ragv2.scoring.answer_records import (
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.citations import check_citations
 from pytest_ragv2.scoring.claim_values import contradicted_values
-from pytest_ragv2.scoring.claims import ClaimMatch, score_claims
+from pytest_ragv2.scoring.claims import ClaimMatch, PatternTimedOut, score_claims
 from pytest_ragv2.scoring.grounding import (
     Fact,
     Support,
@@ -342,7 +343,13 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     context.checkpoint(f"turn {gold.turn}: start")
     score.safe_refusal_expected = gold.safe_refusal_expected
     expected = gold.expected_answer or ExpectedAnswer()
-    claims = score_claims(expected, answer, lang, gold_lang=options.gold_lang)
+    try:
+        claims = score_claims(
+            expected, answer, lang, gold_lang=options.gold_lang, deadline=context.deadline
+        )
+    except PatternTimedOut as exc:  # stopped mid-match: re alone could never be
+        budget = options.scoring_budget_s or 0.0
+        raise ScoringBudgetExceeded(budget, f"turn {gold.turn}: {exc}") from None
     # a refusal turn's refusal claims, stated in the answer's own words
     credited = (
         credited_refusal_claims(answer, lang, claims.required_missed)
@@ -414,14 +421,19 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
             detail = "a refusal was expected; the answer does not refuse"
         vetoes.append(Veto("failed_safe_refusal", gold.turn, clip(answer), clip(detail)))
 
-    cited = check_citations(
-        answer,
-        turn.citations,
-        turn.evidence,
-        facts,
-        claims.required_matched,
-        claims.optional_matched,
-    )
+    try:
+        cited = check_citations(
+            answer,
+            turn.citations,
+            turn.evidence,
+            facts,
+            claims.required_matched,
+            claims.optional_matched,
+            deadline=context.deadline,
+        )
+    except PatternTimedOut as exc:  # a pattern over a cited source's text
+        budget = options.scoring_budget_s or 0.0
+        raise ScoringBudgetExceeded(budget, f"turn {gold.turn}: {exc}") from None
     score.citation_checks = list(cited.checks)
     score.claim_sentences = cited.claim_sentences
     score.claim_sentences_cited = cited.claim_sentences_cited

@@ -116,7 +116,9 @@ def _source_text(citation: Citation, evidence: Sequence[RetrievedItem]) -> str |
     return "\n".join(texts) if texts else None
 
 
-def _backs(source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch]) -> bool:
+def _backs(
+    source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch], deadline: float | None
+) -> bool:
     support = text_support(source)
     for fact in facts:
         if fact.kind == "number" and fact.value is not None:
@@ -124,7 +126,7 @@ def _backs(source: str, facts: Sequence[Fact], claims: Sequence[ClaimMatch]) -> 
                 return True
         elif fact.kind == "identifier" and identifier_supported(fact, support):
             return True
-    return any(claim_found(match.claim, source, None).matched for match in claims)
+    return any(claim_found(m.claim, source, None, deadline=deadline).matched for m in claims)
 
 
 def _grouped(citations: Sequence[Citation], evidence: Sequence[RetrievedItem]) -> list[Citation]:
@@ -161,8 +163,10 @@ def check_citations(
     facts: Sequence[Fact],
     required: Sequence[ClaimMatch],
     optional: Sequence[ClaimMatch] = (),
+    deadline: float | None = None,
 ) -> CitationResult:
-    """Judge every marker occurrence of ``citations`` and count cited claim sentences."""
+    """Judge every marker occurrence of ``citations`` and count cited claim sentences; a
+    claim pattern still matching a source at ``deadline`` raises ``PatternTimedOut``."""
     spans = sentence_spans(answer)
     cited_sentences: set[int] = set()
     for marker in CITATION_MARKER.finditer(answer):
@@ -179,7 +183,9 @@ def check_citations(
         owners = [_owner(answer, spans, p) for p in positions] or [None]
         for owner in owners:
             checks.append(
-                _check(answer, spans, owner, citation, evidence, facts, required, optional)
+                _check(
+                    answer, spans, owner, citation, evidence, facts, required, optional, deadline
+                )
             )
     claim_sentences: set[int] = set()
     for match in required:
@@ -201,6 +207,7 @@ def _check(
     facts: Sequence[Fact],
     required: Sequence[ClaimMatch],
     optional: Sequence[ClaimMatch],
+    deadline: float | None,
 ) -> CitationCheck:
     start, end = spans[owner] if owner is not None else (0, len(answer))
     sentence = answer[start:end][:200]
@@ -213,7 +220,7 @@ def _check(
     source = _source_text(citation, evidence)
     if source is None:
         return CitationCheck(citation.marker, "unverifiable", sentence, "no source text known")
-    if _backs(source, inside, claims):
+    if _backs(source, inside, claims, deadline):
         return CitationCheck(citation.marker, "correct", sentence, "the source backs the sentence")
     named = ", ".join([f.text for f in inside] + [m.found for m in claims])[:150]
     return CitationCheck(

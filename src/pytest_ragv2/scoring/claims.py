@@ -10,8 +10,9 @@ Claims (:func:`claim_found`)
 A claim is found when any of its matchers finds it, tried in this order (``how`` names the
 first that did): ``pattern`` (case-insensitive regex on the normalised answer; the pattern
 itself gets NFKC and the typographic folding but no casefolding, which would break escapes
-such as ``\\S``), ``number`` (a number in the answer equal to it in the claim's unit, see
-below), ``any_of`` then ``text`` (normalised substring). A substring that starts or ends with
+such as ``\\S``; matched with the ``regex`` package, stopped at the run's scoring
+budget), ``number`` (a number in the answer equal to it in the claim's unit, see below),
+``any_of`` then ``text`` (normalised substring). A substring that starts or ends with
 a digit must not continue a number in the answer (``"100 €"`` is not found in
 ``"1 100 €"``, ``"33"`` not in ``"1 336"``), and an alternative or text that is itself one
 number, with or without a unit (``"99,7 %"``, ``"1 689 k€"``, ``"16 bar"``, ``"33"``), is also
@@ -29,10 +30,14 @@ unit accepts the number with any unit or none. Claim texts are read as written i
 
 from __future__ import annotations
 
+import functools
 import re
+import time
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
+
+import regex
 
 from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
@@ -173,9 +178,38 @@ def _find_text(answer: _Answer, phrase: str, gold_lang: str | None) -> tuple[int
     return _find_number(answer, target)
 
 
-def _claim_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimMatch:
+class PatternTimedOut(Exception):
+    """A claim pattern was still matching when the run's scoring budget ran out (one that
+    backtracks catastrophically on this answer)."""
+
+    def __init__(self, pattern: str) -> None:
+        super().__init__(f"claim pattern {pattern!r} still matching when the budget ran out")
+        self.pattern = pattern
+
+
+@functools.lru_cache(maxsize=512)
+def _compiled(pattern: str) -> regex.Pattern[str]:
+    return regex.compile(normalise_pattern(pattern), CLAIM_PATTERN_FLAGS)
+
+
+def _pattern_match(pattern: str, text: str, deadline: float | None) -> regex.Match[str] | None:
+    """``pattern`` searched in ``text``, stopped at ``deadline`` (``time.monotonic()``)."""
+    timeout = None
+    if deadline is not None:
+        timeout = deadline - time.monotonic()
+        if timeout <= 0:
+            raise PatternTimedOut(pattern)
+    try:
+        return _compiled(pattern).search(text, timeout=timeout)
+    except TimeoutError:
+        raise PatternTimedOut(pattern) from None
+
+
+def _claim_found(
+    claim: Claim, answer: _Answer, gold_lang: str | None, deadline: float | None
+) -> ClaimMatch:
     if claim.pattern:
-        match = re.search(normalise_pattern(claim.pattern), answer.norm.text, CLAIM_PATTERN_FLAGS)
+        match = _pattern_match(claim.pattern, answer.norm.text, deadline)
         if match is not None:
             return answer.hit(claim, "pattern", match.start(), match.end())
     if claim.number is not None:
@@ -200,10 +234,16 @@ def _claim_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimM
 
 
 def claim_found(
-    claim: Claim, answer: str, lang: str | None, *, gold_lang: str | None = None
+    claim: Claim,
+    answer: str,
+    lang: str | None,
+    *,
+    gold_lang: str | None = None,
+    deadline: float | None = None,
 ) -> ClaimMatch:
-    """Is ``claim`` in ``answer`` (written in ``lang``)? Rules in the module docstring."""
-    return _claim_found(claim, _Answer.of(answer, lang), gold_lang)
+    """Is ``claim`` in ``answer`` (written in ``lang``)? Rules in the module docstring; a
+    pattern still matching at ``deadline`` raises :class:`PatternTimedOut`."""
+    return _claim_found(claim, _Answer.of(answer, lang), gold_lang, deadline)
 
 
 @dataclass(frozen=True)
@@ -239,13 +279,25 @@ class ClaimsScore:
 
 
 def score_claims(
-    expected: ExpectedAnswer, answer: str, lang: str | None, *, gold_lang: str | None = None
+    expected: ExpectedAnswer,
+    answer: str,
+    lang: str | None,
+    *,
+    gold_lang: str | None = None,
+    deadline: float | None = None,
 ) -> ClaimsScore:
-    """Required, optional and forbidden claims of ``expected`` looked up in ``answer``."""
+    """Required, optional and forbidden claims of ``expected`` looked up in ``answer``.
+
+    A claim pattern still matching at ``deadline`` (``time.monotonic()``; the run's scoring
+    budget) raises :class:`PatternTimedOut`."""
     parsed = _Answer.of(answer, lang)
-    required = [_claim_found(claim, parsed, gold_lang) for claim in expected.required_claims]
-    optional = [_claim_found(claim, parsed, gold_lang) for claim in expected.optional_claims]
-    forbidden = [_claim_found(claim, parsed, gold_lang) for claim in expected.forbidden_claims]
+
+    def found(claims: list[Claim]) -> list[ClaimMatch]:
+        return [_claim_found(claim, parsed, gold_lang, deadline) for claim in claims]
+
+    required = found(expected.required_claims)
+    optional = found(expected.optional_claims)
+    forbidden = found(expected.forbidden_claims)
     return ClaimsScore(
         required_matched=tuple(m for m in required if m.matched),
         required_missed=tuple(m.claim for m in required if not m.matched),
