@@ -154,6 +154,11 @@ def test_a_killed_run_resumed_ends_as_an_uninterrupted_one(
     assert len(keys) == len(set(keys)) == 20  # 0 lost, 0 made twice
     made_now = sum(path.read_bytes().count(b"\n") for path in run_dir.glob("runs-*.r1.jsonl"))
     assert made_now == 20 - made_before  # only what was missing ran
+    screen = " ".join(resumed.stdout.split())
+    assert (
+        f"resumed run cut (session 2): {made_before} run(s) taken from its earlier sessions' "
+        f"raw runs, {20 - made_before} made now"
+    ) in screen
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     assert [entry["generation"] for entry in manifest["resumed"]] == [1]
     assert not (run_dir / "session.lock").exists()

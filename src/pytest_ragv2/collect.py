@@ -187,9 +187,11 @@ class CaseItem(pytest.Item):
         self.loaded = loaded
         self.query = query
         self.ragv2_record: RunRecord | None = None
+        self.ragv2_reused = False  # --ragv2-resume: the record is an earlier session's
 
     def runtest(self) -> None:
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
+        self.ragv2_reused = False
         ctx = context_of(self.config)
         failure = ctx.raw_write_failure
         if failure is not None:  # no run starts that could not be kept
@@ -200,6 +202,7 @@ class CaseItem(pytest.Item):
                 record = ctx.resumption.earlier_record(
                     ctx, self.key, self.loaded.case, self.loaded.split
                 )
+                self.ragv2_reused = record is not None
             if record is None:
                 record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
         except RawRunWriteError as exc:

@@ -71,7 +71,8 @@ class Controller:
     progress: Progress | None = None
     raw_write_error: str | None = None  # the raw runs could not be written: exit status 3
     lost_runs: list[str] = field(default_factory=list)  # case runs reported with no record
-    report_errors: list[str] = field(default_factory=list)  # reports that could not be
+    report_errors: list[str] = field(default_factory=list)  # reports that could not be written
+    reused_runs: int = 0  # --ragv2-resume: runs scored from earlier sessions' raw runs
 
     @property
     def expected_runs(self) -> int | None:
@@ -133,6 +134,7 @@ class Controller:
             self.raw_write_error = self.raw_write_error or str(not_written)
         elif record is not None:
             self.records.append(as_record(record))  # read back once from the report's JSON
+            self.reused_runs += bool(getattr(report, "ragv2_reused", False))
             if self.progress is not None:
                 self.progress.add(self.records[-1])
         elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
@@ -264,6 +266,13 @@ class Controller:
         for summary in self.summaries.values():  # what the terminal says is what happened
             summary.exit_status = int(status)
         self.locations.extend(self.report_errors)
+        if self.ctx.resumption is not None:
+            made = len(self.records) - self.reused_runs
+            self.locations.append(
+                f"resumed run {self.ctx.run_id} (session {self.ctx.resumption.generation + 1}): "
+                f"{self.reused_runs} run(s) taken from its earlier sessions' raw runs, "
+                f"{made} made now"
+            )
         if self.raw_write_error is not None:
             self.locations.append(
                 f"{self.raw_write_error}; the session stopped (exit status 3): every run "

@@ -82,6 +82,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.ragv2_raw_write_error = str(call.excinfo.value)  # the controller stops
     if call.when == "call" and record is not None:
         report.ragv2 = record.to_json()  # JSON on the report: it crosses xdist workers
+        if getattr(item, "ragv2_reused", False):
+            report.ragv2_reused = True  # scored from an earlier session's raw run
         if report.failed and record.role in NOT_DECISIVE:
             # the baseline's or the reference's miss decides nothing: pytest's own
             # "expected failure", off the failure list, out of --lf, counted as xfailed
