@@ -1,0 +1,139 @@
+"""The observed figures of docs/robustness.md: every fault against every HTTP adapter, and the
+interrupt, disk and run-folder probes.
+
+Runs the fault-injection suite's sessions (tests/test_fault_injection.py: one loopback
+server, one case per fault) serially and under -n 2 for each layer, and prints per fault the
+error kind each adapter recorded and the longest run, per session the exit status, wall time
+and the process tree's peak RSS, and per output surface the secrets, control characters and
+live HTML found. Then runs the interrupt, disk and run-folder tests and prints their
+outcomes and durations.
+
+    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-probes]
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.test_fault_injection import (  # noqa: E402
+    CONTROL,
+    DEADLINE_S,
+    EXPECTED,
+    HTML_SURFACES,
+    LAYER_A,
+    LAYER_B,
+    LIVE_IMG,
+    SURFACES,
+    TAGS,
+    Session,
+    applies,
+    leaks,
+    run_session,
+    secrets_of,
+)
+
+PROBES = [
+    "tests/test_signals.py",
+    "tests/test_disk_faults.py",
+    "tests/test_rawruns.py",
+    "tests/test_resume.py",
+]
+
+
+def report_session(session: Session, label: str) -> None:
+    tags = list(LAYER_A.values() if session.layer == "A" else LAYER_B.values())
+    names = {tag: adapter for adapter, tag in TAGS.items()}
+    runs = session.runs()
+    print(
+        f"\n## session {label}: exit {session.exit_status}, wall {session.wall_s:.1f} s, "
+        f"peak RSS {session.peak_rss_mb:.0f} MB (process tree), "
+        f"{len(runs)} of {len(tags) * len(session.faults)} runs recorded, "
+        f"knowledge-base searches run {session.searches}"
+    )
+    print(f"{'fault':<18} {'expected':<12} " + " ".join(f"{names[tag]:<22}" for tag in tags))
+    for fault in session.faults:
+        cells = []
+        for tag in tags:
+            if not applies(tag, fault):
+                cells.append(f"{'-':<22}")
+                continue
+            run = runs.get((tag, fault))
+            if run is None:
+                cells.append(f"{'LOST':<22}")
+                continue
+            kind = (run.get("error") or {}).get("kind") or "ok"
+            flag = "" if kind == (EXPECTED[fault] or "ok") else "!"
+            latency = float(run["latency_s"])
+            over = "" if latency <= DEADLINE_S + 1 else " OVER"
+            cell = f"{flag}{kind} {latency:.2f}s{over}"
+            cells.append(f"{cell:<22}")
+        print(f"{fault:<18} {EXPECTED[fault] or 'ok':<12} " + " ".join(cells))
+    secrets = [secret for tag in tags for secret in secrets_of(session, tag)]
+    written = session.written()
+    print(f"{'surface':<14} {'secrets':>8} {'control':>8} {'live html':>10}")
+    for name, belongs in SURFACES.items():
+        texts = [text for path, text in written.items() if belongs(path)]
+        found_secrets = sum(len(leaks(text, secrets)) for text in texts)
+        control = sum(len(CONTROL.findall(text)) for text in texts)
+        html = sum(len(LIVE_IMG.findall(text)) for text in texts) if name in HTML_SURFACES else "-"
+        print(f"{name:<14} {found_secrets:>8} {control:>8} {html!s:>10}")
+
+
+def report_probes() -> None:
+    print("\n## interrupt, disk and run-folder probes")
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-p",
+            "no:randomly",
+            "-rA",
+            "--durations=0",
+            "--durations-min=0",
+            *PROBES,
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    durations = re.findall(r"^([\d.]+)s call\s+(\S+)$", done.stdout, re.MULTILINE)
+    outcomes = dict(
+        (test, outcome)
+        for outcome, test in re.findall(
+            r"^(PASSED|FAILED|XFAIL|SKIPPED|ERROR) (\S+)", done.stdout, re.MULTILINE
+        )
+    )
+    for seconds, test in sorted(durations, key=lambda pair: pair[1]):
+        print(f"{outcomes.get(test, '?'):<8} {float(seconds):6.2f} s  {test}")
+    print(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--sessions", default="A-0,A-2,B-0,B-2", help="layer-workers, ...")
+    parser.add_argument("--no-probes", action="store_true")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as directory:
+        for label in args.sessions.split(","):
+            layer, workers = label.split("-")
+            session = run_session(Path(directory) / label, layer, int(workers))
+            report_session(
+                session, f"layer {layer}, " + (f"-n {workers}" if int(workers) else "serial")
+            )
+    if not args.no_probes:
+        report_probes()
+
+
+if __name__ == "__main__":
+    main()
