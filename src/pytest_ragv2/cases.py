@@ -95,6 +95,7 @@ class Catalog:
     catalog_errors: list[CaseError] = field(default_factory=list)
     # The reviewers' rulings of <gold>/adjudications.yaml (its errors are gold errors).
     adjudications: Adjudications | None = None
+    _by_id: dict[str, LoadedCase] | None = field(default=None, repr=False, compare=False)
 
     def cases(self, splits: Collection[str] = SPLITS) -> list[LoadedCase]:
         return [c for f in self.files if f.split in splits for c in f.cases]
@@ -114,11 +115,14 @@ class Catalog:
         return [warning for case_file in self.files for warning in case_file.warnings]
 
     def find(self, case_id: str) -> LoadedCase | None:
-        for case_file in self.files:
-            for loaded in case_file.cases:
-                if loaded.case.id == case_id:
-                    return loaded
-        return None
+        """The case of that id (the first, in file order), through an index built once:
+        the reports and rescoring look up every run's case."""
+        if self._by_id is None:
+            self._by_id = {}
+            for case_file in self.files:
+                for loaded in case_file.cases:
+                    self._by_id.setdefault(loaded.case.id, loaded)
+        return self._by_id.get(case_id)
 
 
 def warning_text(warning: CaseError) -> str:

@@ -12,7 +12,6 @@ A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figu
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +20,7 @@ from pytest_ragv2.keys import RunKey
 from pytest_ragv2.systems.outputs import RunError
 
 JSON = dict[str, Any]
+_NOT_NUMBERS = (str, list, tuple, dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,10 +44,10 @@ class RunRecord:
     def metric(self, name: str) -> float | None:
         """A per-run metric as a number; None when undefined or not measured."""
         value = self.metrics.get(name)
-        if value is None or isinstance(value, str | list | tuple | dict):
+        if value is None or isinstance(value, _NOT_NUMBERS):
             return None
         number = float(value)
-        return None if math.isnan(number) else number
+        return None if number != number else number  # NaN: not measured
 
     def to_json(self) -> JSON:
         data: JSON = {}
