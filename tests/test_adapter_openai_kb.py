@@ -545,7 +545,7 @@ def test_parallel_calls_then_a_second_round_number_sources_continuously(
 
 
 @pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
-def test_max_tool_rounds_exceeded_is_an_adapter_error_keeping_the_partial_answer(
+def test_max_tool_rounds_exceeded_is_a_limit_error_keeping_the_partial_answer(
     model: ModelServer, stream: bool
 ) -> None:
     def script(messages: list[dict[str, Any]]) -> Answer:
@@ -558,7 +558,7 @@ def test_max_tool_rounds_exceeded_is_an_adapter_error_keeping_the_partial_answer
 
     first, second = transcript.turns
     assert first.error is not None
-    assert first.error.kind == "adapter"
+    assert first.error.kind == "limit"
     assert "max_tool_rounds = 2" in first.error.message
     assert first.answer == "Recherche 1.\n\nRecherche 2.\n\nRecherche 3."
     assert len(model.seen) == 3  # two rounds run, the third answer's call is not

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 import httpx
 
 from pytest_ragv2 import secret_registry
+from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
 from pytest_ragv2.systems.outputs import (
     ErrorKind,
@@ -271,7 +272,7 @@ class _Bounded(Exception):
 DECODED_CHUNK = 1024 * 1024  # the most one step of decompression may produce
 
 
-def _decoded_chunks(response: httpx.Response) -> Iterator[bytes]:
+def decoded_chunks(response: httpx.Response) -> Iterator[bytes]:
     """The body decompressed a bounded step at a time: httpx inflates each network read
     whole (64 KB of a gzip bomb is 64 MB), so gzip and deflate are inflated here with a cap
     on each step's output; any other coding is left to httpx."""
@@ -305,7 +306,7 @@ def _read_bounded(
     size = 0
     deadline = None if timeout_s is None else started + timeout_s
     try:
-        for chunk in _decoded_chunks(response):
+        for chunk in decoded_chunks(response):
             size += len(chunk)
             if size > max_bytes:
                 message = (
@@ -337,7 +338,7 @@ FrameReader = Callable[[httpx.Response, list[Any], float, str], None]
 @dataclass(frozen=True, slots=True)
 class Streamed:
     """How to read a 2xx answer frame by frame as it arrives (SSE chat), within ``timeout_s``
-    of the try's start."""
+    of the try's start (or less, when a conversation's deadline is sooner)."""
 
     read_frames: FrameReader
     timeout_s: float
@@ -356,6 +357,7 @@ def send_with_retry(
     stream: Streamed | None = None,
     max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
     secret_query: Mapping[str, str] | None = None,
+    deadline: Deadline | None = None,
 ) -> HttpReply:
     """Send one request, retrying as the policy says; every try is appended to ``exchanges``.
 
@@ -375,6 +377,10 @@ def send_with_retry(
     reply's body is the list of frames read. Tries are repeated only until an answer starts
     streaming: once frames have been read, a failure is raised as the turn's error, and
     what arrived is kept by the reader and on the exchange.
+
+    ``deadline`` (a conversation's) bounds every try and the backoff between them: a try is
+    given at most the time left, no try starts once it has passed, and a try it cut short
+    is a ``timeout`` saying so, never retried.
     """
     headers = dict(headers or {})
     query = dict(secret_query or {})
@@ -393,17 +399,20 @@ def send_with_retry(
     for attempt in range(1, retry.attempts + 1):
         last_try = attempt == retry.attempts
         started = time.perf_counter()
+        timeout_s = _try_timeout(client.timeout.read, deadline, call, secrets)
         response: httpx.Response | None = None
         try:
             request = client.build_request(
-                method, _sent_url(url, params, query), json=json_body, headers=headers
+                method,
+                _sent_url(url, params, query),
+                json=json_body,
+                headers=headers,
+                timeout=httpx.Timeout(timeout_s),
             )
             response = client.send(request, stream=True)
             content = b""
             if stream is None or not response.is_success:
-                content = _read_bounded(
-                    response, call, started, max_bytes, client.timeout.read, secrets
-                )
+                content = _read_bounded(response, call, started, max_bytes, timeout_s, secrets)
         except _Bounded as bounded:
             assert response is not None
             exchanges.append(
@@ -415,7 +424,7 @@ def send_with_retry(
                     attempt,
                 )
             )
-            raise bounded.failure from None
+            raise _by_deadline(bounded.failure, deadline, call, secrets) from None
         except (httpx.HTTPError, httpx.InvalidURL) as exc:
             if response is not None:
                 response.close()
@@ -425,12 +434,22 @@ def send_with_retry(
             failure = classify_exception(exc, call, attempt, secrets)
             reason = failure.retry_reason
             if reason is None or reason not in retry.retry_on or last_try:
-                raise failure.as_failure() from None
+                raise _by_deadline(failure.as_failure(), deadline, call, secrets) from None
         else:
             if stream is not None and response.is_success:
-                frames = _read_frames(
-                    response, stream, call, request_record, exchanges, attempt, started
-                )
+                try:
+                    frames = _read_frames(
+                        response,
+                        stream,
+                        call,
+                        request_record,
+                        exchanges,
+                        attempt,
+                        started,
+                        timeout_s,
+                    )
+                except AdapterFailure as failure:
+                    raise _by_deadline(failure, deadline, call, secrets) from None
                 return HttpReply(method, url, response.status_code, frames, is_json=False)
             body, is_json = decode_content(content, response.charset_encoding)
             body = scrub(body, secrets)
@@ -441,8 +460,41 @@ def send_with_retry(
             reason = retry_reason(response.status_code)
             if reason is None or reason not in retry.retry_on or last_try:
                 return HttpReply(method, url, response.status_code, body, is_json)
-        time.sleep(retry.delay_after(attempt))
+        delay_s = retry.delay_after(attempt)
+        if deadline is not None and deadline.remaining() <= delay_s:
+            message = deadline.message(f"{call}: no time left to try again after try {attempt}")
+            raise AdapterFailure("timeout", scrub(message, secrets))
+        time.sleep(delay_s)
     raise AssertionError("unreachable: the last try returns or raises")
+
+
+_CLOCK_SLACK_S = 0.05  # a try cut at the deadline may end a hair before the clock says so
+
+
+def _try_timeout(
+    timeout_s: float | None, deadline: Deadline | None, call: str, secrets: Sequence[str]
+) -> float | None:
+    """The time one try may take: the call's own timeout, or the time the conversation
+    has left when that is shorter; none left is the turn's timeout."""
+    if deadline is None:
+        return timeout_s
+    left = deadline.remaining()
+    if left <= 0:
+        raise AdapterFailure("timeout", scrub(deadline.message(call), secrets))
+    return left if timeout_s is None else min(timeout_s, left)
+
+
+def _by_deadline(
+    failure: AdapterFailure, deadline: Deadline | None, call: str, secrets: Sequence[str]
+) -> AdapterFailure:
+    """A try's timeout that the conversation's deadline caused is reported as such."""
+    if (
+        failure.error.kind == "timeout"
+        and deadline is not None
+        and deadline.remaining() <= _CLOCK_SLACK_S
+    ):
+        return AdapterFailure("timeout", scrub(deadline.message(call), secrets))
+    return failure
 
 
 def _sent_url(
@@ -462,11 +514,15 @@ def _read_frames(
     exchanges: list[Exchange],
     attempt: int,
     started: float,
+    try_timeout_s: float | None,
 ) -> list[Any]:
     """The frames of a 2xx streamed answer; what was read is recorded whatever happens."""
     frames: list[Any] = []
+    timeout_s = stream.timeout_s
+    if try_timeout_s is not None:
+        timeout_s = min(stream.timeout_s, try_timeout_s)
     try:
-        stream.read_frames(response, frames, started + stream.timeout_s, call)
+        stream.read_frames(response, frames, started + timeout_s, call)
     finally:
         response.close()
         latency_s = time.perf_counter() - started

@@ -18,6 +18,13 @@ descendant, whatever its group or session, looked up in ``/proc`` while the turn
 signalled, on timeout (SIGTERM, then SIGKILL after ``KILL_GRACE_S``), on an interrupt and
 when the turn ends normally: nothing started by a turn outlives it.
 
+Standard output and standard error are read in chunks, never a whole line at once, and each
+is bounded by ``max_output_mb``: past it the turn's processes are killed at once and the
+turn is a ``too_large`` error keeping the complete lines printed before (a line that never
+ends is bounded too). Only the end of standard error is kept. ``conversation_timeout_s``
+bounds a conversation's turns together: a turn under way when it passes is killed as on
+its own ``timeout_s``.
+
 Codex mapping (``events: codex``), over ``item.completed`` events only:
 - ``agent_message`` -> the answer. Codex may send several in one turn (progress notes, then
   the answer); the last one wins, as with ``codex exec --output-last-message``.
@@ -64,7 +71,7 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.systems.config import AdapterConfig
+from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.process_tree import ProcessTree
@@ -81,9 +88,11 @@ _EXCERPT_CHARS = 300
 _POLL_S = 0.01
 _FIRST_SCAN_S = 0.02  # the turn's processes are looked up this soon, then less and less often
 _MAX_SCAN_S = 0.25
+_READ_CHUNK = 64 * 1024
+CUT_KEY = "_cut"  # the note ending an exchange whose output was cut at max_output_mb
 
 
-class CommandConfig(AdapterConfig):
+class CommandConfig(ChatAdapterConfig):
     """A command printing JSON lines on stdout, one process per turn."""
 
     adapter: Literal["command"]
@@ -96,6 +105,12 @@ class CommandConfig(AdapterConfig):
         description="environment variables passed through besides PATH, HOME and LANG",
     )
     timeout_s: float = Field(default=300.0, gt=0.0, description="per turn, whole process group")
+    max_output_mb: float = Field(
+        default=32.0,
+        gt=0,
+        description="the most a turn's process may print on stdout, and on stderr; more is "
+        "the turn's error (too_large), its processes killed",
+    )
     events: Literal["codex"] = "codex"
     resume_argv: list[str] | None = Field(
         default=None,
@@ -111,13 +126,49 @@ class CommandConfig(AdapterConfig):
         "turn alone",
     )
 
+    @property
+    def max_output_bytes(self) -> int:
+        return int(self.max_output_mb * 1024 * 1024)
+
 
 @dataclass(slots=True)
-class _Output:
-    """What the reader threads collected; ``lines`` grows while the process runs."""
+class _Sink:
+    """What a reader thread collected of one stream, within ``limit`` bytes: its complete
+    lines (stdout), or only its last ``tail_bytes`` (stderr)."""
 
+    name: str
+    limit: int
+    breach: threading.Event
+    tail_bytes: int | None = None
     lines: list[str] = field(default_factory=list)
-    stderr: list[str] = field(default_factory=list)
+    tail: bytes = b""
+    size: int = 0
+    over: bool = False
+
+    def read(self, stream: IO[bytes]) -> None:
+        """Read ``stream`` to its end or past ``limit`` (then stop reading and say so)."""
+        pending: list[bytes] = []  # the start of a line whose end has not arrived
+        read1 = getattr(stream, "read1", stream.read)
+        with stream:
+            while chunk := read1(_READ_CHUNK):
+                self.size += len(chunk)
+                if self.size > self.limit:
+                    self.over = True
+                    self.breach.set()
+                    return
+                if self.tail_bytes is not None:
+                    self.tail = (self.tail + chunk)[-self.tail_bytes :]
+                    continue
+                start = 0
+                while (end := chunk.find(b"\n", start)) >= 0:
+                    pending.append(chunk[start:end])
+                    self.lines.append(b"".join(pending).decode("utf-8", errors="replace"))
+                    pending = []
+                    start = end + 1
+                if start < len(chunk):
+                    pending.append(chunk[start:])
+        if pending:
+            self.lines.append(b"".join(pending).decode("utf-8", errors="replace"))
 
 
 class CommandRunner:
@@ -131,6 +182,7 @@ class CommandRunner:
     def converse(self, prompts: Sequence[str]) -> Transcript:
         thread_id: str | None = None
         running_total: dict[str, int] = {}
+        deadline = self.config.conversation_deadline()
 
         def send(number: int, prompt: str) -> ChatTurn:
             nonlocal thread_id, running_total
@@ -138,7 +190,7 @@ class CommandRunner:
             if number and resuming and thread_id is None:
                 error = RunError("adapter", "no thread id from the first turn to resume")
                 return ChatTurn(prompt=prompt, error=error)
-            turn, announced = self._turn(prompt, self.argv_for(prompt, thread_id))
+            turn, announced = self._turn(prompt, self.argv_for(prompt, thread_id), deadline)
             thread_id = thread_id or announced
             if resuming and self.config.resume_usage == "running_total" and turn.usage:
                 running_total = turn_share(turn, running_total)
@@ -160,12 +212,18 @@ class CommandRunner:
         names = [*ALWAYS_PASSED_ENV, *self.config.env_pass]
         return {name: os.environ[name] for name in names if name in os.environ}
 
-    def _turn(self, prompt: str, argv: list[str]) -> tuple[ChatTurn, str | None]:
+    def _turn(
+        self, prompt: str, argv: list[str], deadline: Deadline | None = None
+    ) -> tuple[ChatTurn, str | None]:
         """One turn's process and what it printed; and the thread id it announced."""
         request: dict[str, Any] = {"argv": argv, "cwd": self.config.cwd}
+        if deadline is not None and deadline.passed():
+            error = RunError(kind="timeout", message=deadline.message("the turn was not started"))
+            return ChatTurn(prompt=prompt, error=error), None
         started = time.perf_counter()
+        bounds = _Bounds(self.config.timeout_s, deadline, self.config.max_output_bytes)
         try:
-            run = _run(argv, self.config.cwd, self.environment(), self.config.timeout_s)
+            run = _run(argv, self.config.cwd, self.environment(), bounds)
         except OSError as exc:  # the command could not be started
             latency_s = time.perf_counter() - started
             error = RunError(kind="adapter", message=f"cannot start {argv[0]!r}: {exc}")
@@ -174,6 +232,8 @@ class CommandRunner:
             return failed, None
         latency_s = time.perf_counter() - started
         events = [_parse_line(line) for line in run.lines]
+        if run.too_large is not None:
+            events.append({CUT_KEY: f"{run.too_large}: the rest was not kept"})
         turn = ChatTurn(
             prompt=prompt,
             latency_s=latency_s,
@@ -193,7 +253,7 @@ class CommandRunner:
         except Exception as exc:  # an adapter bug must cost one run, not the session
             turn.error = RunError(kind="internal", message=f"{type(exc).__name__}: {exc}")
             return turn, None
-        turn.error = _turn_error(run, outcome, self.config.timeout_s)
+        turn.error = _turn_error(run, outcome, bounds)
         if turn.error is not None and turn.answer:
             # a message printed before the turn failed is not the turn's answer: shown, unscored
             turn.partial_answer, turn.answer, turn.citations = turn.answer, "", []
@@ -217,18 +277,38 @@ def turn_share(turn: ChatTurn, previous_total: dict[str, int]) -> dict[str, int]
     return total
 
 
+@dataclass(frozen=True, slots=True)
+class _Bounds:
+    """What bounds one turn's process: its own time, the conversation's, its output."""
+
+    timeout_s: float
+    conversation: Deadline | None
+    max_output_bytes: int
+
+    def deadline(self) -> tuple[float, bool]:
+        """When the turn must end (``time.monotonic``), and whether the conversation's
+        deadline is the sooner."""
+        own = time.monotonic() + self.timeout_s
+        if self.conversation is not None and self.conversation.at < own:
+            return self.conversation.at, True
+        return own, False
+
+
 @dataclass(slots=True)
 class _Run:
     lines: list[str]
     stderr_tail: str
     exit_code: int | None
     timed_out: bool
+    by_conversation: bool = False  # timed out at the conversation's deadline
+    too_large: str | None = None  # which stream went over max_output_mb, and by how much
 
 
-def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float) -> _Run:
-    """Run one process to its end or its deadline, collecting stdout lines as they arrive;
-    then kill whatever it started and left behind, in whatever process group or session."""
-    deadline = time.monotonic() + timeout_s
+def _run(argv: list[str], cwd: str | None, env: dict[str, str], bounds: _Bounds) -> _Run:
+    """Run one process to its end, its deadline or its output bound, collecting stdout
+    lines as they arrive; then kill whatever it started and left behind, in whatever
+    process group or session."""
+    deadline, by_conversation = bounds.deadline()
     process = subprocess.Popen(
         argv,
         cwd=cwd,
@@ -241,10 +321,12 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     assert process.stdout is not None
     assert process.stderr is not None
     tree = ProcessTree(process.pid)
-    output = _Output()
+    breach = threading.Event()
+    stdout = _Sink("stdout", bounds.max_output_bytes, breach)
+    stderr = _Sink("stderr", bounds.max_output_bytes, breach, tail_bytes=_STDERR_TAIL_CHARS * 4)
     readers = [
-        threading.Thread(target=_collect, args=(process.stdout, output.lines), daemon=True),
-        threading.Thread(target=_collect, args=(process.stderr, output.stderr), daemon=True),
+        threading.Thread(target=stdout.read, args=(process.stdout,), daemon=True),
+        threading.Thread(target=stderr.read, args=(process.stderr,), daemon=True),
     ]
     for reader in readers:
         reader.start()
@@ -252,18 +334,23 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
         # stdout reaches EOF when every process holding it is gone or has closed it; the
         # turn's processes are looked up meanwhile, so that one whose parent exits is known
         interval = _FIRST_SCAN_S
-        while readers[0].is_alive() and time.monotonic() < deadline:
+        while readers[0].is_alive() and not breach.is_set() and time.monotonic() < deadline:
             readers[0].join(timeout=max(0.0, min(interval, deadline - time.monotonic())))
             tree.scan()
             interval = min(interval * 1.5, _MAX_SCAN_S)
-        exited = not readers[0].is_alive() and _wait_exited(process.pid, deadline)
+        exited = (
+            not readers[0].is_alive()
+            and not breach.is_set()
+            and _wait_exited(process.pid, deadline)
+        )
     except BaseException:
         # Ctrl-C (or anything else) while waiting: the command lives in a session of its own,
         # so the terminal's SIGINT never reached it; nothing it started may outlive the session
         tree.signal(signal.SIGKILL)
         process.wait()
         raise
-    timed_out = not exited
+    over = breach.is_set()
+    timed_out = not exited and not over
     if timed_out:
         tree.signal(signal.SIGTERM)
         _wait_gone(process.pid, tree, time.monotonic() + KILL_GRACE_S)
@@ -272,9 +359,21 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], timeout_s: float
     exit_code = process.wait()
     for reader in readers:
         reader.join(timeout=KILL_GRACE_S)
-    stderr = "".join(output.stderr)[-_STDERR_TAIL_CHARS:]
+    too_large = next(
+        (
+            f"{sink.name} exceeded {sink.limit:,} bytes (max_output_mb)"
+            for sink in (stdout, stderr)
+            if sink.over
+        ),
+        None,
+    )
     return _Run(
-        lines=list(output.lines), stderr_tail=stderr, exit_code=exit_code, timed_out=timed_out
+        lines=list(stdout.lines),
+        stderr_tail=stderr.tail.decode("utf-8", errors="replace")[-_STDERR_TAIL_CHARS:],
+        exit_code=exit_code,
+        timed_out=timed_out,
+        by_conversation=timed_out and by_conversation,
+        too_large=too_large,
     )
 
 
@@ -284,12 +383,6 @@ def _wait_gone(pid: int, tree: ProcessTree, deadline: float) -> None:
         if time.monotonic() >= deadline:
             return
         time.sleep(_POLL_S)
-
-
-def _collect(stream: IO[bytes], sink: list[str]) -> None:
-    with stream:
-        for raw in stream:
-            sink.append(raw.decode("utf-8", errors="replace"))
 
 
 def _wait_exited(pid: int, deadline: float) -> bool:
@@ -461,11 +554,18 @@ def _integer_counts(usage: Any) -> dict[str, int]:
     }
 
 
-def _turn_error(run: _Run, outcome: CodexOutcome, timeout_s: float) -> RunError | None:
-    """The turn's error, the most telling first: timeout, reported failure, exit, format."""
+def _turn_error(run: _Run, outcome: CodexOutcome, bounds: _Bounds) -> RunError | None:
+    """The turn's error, the most telling first: a bound, reported failure, exit, format."""
     kind: ErrorKind
-    if run.timed_out:
-        kind, message = "timeout", f"no end within {timeout_s:g} s; its processes killed"
+    if run.too_large is not None:
+        kind, message = "too_large", f"{run.too_large}; its processes killed"
+    elif run.timed_out and run.by_conversation and bounds.conversation is not None:
+        kind, message = (
+            "timeout",
+            bounds.conversation.message("the turn") + "; its processes killed",
+        )
+    elif run.timed_out:
+        kind, message = "timeout", f"no end within {bounds.timeout_s:g} s; its processes killed"
     elif outcome.failure is not None:
         kind, message = "adapter", outcome.failure
     elif outcome.errors and not outcome.completed:

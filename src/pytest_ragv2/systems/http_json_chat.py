@@ -33,7 +33,8 @@ from pytest_ragv2.systems.base import (
     secret_values,
     send_with_retry,
 )
-from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy, StrictConfig
+from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
+from pytest_ragv2.systems.config import RetryPolicy, StrictConfig
 from pytest_ragv2.systems.http_json import (
     MISSING,
     HttpJsonFields,
@@ -72,7 +73,7 @@ class HttpJsonToolCallFields(StrictConfig):
     result: str | None = Field(default=None, description="text, or any JSON (kept as JSON text)")
 
 
-class HttpJsonChatConfig(AdapterConfig):
+class HttpJsonChatConfig(ChatAdapterConfig):
     adapter: Literal["http-json-chat"]
     url: str
     method: Literal["POST", "PUT"] = "POST"
@@ -113,12 +114,13 @@ class HttpJsonChat(HttpAdapter):
     def converse(self, prompts: Sequence[str]) -> Transcript:
         messages: list[dict[str, Any]] = []
         conversation_id: Any = None
+        deadline = self.config.conversation_deadline()
 
         def send(number: int, prompt: str) -> ChatTurn:
             nonlocal conversation_id
             messages.append({"role": "user", "content": prompt})
             turn, conversation_id = self._turn(
-                prompt, list(messages), conversation_id, first=number == 0
+                prompt, list(messages), conversation_id, first=number == 0, deadline=deadline
             )
             if turn.error is None:
                 messages.append({"role": "assistant", "content": turn.answer})
@@ -127,7 +129,13 @@ class HttpJsonChat(HttpAdapter):
         return run_conversation(prompts, send)
 
     def _turn(
-        self, prompt: str, messages: list[dict[str, Any]], conversation_id: Any, *, first: bool
+        self,
+        prompt: str,
+        messages: list[dict[str, Any]],
+        conversation_id: Any,
+        *,
+        first: bool,
+        deadline: Deadline | None,
     ) -> tuple[ChatTurn, Any]:
         turn = ChatTurn(prompt=prompt)
         secrets: list[str] = []
@@ -147,6 +155,7 @@ class HttpJsonChat(HttpAdapter):
                 exchanges=turn.exchanges,
                 retry=self.config.retry,
                 max_bytes=self.config.max_response_bytes,
+                deadline=deadline,
             )
             answer = reply.json_or_fail()
             conversation_id = self._read_answer(answer, turn, conversation_id, first=first)

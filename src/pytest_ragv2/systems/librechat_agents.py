@@ -75,7 +75,8 @@ from pytest_ragv2.systems.base import (
     scrub,
     secret_values,
 )
-from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
+from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
+from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
@@ -94,7 +95,7 @@ PAGE_BONUS = 0.25  # added when the cited sentence names the source's page
 CONTEXT_CHARS = 400  # at most this much text before a marker is read as its sentence
 
 
-class LibreChatAgentsConfig(AdapterConfig):
+class LibreChatAgentsConfig(ChatAdapterConfig):
     """LibreChat's OpenAI-compatible Agents API; the agent id is sent as ``model``."""
 
     adapter: Literal["librechat-agents"]
@@ -131,17 +132,20 @@ class LibreChatAgents(HttpAdapter):
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
         messages: list[dict[str, Any]] = []
+        deadline = self.config.conversation_deadline()
 
         def send(number: int, prompt: str) -> ChatTurn:
             messages.append({"role": "user", "content": prompt})
-            turn = self._turn(prompt, list(messages))  # a copy: the exchange keeps it
+            turn = self._turn(prompt, list(messages), deadline)  # a copy: the exchange keeps it
             if turn.error is None:
                 messages.append({"role": "assistant", "content": turn.answer})
             return turn
 
         return run_conversation(prompts, send)
 
-    def _turn(self, prompt: str, messages: list[dict[str, Any]]) -> ChatTurn:
+    def _turn(
+        self, prompt: str, messages: list[dict[str, Any]], deadline: Deadline | None
+    ) -> ChatTurn:
         draft = _Draft()
         exchanges: list[Exchange] = []
         error: RunError | None = None
@@ -168,6 +172,7 @@ class LibreChatAgents(HttpAdapter):
                 retry=self.config.retry,
                 max_bytes=self.config.max_response_bytes,
                 timeout_s=self.config.timeout_s,
+                deadline=deadline,
             )
         except AdapterFailure as failure:
             error = failure.error

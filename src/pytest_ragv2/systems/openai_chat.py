@@ -15,8 +15,11 @@ when the adapter is given the system's retrieval adapter (and ``knowledge_base``
   retriever (``search_k`` items, or the retrieval adapter's own ``k``) and answered by a
   ``{"role": "tool", "tool_call_id", "content"}`` message holding the numbered sources as
   JSON (``kb_tool.render_sources``), and the model is asked again. After
-  ``max_tool_rounds`` rounds, an answer that still calls tools ends the turn with an
-  ``adapter`` error (what had arrived is kept).
+  ``max_tool_rounds`` rounds, an answer that still calls tools ends the turn with a
+  ``limit`` error (what had arrived is kept). So does an answer with more than
+  ``max_tool_calls_per_round`` calls: none of its calls is run (they are recorded without
+  result), since a model asking for hundreds of searches at once is broken, not thorough,
+  and answering the first ones only would score a turn the model did not finish.
 - Sources are numbered across the whole conversation, not per turn: the later turns resend
   the earlier assistant tool calls and tool messages (as a real chat application keeps
   them), so the model still sees turn 1's ``[3]`` in turn 4 and ``[n]`` must stay
@@ -42,6 +45,10 @@ dangling ``Citation`` with None fields.
 A turn's ``answer`` is the text of all its model answers (those before tool calls too),
 the non-empty ones joined by a blank line; its ``usage`` sums the counts of those answers.
 The retriever is borrowed: ``close`` does not close it.
+
+``conversation_timeout_s`` bounds the whole conversation: each model request is given at
+most the time left, and the deadline is checked before each search (a search already under
+way is bounded by the retrieval adapter's own ``timeout_s``).
 """
 
 from __future__ import annotations
@@ -62,7 +69,8 @@ from pytest_ragv2.systems.base import (
     scrub,
     secret_values,
 )
-from pytest_ragv2.systems.config import AdapterConfig, RetryPolicy
+from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
+from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     SEARCH_TOOL_NAME,
@@ -79,7 +87,7 @@ from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_convers
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
 
 
-class OpenAIChatConfig(AdapterConfig):
+class OpenAIChatConfig(ChatAdapterConfig):
     """Any OpenAI-compatible ``POST {url}/chat/completions`` (llama.cpp, vLLM, Ollama, ...)."""
 
     adapter: Literal["openai-chat"]
@@ -103,6 +111,12 @@ class OpenAIChatConfig(AdapterConfig):
     )
     max_tool_rounds: int = Field(
         default=4, ge=1, description="model answers with tool calls the harness runs, per turn"
+    )
+    max_tool_calls_per_round: int = Field(
+        default=16,
+        ge=1,
+        description="search calls one model answer may ask for; an answer with more is the "
+        "turn's limit error, none of its calls run",
     )
     search_k: int | None = Field(
         default=None, ge=1, description="sources per search; None: the retrieval adapter's k"
@@ -132,6 +146,7 @@ class _Conversation:
 
     messages: list[dict[str, Any]]
     sources: list[RetrievedItem] = field(default_factory=list)  # rank = source number
+    deadline: Deadline | None = None
 
 
 @dataclass(slots=True)
@@ -165,7 +180,7 @@ class OpenAIChat(HttpAdapter):
         self.search_k = config.search_k or _retriever_k(retriever)
 
     def converse(self, prompts: Sequence[str]) -> Transcript:
-        conversation = _Conversation(messages=[])
+        conversation = _Conversation(messages=[], deadline=self.config.conversation_deadline())
         if self.config.system_prompt is not None:
             conversation.messages.append({"role": "system", "content": self.config.system_prompt})
 
@@ -234,6 +249,7 @@ class OpenAIChat(HttpAdapter):
                 retry=self.config.retry,
                 max_bytes=self.config.max_response_bytes,
                 timeout_s=self.config.timeout_s,
+                deadline=conversation.deadline,
             )
             calls = draft.tool_calls()
             if not calls or self.retriever is None:
@@ -242,14 +258,25 @@ class OpenAIChat(HttpAdapter):
                 break  # the harness cannot run them: recorded without result
             if rounds == self.config.max_tool_rounds:
                 return RunError(
-                    kind="adapter",
+                    kind="limit",
                     message=f"the model still called tools after max_tool_rounds = "
                     f"{self.config.max_tool_rounds} rounds of knowledge-base searches",
+                )
+            if len(calls) > self.config.max_tool_calls_per_round:
+                return RunError(
+                    kind="limit",
+                    message=f"one answer asked for {len(calls)} searches, over "
+                    f"max_tool_calls_per_round = {self.config.max_tool_calls_per_round}; "
+                    "none was run",
                 )
             rounds += 1
             draft.tools_run = True
             messages.append(_assistant_tool_message(draft))
-            for call in calls:
+            for position, call in enumerate(calls):
+                deadline = conversation.deadline
+                if deadline is not None and deadline.passed():
+                    state.tool_calls.extend(calls[position:])  # not run: without result
+                    raise AdapterFailure("timeout", deadline.message(f"before search {call.id}"))
                 result = self._search(call, conversation, state, secrets)
                 state.tool_calls.append(replace(call, result=result))
                 messages.append({"role": "tool", "tool_call_id": call.id, "content": result})

@@ -22,10 +22,12 @@ import httpx
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     Streamed,
+    decoded_chunks,
     excerpt,
     scrub,
     send_with_retry,
 )
+from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.outputs import Exchange
 from pytest_ragv2.transcripts import ToolCall
@@ -219,11 +221,15 @@ def request_answer(
     retry: RetryPolicy,
     max_bytes: int,
     timeout_s: float,
+    deadline: Deadline | None = None,
 ) -> None:
     """POST ``body`` to the completions ``url`` and fill ``draft`` from the answer.
 
     Streamed, tries are repeated only until an answer starts streaming: once frames have
     been read, a failure is the turn's error and the partial answer stays in ``draft``.
+    A streamed answer is bounded as a plain one is: ``max_bytes`` read in all (counted
+    after decompression), ``timeout_s`` from the try's start, and the conversation's
+    ``deadline``; a breach closes the stream at once and keeps what arrived.
     Every try is recorded in ``exchanges`` (``send_with_retry``); ``secrets`` are those of
     ``headers``, scrubbed from the frames too.
     """
@@ -236,10 +242,11 @@ def request_answer(
         exchanges=exchanges,
         retry=retry,
         max_bytes=max_bytes,
+        deadline=deadline,
         secret_query=secret_query,
         stream=Streamed(
-            lambda response, frames, deadline, call: read_stream(
-                response, draft, frames, secrets, deadline=deadline, call=call
+            lambda response, frames, until, call: read_stream(
+                response, draft, frames, secrets, deadline=until, call=call, max_bytes=max_bytes
             ),
             timeout_s,
         )
@@ -272,12 +279,19 @@ def read_completion(answer: Any, draft: AnswerDraft, url: str) -> None:
     draft.usage = flatten_usage(answer.get("usage"))
 
 
-def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator[tuple[str, str]]:
+def sse_frames(
+    response: httpx.Response, deadline: float, call: str, max_bytes: int
+) -> Iterator[tuple[str, str]]:
     """``(event name, data)`` of each server-sent event, as the bytes arrive.
 
     The name is "message" when the frame has none. Lines are split on bytes (a UTF-8
     multi-byte character never contains a newline byte) and decoded one by one, so a
-    character split across network chunks stays intact.
+    character split across network chunks stays intact. Each chunk is searched for line
+    ends once, so a line arriving in many chunks costs its length, not its length squared.
+
+    At most ``max_bytes`` are read in all, counted after decompression (gzip and deflate
+    inflated a capped step at a time): more is a ``too_large`` failure, which also bounds
+    a line or an event that never ends.
 
     Not httpx-sse's ``EventSource``: it drops an event cut off before its blank line (even
     ``data: [DONE]``), turns bytes that are not UTF-8 into U+FFFD instead of a malformed
@@ -286,13 +300,25 @@ def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator
     """
     event = ""
     data: list[str] = []
-    pending = b""
-    for chunk in response.iter_bytes():
+    pending: list[bytes] = []  # the start of a line whose end has not arrived
+    size = 0
+    for chunk in decoded_chunks(response):
         if time.perf_counter() > deadline:
             raise AdapterFailure("timeout", f"{call}: the streamed answer outlasted the timeout")
-        pending += chunk
-        *lines, pending = pending.split(b"\n")
-        for raw_line in lines:
+        size += len(chunk)
+        if size > max_bytes:
+            raise AdapterFailure(
+                "too_large",
+                f"{call}: the streamed answer exceeded {max_bytes:,} bytes (after "
+                "decompression); max_response_mb bounds it",
+            )
+        start = 0
+        while (end := chunk.find(b"\n", start)) >= 0:
+            raw_line = chunk[start:end]
+            if pending:
+                raw_line = b"".join([*pending, raw_line])
+                pending = []
+            start = end + 1
             line = raw_line.rstrip(b"\r").decode("utf-8")
             if not line:
                 if data:
@@ -306,8 +332,11 @@ def sse_frames(response: httpx.Response, deadline: float, call: str) -> Iterator
             elif name == "event":
                 event = value
             # comments (":..."), "id" and "retry" carry nothing a chat answer needs
-    if pending.strip():
-        name, _, value = pending.rstrip(b"\r").decode("utf-8").partition(":")
+        if start < len(chunk):
+            pending.append(chunk[start:])
+    rest = b"".join(pending)
+    if rest.strip():
+        name, _, value = rest.rstrip(b"\r").decode("utf-8").partition(":")
         if name == "data":
             data.append(value[1:] if value.startswith(" ") else value)
     if data:  # an event cut off before its blank line
@@ -322,6 +351,7 @@ def read_stream(
     *,
     deadline: float,
     call: str,
+    max_bytes: int,
 ) -> None:
     """Fill ``draft`` from the stream's frames until ``data: [DONE]``.
 
@@ -329,7 +359,7 @@ def read_stream(
     scrubbed (``draft.take_frame`` says how; the final ``"[DONE]"`` too).
     """
     try:
-        for event, data in sse_frames(response, deadline, call):
+        for event, data in sse_frames(response, deadline, call, max_bytes):
             if data.strip() == DONE:
                 frames.append(DONE)
                 draft.at_done(call)

@@ -11,14 +11,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-# "scoring_budget": the answer could not be scored within its budget (the scorer's bound,
-# not the system's failure: left out of the error rate, counted on its own)
+# "too_large": a response, a stream or a command's output over its size bound;
+# "limit": a cap of the harness on one conversation reached (max_tool_rounds,
+# max_tool_calls_per_round); "scoring_budget": the answer could not be scored within its
+# budget (the scorer's bound, not the system's failure: left out of the error rate,
+# counted on its own)
 ErrorKind = Literal[
     "timeout",
     "transport",
     "http_status",
     "malformed",
     "too_large",
+    "limit",
     "adapter",
     "internal",
     "scoring_budget",
