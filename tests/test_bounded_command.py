@@ -4,6 +4,7 @@ conversation's total deadline."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 import time
@@ -151,3 +152,18 @@ def test_the_conversation_deadline_kills_the_turn_under_way(tmp_path: Path) -> N
     assert third.ran is False
     assert _gone(int((tmp_path / "pid").read_text()))
     assert elapsed < 10.0
+
+
+def test_a_long_agent_message_is_stored_once_in_the_raw_run(tmp_path: Path) -> None:
+    body = """\
+    emit({"type": "item.completed",
+          "item": {"id": "item_1", "type": "agent_message", "text": "é" * 300_000}})
+    emit({"type": "turn.completed", "usage": {}})
+    """
+    transcript = _converse(tmp_path, body, ["Q1"])
+    (turn,) = transcript.turns
+    assert turn.answer == "é" * 300_000
+    line = json.dumps(transcript.to_json(), ensure_ascii=False)
+    assert len(line) < 1.2 * 300_000
+    back = Transcript.from_json(json.loads(line))
+    assert back.turns[0].exchanges[0].response_body == turn.exchanges[0].response_body

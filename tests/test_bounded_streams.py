@@ -431,3 +431,40 @@ def test_the_conversation_deadline_stops_the_searches_not_yet_run() -> None:
     ran = [call.result is not None for call in turn.tool_calls]
     assert ran == [True] * len(SEARCHES) + [False] * (6 - len(SEARCHES))
     assert elapsed < 10.0
+
+
+# --------------------------------------------------------------------------------------------
+# A long answer is stored once in a raw run
+# --------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["json", "sse"])
+def test_a_long_answer_is_stored_once_and_read_back_whole(stream: bool) -> None:
+    text = "".join(f"Phrase {number} de la réponse. " for number in range(20_000))  # ~0.5 MB
+    with serve("/v1") as server:
+        if stream:
+            pieces = [text[start : start + 4096] for start in range(0, len(text), 4096)]
+            server.answer(Reply(frames=[*map(_content_event, pieces), DONE]))
+        else:
+            server.answer(Reply(body={"choices": [{"message": {"content": text}}]}))
+        transcript: Transcript = _converse(_openai(server.url, stream=stream), ["Q1"])
+    (turn,) = transcript.turns
+    assert turn.error is None
+    assert turn.answer == text
+
+    line = json.dumps(transcript.to_json(), ensure_ascii=False)
+    assert len(line) < 1.2 * len(text)  # not twice: the exchange refers to the answer
+    back = Transcript.from_json(json.loads(line))
+    assert back.turns[0].answer == text
+    assert back.turns[0].exchanges[0].response_body == turn.exchanges[0].response_body
+
+
+def test_a_short_answer_and_strings_not_in_it_are_kept_as_they_came() -> None:
+    unrelated = "n" * 5000
+    body = {"choices": [{"message": {"content": "Court."}}], "debug": unrelated}
+    with serve("/v1") as server:
+        server.answer(Reply(body=body))
+        transcript: Transcript = _converse(_openai(server.url, stream=False), ["Q1"])
+    data = transcript.to_json()["turns"][0]
+    assert data["exchanges"][0]["response_body"] == body
+    assert "answer_refs" not in data

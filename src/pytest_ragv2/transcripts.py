@@ -9,10 +9,16 @@ a ``from_json`` so a raw run can be rescored without any live system.
 A turn that failed keeps what arrived before the failure (a partial streamed answer) and
 carries the ``RunError``; the turns after it are not sent and are recorded with
 ``ran=False`` and an empty answer.
+
+A long answer is stored once in a raw run: in a turn's JSON, a string of its exchanges
+that is a piece of the turn's answer (the whole ``content`` of a completion, the
+``delta.content`` of a large stream frame, a command's ``agent_message``) is written as a
+reference to that slice of the answer and restored on reading (``answer_refs``).
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -136,6 +142,17 @@ class ChatTurn:
     stderr_tail: str = ""
 
     def to_json(self) -> dict[str, Any]:
+        exchanges = [exchange.to_json() for exchange in self.exchanges]
+        field_name = "answer" if self.answer else "partial_answer"
+        text = self.answer or self.partial_answer
+        referred = len(text) >= ANSWER_REF_MIN_TEXT
+        if referred:
+            refer = _AnswerRefs(field_name, text)
+            exchanges = [
+                {**exchange, "response_body": refer.body(exchange["response_body"])}
+                for exchange in exchanges
+            ]
+            referred = refer.count > 0
         data: dict[str, Any] = {
             "prompt": self.prompt,
             "answer": self.answer,
@@ -144,7 +161,7 @@ class ChatTurn:
             "latency_s": self.latency_s,
             "usage": self.usage,
             "error": None if self.error is None else self.error.to_json(),
-            "exchanges": [exchange.to_json() for exchange in self.exchanges],
+            "exchanges": exchanges,
             "finish_reason": self.finish_reason,
             "ran": self.ran,
             "evidence": [item.to_json() for item in self.evidence],
@@ -155,6 +172,7 @@ class ChatTurn:
             "thread_id": self.thread_id,
             "usage_running_total": self.usage_running_total,
             "stderr_tail": self.stderr_tail,
+            "answer_refs": referred,
         }
         data.update((key, value) for key, value in optional.items() if value)
         return data
@@ -162,6 +180,13 @@ class ChatTurn:
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ChatTurn:
         error = data["error"]
+        exchanges = data["exchanges"]
+        if data.get("answer_refs"):
+            texts = {"answer": data["answer"], "partial_answer": data.get("partial_answer", "")}
+            exchanges = [
+                {**exchange, "response_body": _resolve_refs(exchange["response_body"], texts)}
+                for exchange in exchanges
+            ]
         return cls(
             prompt=data["prompt"],
             answer=data["answer"],
@@ -170,7 +195,7 @@ class ChatTurn:
             latency_s=data["latency_s"],
             usage=dict(data["usage"]),
             error=None if error is None else RunError(**error),
-            exchanges=[Exchange(**exchange) for exchange in data["exchanges"]],
+            exchanges=[Exchange(**exchange) for exchange in exchanges],
             finish_reason=data.get("finish_reason"),
             ran=data.get("ran", True),
             evidence=[RetrievedItem(**item) for item in data.get("evidence", [])],
@@ -180,6 +205,54 @@ class ChatTurn:
             usage_running_total=dict(data.get("usage_running_total", {})),
             stderr_tail=data.get("stderr_tail", ""),
         )
+
+
+ANSWER_REF_MIN_TEXT = 64 * 1024  # a shorter answer is stored twice: a few KB at most
+ANSWER_REF_MIN_PIECE = 1024  # a shorter string of an exchange is kept as it came
+_REF = re.compile(r"<ragv2:(answer|partial_answer)\[(\d+):(\d+)\]>")
+
+
+class _AnswerRefs:
+    """Replaces the strings of exchange bodies that are, in order, pieces of ``text``."""
+
+    def __init__(self, field_name: str, text: str) -> None:
+        self.field_name = field_name
+        self.text = text
+        self.cursor = 0  # the pieces of a stream follow each other in the answer
+        self.count = 0
+
+    def body(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self._piece(value)
+        if isinstance(value, dict):
+            return {key: self.body(item) for key, item in value.items()}
+        if isinstance(value, list):
+            return [self.body(item) for item in value]
+        return value
+
+    def _piece(self, value: str) -> str:
+        if len(value) < ANSWER_REF_MIN_PIECE or _REF.fullmatch(value):
+            return value
+        start = self.text.find(value, self.cursor)
+        if start < 0:
+            return value
+        end = start + len(value)
+        self.cursor = end
+        self.count += 1
+        return f"<ragv2:{self.field_name}[{start}:{end}]>"
+
+
+def _resolve_refs(value: Any, texts: Mapping[str, str]) -> Any:
+    if isinstance(value, str):
+        found = _REF.fullmatch(value)
+        if found is None:
+            return value
+        return texts[found.group(1)][int(found.group(2)) : int(found.group(3))]
+    if isinstance(value, dict):
+        return {key: _resolve_refs(item, texts) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_resolve_refs(item, texts) for item in value]
+    return value
 
 
 @dataclass(slots=True)
