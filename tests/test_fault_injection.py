@@ -566,28 +566,9 @@ def session_key(adapter: str, workers: str) -> str:
 
 
 # Known gaps, each an xfail(strict=True): when it is fixed the test says so.
-URL_CREDENTIAL = (
-    "bug: a credential in a configured URL (?api_key=, ?token=) is kept in error messages "
-    "built from the URL unscrubbed (HttpReply.failure / json_or_fail in systems/base.py, "
-    "http_json's items_path message): raw runs, summary.json, report.html, pytest-html"
-)
-KNOWN_FAULT_GAPS: dict[tuple[str, str], str] = {
-    **{
-        ("http-json", fault): URL_CREDENTIAL
-        for fault in ("status_5xx", "status_429", "invalid_json", "non_utf8", "wrong_shape")
-    },
-    **{
-        ("http-json-chat", fault): URL_CREDENTIAL
-        for fault in ("status_5xx", "status_429", "invalid_json", "non_utf8")
-    },
-}
+KNOWN_FAULT_GAPS: dict[tuple[str, str], str] = {}
 RAW_CONTROL = "bug: control characters of {what} written raw"
 KNOWN_SURFACE_GAPS: dict[tuple[str, str, str], str] = {
-    **{
-        ("secret", key, name): URL_CREDENTIAL
-        for key in SESSIONS
-        for name in ("raw-runs", "summary.json", "report.html", "pytest-html")
-    },
     **{
         ("control", key, "terminal"): RAW_CONTROL.format(
             what="a case file's name (pytest's progress and warning lines) and a category "

@@ -54,6 +54,7 @@ class AdapterFailure(Exception):
     """Raised inside an adapter; the adapter records it as the run's (or turn's) error."""
 
     def __init__(self, kind: ErrorKind, message: str, status_code: int | None = None) -> None:
+        message = redact_urls_in(message)  # a URL's credentials never reach a record
         super().__init__(message)
         self.error = RunError(kind=kind, message=message, status_code=status_code)
 
@@ -450,7 +451,9 @@ def send_with_retry(
                     )
                 except AdapterFailure as failure:
                     raise _by_deadline(failure, deadline, call, secrets) from None
-                return HttpReply(method, url, response.status_code, frames, is_json=False)
+                return HttpReply(
+                    method, redact_url(url), response.status_code, frames, is_json=False
+                )
             body, is_json = decode_content(content, response.charset_encoding)
             body = scrub(body, secrets)
             latency_s = time.perf_counter() - started
@@ -459,7 +462,7 @@ def send_with_retry(
             )
             reason = retry_reason(response.status_code)
             if reason is None or reason not in retry.retry_on or last_try:
-                return HttpReply(method, url, response.status_code, body, is_json)
+                return HttpReply(method, redact_url(url), response.status_code, body, is_json)
         delay_s = retry.delay_after(attempt)
         if deadline is not None and deadline.remaining() <= delay_s:
             message = deadline.message(f"{call}: no time left to try again after try {attempt}")
