@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import timed_pytest
 
+from pytest_ragv2.rawruns import read_raw_runs
 from ragv2_demo.engine import DemoIndex
 from ragv2_demo.server import DemoServer
 
@@ -80,9 +81,8 @@ def search_seconds(root: Path) -> tuple[float, float, int]:
     """(search time, conversation time, conversations) from the raw runs."""
     search = conversations = 0.0
     count = 0
-    for path in (root / "raw-runs").glob("*/runs-*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            raw = json.loads(line)
+    for run_dir in (root / "raw-runs").iterdir():
+        for raw in read_raw_runs(run_dir):
             count += 1
             conversations += raw["latency_s"]
             for turn in raw["transcript"]["turns"]:

@@ -3,7 +3,6 @@ OpenAI-compatible chat with harness-executed searches, a real reference-runner c
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import pytest
@@ -13,10 +12,9 @@ from tests.test_plugin import gate
 
 
 def _raw(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
-    lines: list[dict[str, Any]] = []
-    for path in sorted((pytester.path / "raw-runs" / run_id).glob("runs-*.jsonl")):
-        lines += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return lines
+    from pytest_ragv2.rawruns import read_raw_runs
+
+    return list(read_raw_runs(pytester.path / "raw-runs" / run_id))
 
 
 def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(

@@ -37,6 +37,8 @@ from typing import Any
 import pytest
 from filelock import FileLock, Timeout
 
+from pytest_ragv2.rawruns import read_raw_runs
+from tests.artifacts import artifact_text
 from tests.fault_server import Reply, Request, gzip_bomb, serve
 
 TIMEOUT_S = 1.0
@@ -418,9 +420,8 @@ class Session:
     def runs(self) -> dict[tuple[str, str], dict[str, Any]]:
         """(system, fault) -> its raw run line."""
         found: dict[tuple[str, str], dict[str, Any]] = {}
-        for path in (self.folder / "raw-runs").glob("*/runs-*.jsonl"):
-            for line in path.read_text(encoding="utf-8").splitlines():
-                record = json.loads(line)
+        for run_dir in (self.folder / "raw-runs").iterdir():
+            for record in read_raw_runs(run_dir):
                 key = record["key"]
                 found[(key["system"], key["case"].removeprefix("F_"))] = record
         return found
@@ -431,7 +432,7 @@ class Session:
         for path in sorted(self.folder.rglob("*")):
             relative = path.relative_to(self.folder).as_posix()
             if path.is_file() and relative.split("/")[0] in ("raw-runs", "reports", "out"):
-                texts[relative] = path.read_text(encoding="utf-8", errors="replace")
+                texts[relative] = artifact_text(path)  # raw runs of layer B: decompressed
         return texts
 
 

@@ -33,6 +33,23 @@ def test_only_configured_paths_that_resolve_nowhere_are_named() -> None:
     assert unresolved_paths([{"text": "t", "filename": "a.pdf"}], HttpJsonFields()) == []
 
 
+def test_a_nested_field_absent_from_these_items_is_no_mistake_but_a_near_miss_is() -> None:
+    nested = [
+        {"content": "a", "doc": {"file_id": "manual", "section": "3 Safety"}},
+        {"content": "b", "doc": {"file_id": "parts", "page_number": 4}},
+    ]
+    docx_only = nested[:1]  # one answer of sections: no item has a page, rightly
+    assert unresolved_paths(docx_only, HttpJsonFields(page="doc.page")) == []
+    assert unresolved_paths(nested, HttpJsonFields(page="doc.pg")) == [
+        "fields.page 'doc.pg' finds nothing in any item of the first answer (keys under "
+        "'doc': file_id, page_number, section); did you mean 'doc.page_number'?"
+    ]
+    assert unresolved_paths(nested, HttpJsonFields(section="meta.section")) == [
+        "fields.section 'meta.section' finds nothing in any item of the first answer (their "
+        "keys: content, doc)"
+    ]
+
+
 @pytest.fixture
 def server() -> Iterator[Server]:
     with serve() as running:

@@ -19,6 +19,7 @@ from pytest_ragv2.frozen import (
     write_package,
 )
 from pytest_ragv2.frozen_prompt import messages, parse_user
+from pytest_ragv2.rawruns import read_raw_runs
 from tests.conftest import REPO_ROOT
 from tests.scripted_server import Reply, Seen, serve
 
@@ -153,10 +154,7 @@ def test_layer_c_runs_the_bundled_package_through_two_answer_models(
     manifest = json.loads((frozen.path / "raw-runs" / "c" / "manifest.json").read_text())
     assert manifest["frozen_evidence"]["checksum"] == load_package(PACKAGE).checksum
     assert manifest["prompt_template"]["version"] == "ragv2-frozen-prompt/1"
-    raws = [
-        json.loads(line)
-        for line in (frozen.path / "raw-runs" / "c" / "runs-main.jsonl").read_text().splitlines()
-    ]
+    raws = list(read_raw_runs(frozen.path / "raw-runs" / "c"))  # compressed: a chat layer
     request = raws[0]["transcript"]["turns"][0]["exchanges"][0]["request"]["json"]
     assert "tools" not in request  # no tool on offer
     assert request["messages"][1]["content"].startswith("Sources:\n")

@@ -38,10 +38,9 @@ def summary_of(pytester: pytest.Pytester, run_id: str) -> dict[str, Any]:
 
 
 def raw_lines(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
-    lines: list[dict[str, Any]] = []
-    for path in sorted((pytester.path / "raw-runs" / run_id).glob("runs-*.jsonl")):
-        lines += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    return lines
+    from pytest_ragv2.rawruns import read_raw_runs
+
+    return list(read_raw_runs(pytester.path / "raw-runs" / run_id))
 
 
 def write_runs(folder: Path, runs: list[tuple[str, str, float]], mtime: float) -> None:

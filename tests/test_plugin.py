@@ -24,9 +24,13 @@ def gate(summary: dict[str, Any], name: str) -> dict[str, Any]:
 
 
 def raw_lines(pytester: pytest.Pytester, run_id: str = "testrun") -> list[dict[str, Any]]:
+    """Every line of the run's raw-run files, plain or compressed, none left out."""
+    from pytest_ragv2.rawruns import raw_run_files
+    from tests.artifacts import artifact_text
+
     lines: list[dict[str, Any]] = []
-    for path in sorted((pytester.path / "raw-runs" / run_id).glob("runs-*.jsonl")):
-        lines += [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for path in raw_run_files(pytester.path / "raw-runs" / run_id):
+        lines += [json.loads(line) for line in artifact_text(path).splitlines()]
     return lines
 
 

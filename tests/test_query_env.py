@@ -6,7 +6,6 @@ import json
 import logging
 from collections.abc import Iterator
 from dataclasses import asdict
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.query_env import redact_query
 from pytest_ragv2.systems.registry import build_chat, build_retriever
+from tests.artifacts import artifact_text
 from tests.conftest import pyproject
 from tests.scripted_server import Reply, Seen, Server, serve
 
@@ -190,13 +190,13 @@ def test_a_session_leaves_no_trace_of_the_value(
         if path.is_file()
     ] + [project.path / "junit.xml"]
     assert any(path.name == "summary.json" for path in written)
-    raw = (project.path / "raw-runs" / "q").rglob("*.jsonl")
-    assert "<redacted>" in "".join(Path(path).read_text(encoding="utf-8") for path in raw)
+    raw = (project.path / "raw-runs" / "q").glob("runs-*")
+    assert "<redacted>" in "".join(artifact_text(path) for path in raw)
     output = result.stdout.str() + result.stderr.str()
     assert f"{PARAMETER}=<redacted>" in output  # httpx's log lines were printed, redacted
     for text_of in [
         output,
-        *(Path(path).read_bytes().decode("utf-8", "replace") for path in written),
+        *(artifact_text(path) for path in written),
     ]:
         assert secret not in text_of
 

@@ -75,6 +75,33 @@ def test_a_resumption_replaces_earlier_lines_of_the_same_key(tmp_path: Path) -> 
     ]
 
 
+def test_compressed_raw_runs_read_as_plain_ones_and_a_torn_member_is_skipped(
+    tmp_path: Path,
+) -> None:
+    import gzip
+
+    writer = RawRunWriter(tmp_path, "gw0", compress=True)
+    for n in range(3):
+        writer.append({"key": {"case": f"C{n}"}, "answer": "Überdruck " * 200 + "\u202e"})
+    writer.close()
+    path = tmp_path / "runs-gw0.jsonl.gz"
+    whole = path.read_bytes()
+    assert len(whole) < 3 * len("Überdruck " * 200) / 5  # compressed
+    # any gzip reader reads it: one member per line
+    assert gzip.decompress(whole).decode("utf-8").count("\n") == 3
+    resumed = RawRunWriter(tmp_path, "main", generation=1, compress=True)
+    resumed.append({"key": {"case": "C3"}, "answer": "x"})
+    resumed.close()
+    cases = [run["key"]["case"] for run in read_raw_runs(tmp_path)]
+    assert cases == ["C0", "C1", "C2", "C3"]
+    assert {run["answer"] for run in read_raw_runs(tmp_path)} >= {"Überdruck " * 200 + "\u202e"}
+    member = len(gzip.compress(b"x"))  # a killed process: the last member cut short
+    path.write_bytes(whole[: len(whole) - member // 2])
+    assert [run["key"]["case"] for run in read_raw_runs(tmp_path)] == ["C0", "C1", "C3"]
+    path.write_bytes(whole + b"\x1f\x8b\x08")  # a member that barely began
+    assert [run["key"]["case"] for run in read_raw_runs(tmp_path)] == ["C0", "C1", "C2", "C3"]
+
+
 def _manifest(rootdir: Path, config: Path | None) -> dict[str, object]:
     return build_manifest(
         run_id="r1",

@@ -21,6 +21,7 @@ from pytest_ragv2.trace_secrets import (
     scrub_text,
     trace_forms,
 )
+from tests.artifacts import artifact_text
 from tests.conftest import pyproject
 from tests.scripted_server import Reply, Seen, Server, serve
 
@@ -164,8 +165,9 @@ def _everything_written(project: pytest.Pytester, out: str, err: str) -> list[tu
     texts = [("stdout", out), ("stderr", err)]
     for folder in ("raw-runs", "reports", "out"):
         for path in sorted((project.path / folder).rglob("*")):
-            if path.is_file() and path.suffix in {".json", ".jsonl", ".md", ".html", ".xml", ""}:
-                texts.append((str(path.relative_to(project.path)), path.read_text("utf-8")))
+            text_file = path.suffix in {".json", ".jsonl", ".gz", ".md", ".html", ".xml", ""}
+            if path.is_file() and text_file:
+                texts.append((str(path.relative_to(project.path)), artifact_text(path)))
     return texts
 
 

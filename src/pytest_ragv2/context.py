@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import CaseFile, Catalog, load_catalog
 from pytest_ragv2.keys import RunKey
-from pytest_ragv2.layer_registry import demo_layer
+from pytest_ragv2.layer_registry import demo_layer, layer_info
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import RawRunWriter
@@ -150,7 +150,9 @@ class RunContext:
     def writer(self) -> RawRunWriter:
         if self._writer is None:
             generation = self.resumption.generation if self.resumption else 0
-            self._writer = RawRunWriter(self.run_dir, self.worker, generation)
+            # a chat layer's runs (whole conversations, tool results) are stored compressed
+            chat = any(layer_info(layer).chat for layer in self.layers)
+            self._writer = RawRunWriter(self.run_dir, self.worker, generation, compress=chat)
         return self._writer
 
     def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> RunRecord:

@@ -9,7 +9,6 @@ items add up, and different slots overlap only under xdist.
 
 from __future__ import annotations
 
-import json
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -21,6 +20,7 @@ import pytest
 
 from pytest_ragv2.collect import CaseItem
 from pytest_ragv2.layer_registry import layer_info
+from pytest_ragv2.rawruns import raw_run_files, read_raw_runs
 
 Pair = tuple[str, str]  # (system, layer)
 
@@ -38,7 +38,7 @@ def _run_files(raw_runs: Path) -> list[tuple[float, Path]]:
     if not raw_runs.is_dir():
         return found
     for folder in raw_runs.iterdir():
-        files = list(folder.glob("runs-*.jsonl")) if folder.is_dir() else []
+        files = raw_run_files(folder) if folder.is_dir() else []
         if files:
             found.append((max(path.stat().st_mtime for path in files), folder))
     found.sort(key=lambda entry: entry[0], reverse=True)
@@ -47,20 +47,17 @@ def _run_files(raw_runs: Path) -> list[tuple[float, Path]]:
 
 def _latencies(folder: Path, wanted: set[Pair]) -> dict[Pair, list[float]]:
     latencies: dict[Pair, list[float]] = {}
-    for path in sorted(folder.glob("runs-*.jsonl")):
-        with path.open(encoding="utf-8") as lines:
-            for line in lines:
-                try:
-                    run = json.loads(line)
-                except ValueError:
-                    continue  # a line cut by a crash
-                key = run.get("key") if isinstance(run, dict) else None
-                latency = run.get("latency_s") if isinstance(key, dict) else None
-                if not isinstance(latency, int | float) or isinstance(latency, bool):
-                    continue  # a skipped run, or no latency recorded
-                pair = (str(key.get("system")), str(key.get("layer")))  # type: ignore[union-attr]
-                if pair in wanted:
-                    latencies.setdefault(pair, []).append(float(latency))
+    try:
+        for run in read_raw_runs(folder):
+            key = run.get("key") if isinstance(run, dict) else None
+            latency = run.get("latency_s") if isinstance(key, dict) else None
+            if not isinstance(latency, int | float) or isinstance(latency, bool):
+                continue  # a skipped run, or no latency recorded
+            pair = (str(key.get("system")), str(key.get("layer")))  # type: ignore[union-attr]
+            if pair in wanted:
+                latencies.setdefault(pair, []).append(float(latency))
+    except (OSError, ValueError):
+        pass  # a folder being written, or damaged: what was read stands
     return latencies
 
 

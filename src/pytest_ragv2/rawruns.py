@@ -9,6 +9,7 @@ workers never interleave lines.
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -16,6 +17,7 @@ import platform
 import re
 import subprocess
 import sys
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -285,8 +287,11 @@ class RawRunWriter:
     or not at all: a write that fails part way (ENOSPC, EFBIG) is cut back to the last
     whole line, and the writer refuses every later line."""
 
-    def __init__(self, run_dir: Path, worker: str, generation: int = 0) -> None:
-        self.path = run_dir / raw_run_file_name(worker, generation)
+    def __init__(
+        self, run_dir: Path, worker: str, generation: int = 0, *, compress: bool = False
+    ) -> None:
+        self.path = run_dir / raw_run_file_name(worker, generation, compress=compress)
+        self._compress = compress
         self._run_dir = run_dir
         self._fd: int | None = None
         self._failed: str | None = None
@@ -299,7 +304,7 @@ class RawRunWriter:
             if self._fd is None:
                 self._run_dir.mkdir(parents=True, exist_ok=True)
                 self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._write_whole(self._fd, line)
+            self._write_whole(self._fd, gzip_member(line) if self._compress else line)
         except OSError as exc:
             self._failed = f"raw runs could not be written: {self.path}: {exc.strerror or exc}"
             error = RawRunWriteError(self._failed)
@@ -330,13 +335,21 @@ class RawRunWriter:
             self._fd = None
 
 
-def raw_run_file_name(worker: str, generation: int = 0) -> str:
+def raw_run_file_name(worker: str, generation: int = 0, *, compress: bool = False) -> str:
     """A process's raw-run file: ``runs-<worker>.jsonl`` in the session that started the
-    run, ``runs-<worker>.r<N>.jsonl`` in its N-th resumption (``--ragv2-resume``)."""
-    return f"runs-{worker}.jsonl" if generation == 0 else f"runs-{worker}.r{generation}.jsonl"
+    run, ``runs-<worker>.r<N>.jsonl`` in its N-th resumption (``--ragv2-resume``); with
+    ``.gz`` when its lines are compressed (a chat layer's)."""
+    name = f"runs-{worker}.jsonl" if generation == 0 else f"runs-{worker}.r{generation}.jsonl"
+    return name + ".gz" if compress else name
 
 
-_GENERATION = re.compile(r"\.r(\d+)\.jsonl$")
+def gzip_member(line: bytes) -> bytes:
+    """One line as a gzip member of its own: a file of such members is a gzip file any
+    tool reads (``zcat``), and each line still reaches the disk whole or not at all."""
+    return gzip.compress(line, compresslevel=6, mtime=0)
+
+
+_GENERATION = re.compile(r"\.r(\d+)\.jsonl(?:\.gz)?$")
 
 
 def generation_of(path: Path) -> int:
@@ -347,15 +360,44 @@ def generation_of(path: Path) -> int:
 def raw_run_files(run_dir: Path) -> list[Path]:
     """The raw-run files of a run directory, the first session's first, then each
     resumption's in turn."""
-    return sorted(run_dir.glob("runs-*.jsonl"), key=lambda path: (generation_of(path), path.name))
+    found = [*run_dir.glob("runs-*.jsonl"), *run_dir.glob("runs-*.jsonl.gz")]
+    return sorted(found, key=lambda path: (generation_of(path), path.name))
 
 
 def _lines(path: Path) -> Iterator[dict[str, Any]]:
+    if path.name.endswith(".gz"):
+        yield from _gzip_lines(path)
+        return
     with path.open(encoding="utf-8") as stream:
         for line in stream:
             if not line.endswith("\n"):
                 break  # a torn last line (a killed process)
             yield json.loads(line)
+
+
+def _gzip_lines(path: Path) -> Iterator[dict[str, Any]]:
+    """The lines of a file of gzip members, read as a stream; a member is taken once it is
+    whole and its checksum holds, so a member torn by a killed process is skipped."""
+    member = zlib.decompressobj(wbits=31)
+    pieces: list[bytes] = []
+    with path.open("rb") as stream:
+        pending = stream.read(1 << 20)
+        while pending:
+            try:
+                pieces.append(member.decompress(pending))
+            except zlib.error:
+                return  # a member cut short and followed by nothing readable
+            if member.eof:
+                for line in b"".join(pieces).decode("utf-8").splitlines(keepends=True):
+                    if line.endswith("\n"):
+                        yield json.loads(line)
+                pieces = []
+                pending = member.unused_data
+                member = zlib.decompressobj(wbits=31)
+                if not pending:
+                    pending = stream.read(1 << 20)
+            else:
+                pending = stream.read(1 << 20)
 
 
 def line_identity(raw: Mapping[str, Any]) -> str:

@@ -136,10 +136,31 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
         )
         for layer, decision in decisions.items()
     }
+    kind = _run_kind(manifest, records, settings)
+    for summary in summaries.values():
+        summary.extras["protocol"] = kind
     gates = {layer: decision.gates for layer, decision in decisions.items()}
     # the records as decided: with the reviewers' rulings, as the live report shows them
     decided = [record for decision in decisions.values() for record in decision.results.records]
     return Rescored(summaries, gates, passed, unknown, decided, catalog, run_dir)
+
+
+def _run_kind(
+    manifest: dict[str, Any], records: list[RunRecord], settings: Settings
+) -> dict[str, Any]:
+    """The run's kind as the live session labelled it: development, holdout or formal, with
+    the flag of gates changed after the holdout was seen (read from today's lock)."""
+    from pytest_ragv2.protocol import gates_changed_after_holdout, lock_path, run_kind
+
+    options = manifest.get("options") or {}
+    root = Path(str(manifest.get("rootdir") or "."))
+    flag = gates_changed_after_holdout(settings, root, lock_path(settings, root))
+    return run_kind(
+        {record.key.case: record.gold_status for record in records},
+        holdout="holdout" in (options.get("splits") or []),
+        formal=bool(options.get("ragv2_formal")),
+        flags=[flag] if flag else [],
+    ).to_json()
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:

@@ -108,7 +108,8 @@ def build_summary(
         runs_expected=results.expected_runs,
         runs_recorded=results.recorded_runs,
         systems=results.systems,
-        descriptors={name: dict(values) for name, values in descriptors.items()},
+        # sorted: the live session and a rescore (from the manifest) print them alike
+        descriptors={name: dict(sorted(values.items())) for name, values in descriptors.items()},
         by_category=results.by_category,
         by_language=results.by_language,
         by_case=results.by_case,

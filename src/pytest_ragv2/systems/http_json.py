@@ -132,7 +132,7 @@ CHECKED_PATHS = ("file_id", "filename", "page", "section", "table", "row", "row_
 def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
     """One line per explicitly configured optional path that resolves in none of ``items``:
     the path, the keys the items do have, and the closest of them."""
-    keys = sorted({str(key) for raw in items if isinstance(raw, dict) for key in raw})
+    top_keys = sorted({str(key) for raw in items if isinstance(raw, dict) for key in raw})
     lines = []
     for name in CHECKED_PATHS:
         path = getattr(fields, name)
@@ -140,13 +140,24 @@ def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
             continue
         if any(resolve(raw, path) not in (MISSING, None, "") for raw in items):
             continue
-        leaf = path.split(".")[-1]
+        parent, _, leaf = path.rpartition(".")
+        keys, where = top_keys, "their keys"
+        if parent:
+            found = [resolve(raw, parent) for raw in items]
+            inner = sorted(
+                {str(key) for value in found if isinstance(value, dict) for key in value}
+            )
+            if inner:
+                keys, where = inner, f"keys under {parent!r}"
         named = [key for key in keys if name in key.lower()]  # "page" in "page_number"
         close = named or difflib.get_close_matches(leaf, keys, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        if parent and keys is not top_keys and not close:
+            continue  # the parent is there and nothing like the field: absent from these items
+        full = [f"{parent}.{key}" if keys is not top_keys else key for key in close]
+        hint = f"; did you mean {full[0]!r}?" if full else ""
         lines.append(
             f"fields.{name} {path!r} finds nothing in any item of the first answer "
-            f"(their keys: {', '.join(keys) or 'none'}){hint}"
+            f"({where}: {', '.join(keys) or 'none'}){hint}"
         )
     return lines
 

@@ -1,0 +1,15 @@
+"""Reading what a session wrote as a reader would: compressed raw runs decompressed, so a
+search for a secret or a control character never passes by looking at gzip bytes."""
+
+from __future__ import annotations
+
+import gzip
+from pathlib import Path
+
+
+def artifact_text(path: Path) -> str:
+    """A written file's text; a ``.gz`` file (a chat layer's raw runs) decompressed."""
+    data = path.read_bytes()
+    if path.name.endswith(".gz"):
+        data = gzip.decompress(data)
+    return data.decode("utf-8", errors="replace")
