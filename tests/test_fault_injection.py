@@ -105,6 +105,7 @@ def hostile(tag: str) -> str:
 
 HOSTILE_CATEGORY = "\x1b[31m<img src=x onerror=alert('cat')>\u202e"
 HOSTILE_CASE_FILE = "\x1b[2J\u202e<img src=x onerror=alert('file')>.yaml"
+REFUSED = "refused_file"  # the case of HOSTILE_CASE_FILE
 CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 
 
@@ -394,8 +395,12 @@ def write_project(folder: Path, layer: str, base: str) -> list[str]:
     (folder / "pyproject.toml").write_text(config(layer, base))
     plain = [case(fault) for fault in faults if fault != "hostile"]
     (folder / "cases" / "faults.yaml").write_text(json.dumps(plain, indent=1))
-    (folder / "cases" / HOSTILE_CASE_FILE).write_text(
+    (folder / "cases" / "hostile.yaml").write_text(
         json.dumps([case("hostile", HOSTILE_CATEGORY)], indent=1)
+    )
+    # refused for its name: none of its cases runs (no run of REFUSED is recorded)
+    (folder / "cases" / HOSTILE_CASE_FILE).write_text(
+        json.dumps([{**case("ok"), "id": f"F_{REFUSED}"}], indent=1)
     )
     return faults
 
@@ -568,41 +573,7 @@ def session_key(adapter: str, workers: str) -> str:
 
 # Known gaps, each an xfail(strict=True): when it is fixed the test says so.
 KNOWN_FAULT_GAPS: dict[tuple[str, str], str] = {}
-RAW_CONTROL = "bug: control characters of {what} written raw"
-KNOWN_SURFACE_GAPS: dict[tuple[str, str, str], str] = {
-    **{
-        ("control", key, "terminal"): RAW_CONTROL.format(
-            what="a case file's name (pytest's progress and warning lines) and a category "
-            "(pytest's unknown-mark warning)"
-        )
-        for key in SESSIONS
-    },
-    **{
-        ("control", key, name): RAW_CONTROL.format(
-            what="answers, file names and categories: bidi controls (U+202E) are not escaped "
-            "by json.dumps(ensure_ascii=False)"
-        )
-        for key in SESSIONS
-        for name in ("raw-runs", "summary.json")
-    },
-    **{
-        ("control", key, "summary.md"): RAW_CONTROL.format(what="a category (U+202E)")
-        for key in SESSIONS
-    },
-    **{
-        ("control", key, "report.html"): RAW_CONTROL.format(
-            what="answers, file names and categories (ESC, BEL, U+202E; HTML-escaped only)"
-        )
-        for key in SESSIONS
-    },
-    **{
-        ("control", key, "junit"): RAW_CONTROL.format(what="a case file's name (classname)")
-        for key in SESSIONS
-    },
-    ("control", "A-serial", "pytest-html"): RAW_CONTROL.format(
-        what="a category (the category_regression gate's reason)"
-    ),
-}
+KNOWN_SURFACE_GAPS: dict[tuple[str, str, str], str] = {}
 
 
 def known_gap(reason: str | None) -> list[pytest.MarkDecorator]:
@@ -766,3 +737,18 @@ def test_no_live_html_reaches_a_page_markdown_or_junit(
     session = sessions(key)
     found = {path: sources_after(text, LIVE_IMG) for path, text in surface(session, name).items()}
     assert {path: hits for path, hits in found.items() if hits} == {}
+
+
+@pytest.mark.parametrize("key", SESSION_KEYS)
+def test_a_case_file_named_with_control_characters_is_refused_and_named_by_its_escapes(
+    sessions: Callable[[str], Session], key: str
+) -> None:
+    session = sessions(key)
+    assert not [run for run in session.runs() if run[1] == REFUSED]  # nothing of it ran
+    shown = "case file \\x1b[2J\\u202e<img src=x onerror=alert('file')>.yaml not loaded"
+    assert shown in session.stdout  # under the failing gold_valid gate
+    [summary] = (session.folder / "reports").glob("*/summary.json")
+    gates = json.loads(summary.read_text(encoding="utf-8"))["gates"]
+    [gold_valid] = [gate for gate in gates if gate["name"] == "gold_valid"]
+    assert gold_valid["decision"] == "fail"
+    assert any(shown in detail for detail in gold_valid["details"])

@@ -267,7 +267,7 @@ def test_control_characters_from_a_system_never_reach_the_terminal_raw(
 
 
 def test_printable_escapes_controls_and_bidi_overrides() -> None:
-    from pytest_ragv2.report.terminal import printable
+    from pytest_ragv2.safe_text import printable
 
     assert (
         printable("a\x1b[31mb\x07c\x9bd\u202ee\u2066f") == "a\\x1b[31mb\\x07c\\x9bd\\u202ee\\u2066f"

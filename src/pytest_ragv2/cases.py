@@ -44,6 +44,7 @@ from pytest_ragv2.located_yaml import (
     parse_yaml,
     validation_errors,
 )
+from pytest_ragv2.safe_text import has_unsafe, printable
 from pytest_ragv2.schema import KNOWN_CATEGORIES, Case, Evidence, Split, StrictModel
 
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
@@ -422,6 +423,30 @@ def _case_file_paths(cases_dir: Path, exclude: Path | None) -> list[Path]:
     return sorted(found)
 
 
+def _refuse_unsafe_names(cases_dir: Path, paths: list[Path], errors: list[CaseError]) -> list[Path]:
+    """The case files whose name is safe to print; an error for each other one. pytest
+    prints a file's name raw in lines the plugin does not write (progress, warnings,
+    JUnit's classname): a name holding a control or bidirectional character (an escape
+    sequence, U+202E) is refused, named by its escapes, and nothing of it runs."""
+    kept = []
+    for path in paths:
+        name = path.relative_to(cases_dir).as_posix()
+        if has_unsafe(name):
+            errors.append(
+                CaseError(
+                    cases_dir,
+                    None,
+                    None,
+                    None,
+                    f"case file {printable(name)} not loaded: a control or bidirectional "
+                    "character in its name; rename it",
+                )
+            )
+        else:
+            kept.append(path)
+    return kept
+
+
 def category_warnings(case_file: CaseFile, extra: Collection[str] = ()) -> list[CaseError]:
     """A located warning for each case whose category is neither documented
     (``KNOWN_CATEGORIES``) nor declared in the configuration, with the closest known name."""
@@ -468,6 +493,7 @@ def load_catalog(
             catalog.catalog_errors.append(
                 CaseError(cases_dir, None, None, None, "no case file (*.yaml, *.yml) found")
             )
+    paths = _refuse_unsafe_names(cases_dir, paths, catalog.catalog_errors)
     known_ids: dict[str, SourceLocation] = {}
     for path in paths:
         case_file = load_case_file(path, gold, known_ids=known_ids, allowlist=allowlist)

@@ -19,6 +19,7 @@ from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.located_yaml import CaseError
 from pytest_ragv2.rawruns import RawRunWriteError
 from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.safe_text import has_unsafe
 from pytest_ragv2.stash import CONTEXT_KEY
 
 INVALID_ITEM_NAME = "invalid-cases"
@@ -69,8 +70,11 @@ def slot_group(slot: str) -> str:
 
 
 def mark_names(layer: str, category: str, system: str, lang: str) -> list[str]:
-    """Bare marker names for ``-m`` selection: ``-m "demo-v2 and lang_de and exact_lookup"``."""
-    return [f"layer_{layer.lower()}", category, system, f"lang_{lang}"]
+    """Bare marker names for ``-m`` selection: ``-m "demo-v2 and lang_de and exact_lookup"``.
+    A name holding a control or bidirectional character (a hostile category) gets no mark:
+    pytest would print it raw (its unknown-mark warning, ``--markers``)."""
+    names = [f"layer_{layer.lower()}", category, system, f"lang_{lang}"]
+    return [name for name in names if not has_unsafe(name)]
 
 
 @functools.lru_cache(maxsize=1024)

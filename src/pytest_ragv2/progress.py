@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.safe_text import printable
 from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
 DEFAULT_INTERVAL_S = 15.0
@@ -84,8 +85,6 @@ class Progress:
         now = self.clock()
         if self.done < self.total and now - self.shown_at >= self.interval_s:
             self.shown_at = now
-            from pytest_ragv2.report.terminal import printable
-
             self.write_line(printable(self.line(now)))
 
     def line(self, now: float) -> str:

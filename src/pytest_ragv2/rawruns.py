@@ -25,6 +25,8 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_ragv2.safe_text import json_dumps
+
 MANIFEST_NAME = "manifest.json"
 PACKAGES_RECORDED = ("pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic", "scipy")
 
@@ -177,7 +179,7 @@ def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / MANIFEST_NAME
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
+    tmp.write_text(json_dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
     os.replace(tmp, path)
     return path
 
@@ -299,7 +301,7 @@ class RawRunWriter:
     def append(self, record: Mapping[str, Any]) -> None:
         if self._failed is not None:
             raise RawRunWriteError(self._failed)
-        line = (json.dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+        line = (json_dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         try:
             if self._fd is None:
                 self._run_dir.mkdir(parents=True, exist_ok=True)

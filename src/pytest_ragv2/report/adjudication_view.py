@@ -3,11 +3,11 @@ verdict before and after (the page places it right after the banner)."""
 
 from __future__ import annotations
 
-import html
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, adjudication_found
+from pytest_ragv2.safe_text import html_escape
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
@@ -18,7 +18,7 @@ def adjudication_html(summary: Summary) -> str:
     found = adjudication_found(summary)
     if found is None:
         return ""
-    e = html.escape
+    e = html_escape
     before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
     parts = [
         '<section class="adjudication" id="adjudication"><h2>Adjudication</h2>',
@@ -69,7 +69,7 @@ def adjudication_html(summary: Summary) -> str:
 
 def _runs(entry: Mapping[str, Any]) -> str:
     """The runs an entry changed, each with its values before and after, collapsed."""
-    e = html.escape
+    e = html_escape
     count = int(entry.get("runs_affected", 0))
     if not count:
         return "0 (no run of this session)"

@@ -8,7 +8,6 @@ pytest-html's trylast sessionfinish writes the file, so the summary is complete 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from html import escape
 from typing import Any, Protocol
 
 import pytest
@@ -21,6 +20,7 @@ from pytest_ragv2.report.page import case_anchor, gold_marks_html, items_html, t
 from pytest_ragv2.report.summary import Summary
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.safe_text import html_escape as escape
 
 COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
 CHAT_COLUMNS = ("System", "Case", "Lang", "Rep", "Exact", "Rubric", "Vetoes", "Latency s")

@@ -18,7 +18,6 @@ from __future__ import annotations
 import importlib
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,6 +34,7 @@ from pytest_ragv2.report.case_view import (
 )
 from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
 from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
+from pytest_ragv2.safe_text import html_escape as escape
 
 if TYPE_CHECKING:
     from pytest_ragv2.cases import Catalog

@@ -34,6 +34,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from pytest_ragv2.safe_text import printable
+
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure as MplFigure
@@ -224,8 +226,9 @@ _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # not X
 
 def _label(name: object) -> str:
     """A user's name (system, category, case) as the axes show it: on one line, without
-    characters XML cannot hold, shortened past ``LABEL_MAX``."""
-    text = " ".join(_CONTROL.sub(" ", str(name)).split())
+    characters XML cannot hold, control and bidirectional characters shown as their
+    escapes (``\\u202e``), shortened past ``LABEL_MAX``."""
+    text = " ".join(_CONTROL.sub(" ", printable(str(name))).split())
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
 

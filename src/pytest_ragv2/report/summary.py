@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from collections.abc import Mapping, Sequence
@@ -15,6 +14,7 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
 from pytest_ragv2.run_record import ChatRecord
+from pytest_ragv2.safe_text import json_dumps
 from pytest_ragv2.session import SessionResults, SystemRow
 
 if TYPE_CHECKING:
@@ -197,7 +197,7 @@ def _protocol_markdown(summary: Summary) -> list[str]:
 def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) -> Path:
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
-    _write_atomic(path, json.dumps(summary.to_json(), indent=2, ensure_ascii=False))
+    _write_atomic(path, json_dumps(summary.to_json(), indent=2, ensure_ascii=False))
     _write_atomic(report_dir / SUMMARY_MD, markdown)
     _write_atomic(report_dir / REPORT_HTML, page)
     return path

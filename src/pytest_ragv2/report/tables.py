@@ -19,6 +19,7 @@ from pytest_ragv2.metrics import (
     columns,
 )
 from pytest_ragv2.report.excerpts import excerpt
+from pytest_ragv2.safe_text import html_escape
 from pytest_ragv2.session import SystemRow
 
 if TYPE_CHECKING:
@@ -235,16 +236,16 @@ def column_legend(header: Sequence[str], metrics: Sequence[Metric]) -> list[str]
 
 # what Markdown (and the HTML a Markdown viewer renders) would act on in a cell
 _MARKDOWN_ACTIVE = re.compile(r"([\\`*_\[\]|~#!])")
+_LAYOUT = re.compile("[\t\n\r]")
 
 
 def md_text(text: str) -> str:
     """Text from a system, a case file or the configuration as Markdown shows it, inert:
     HTML escaped (no live ``<img onerror>``), Markdown's active characters backslashed,
-    line breaks and control characters flattened to spaces."""
-    import html
-
-    flat = "".join(" " if ord(char) < 32 or 127 <= ord(char) < 160 else char for char in text)
-    return _MARKDOWN_ACTIVE.sub(r"\\\1", html.escape(flat, quote=False))
+    line breaks and tabs flattened to spaces, every other control or bidirectional
+    character shown as its escape (``\\u202e``)."""
+    flat = html_escape(_LAYOUT.sub(" ", text), quote=False)
+    return _MARKDOWN_ACTIVE.sub(r"\\\1", flat)
 
 
 def render_markdown(table: Table) -> list[str]:

@@ -7,7 +7,6 @@ ellipsis, and every list is capped with a pointer to where the whole of it is.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -19,6 +18,7 @@ from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
 from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.safe_text import printable
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
@@ -33,17 +33,6 @@ def decisive(role: str) -> bool:
     """A run whose miss means something for the decision: the candidate's (or a system
     with no comparison role)."""
     return role not in NOT_DECISIVE
-
-
-# C0 and C1 controls (an escape sequence could rewrite the screen: a fake verdict line),
-# and the bidirectional overrides that reorder what a line shows
-_UNPRINTABLE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def printable(text: str) -> str:
-    """Text from a system or a case file as it may reach a terminal: every control
-    character shown as its escape (``\\x1b``), never acted on."""
-    return _UNPRINTABLE.sub(lambda found: repr(found.group())[1:-1], text)
 
 
 def clip(text: str, width: int) -> str:

@@ -1,0 +1,75 @@
+"""The characters that no file the session writes and no line it prints holds raw.
+
+Text from a system (an answer, a file name, an error) or from a case file (a category, a
+file's name) may carry control characters: an escape sequence rewrites a terminal (a
+fake verdict line), a bidirectional override reorders what a line, a page or a JSON
+viewer shows. They are declared once here, and every output escapes them its own way:
+
+* the terminal, Markdown and HTML show each as its escape, ``\\x1b`` or ``\\u202e``
+  (:func:`printable`, :func:`html_escape`);
+* JSON files hold each as a ``\\uXXXX`` escape (:func:`json_dumps`): still valid JSON
+  that reads back as the same data.
+
+Tab and line feed are not in the set: they are layout, and every output already treats
+them as such (JSON escapes them in strings, Markdown and terminal lines flatten them).
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from typing import Any
+
+UNSAFE_CODE_POINTS: frozenset[int] = frozenset(
+    [
+        *range(0x00, 0x09),  # C0 controls but tab and line feed (ESC, BEL, CR, ...)
+        *range(0x0B, 0x20),
+        *range(0x7F, 0xA0),  # DEL and the C1 controls (CSI 0x9b)
+        0x061C,  # Arabic letter mark
+        0x200E,  # left-to-right and right-to-left marks
+        0x200F,
+        *range(0x202A, 0x202F),  # bidirectional embeddings and overrides (U+202E)
+        *range(0x2066, 0x206A),  # bidirectional isolates
+        0x2028,  # line and paragraph separators: line breaks to JavaScript and editors
+        0x2029,
+    ]
+)
+
+
+def escaped(code_point: int) -> str:
+    """A character as Python writes it in a string literal: ``\\x1b``, ``\\r``, ``\\u202e``."""
+    return repr(chr(code_point))[1:-1]
+
+
+_SHOWN = {code_point: escaped(code_point) for code_point in UNSAFE_CODE_POINTS}
+_JSON = {code_point: f"\\u{code_point:04x}" for code_point in UNSAFE_CODE_POINTS}
+_UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(UNSAFE_CODE_POINTS)) + "]")
+
+
+def has_unsafe(text: str) -> bool:
+    """Whether ``text`` holds a character of the unsafe set."""
+    return _UNSAFE.search(text) is not None
+
+
+def printable(text: str) -> str:
+    """Text from a system or a case file as it may reach a terminal, Markdown or a page:
+    every unsafe character shown as its escape (``\\x1b``), never acted on."""
+    return text.translate(_SHOWN)
+
+
+def html_escape(text: str, quote: bool = True) -> str:
+    """:func:`html.escape` of :func:`printable` text: no live markup, no raw control."""
+    return html.escape(text.translate(_SHOWN), quote=quote)
+
+
+def json_safe(dumped: str) -> str:
+    """JSON text (made by :func:`json.dumps`) with every unsafe character that is left
+    raw (``ensure_ascii=False`` escapes only C0 controls) written as ``\\uXXXX``. Such a
+    character can only stand inside a string, where the escape means the same."""
+    return dumped.translate(_JSON)
+
+
+def json_dumps(value: Any, **options: Any) -> str:
+    """:func:`json.dumps` whose text holds no unsafe character raw."""
+    return json_safe(json.dumps(value, **options))

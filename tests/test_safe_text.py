@@ -1,0 +1,94 @@
+"""Control and bidirectional characters from a system or a case file are never written or
+printed raw: JSON holds them as ``\\uXXXX`` escapes, text shows them as ``\\x1b``."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_ragv2.cases import load_catalog
+from pytest_ragv2.collect import mark_names
+from pytest_ragv2.rawruns import RawRunWriter, read_raw_runs, write_manifest
+from pytest_ragv2.report.page import table_html
+from pytest_ragv2.report.tables import md_text
+from pytest_ragv2.safe_text import html_escape, json_dumps, printable
+
+# what the tests call unsafe, written out here, not taken from the module under test
+RAW = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+)
+HOSTILE = "\x1b[2J\u202egpj.exe\x07 \x9b31m \u2066x\u2069 \u061c\u200f \u2028 <b>bold</b>"
+
+
+def test_json_text_escapes_every_unsafe_character_and_reads_back_the_same() -> None:
+    value = {"answer": HOSTILE, "filename": "Zulässige Medien\t5 °C.pdf", "n": [1, "\u202e"]}
+    for options in ({"ensure_ascii": False}, {"ensure_ascii": False, "indent": 2}):
+        text = json_dumps(value, **options)
+        assert RAW.search(text) is None
+        assert json.loads(text) == value
+        assert "Zulässige Medien" in text  # other characters stay as they are
+        assert "\\u202e" in text
+
+
+def test_raw_runs_and_the_manifest_hold_no_unsafe_character_raw(tmp_path: Path) -> None:
+    record = {"key": {"case": "B01", "system": "v1"}, "answer": HOSTILE}
+    writer = RawRunWriter(tmp_path, "main")
+    writer.append(record)
+    writer.close()
+    line = writer.path.read_text(encoding="utf-8")
+    assert RAW.search(line) is None
+    assert list(read_raw_runs(tmp_path)) == [record]
+    manifest = write_manifest(tmp_path, {"run_id": HOSTILE})
+    assert RAW.search(manifest.read_text(encoding="utf-8")) is None
+    assert json.loads(manifest.read_text(encoding="utf-8")) == {"run_id": HOSTILE}
+
+
+def test_printable_shows_each_unsafe_character_as_its_escape() -> None:
+    assert printable("a\x1bb\u202ec\u061cd\u200fe\u2028f\x85g\rh") == (
+        "a\\x1bb\\u202ec\\u061cd\\u200fe\\u2028f\\x85g\\rh"
+    )
+    assert printable("Zulässige Medien\t5 °C\nok") == "Zulässige Medien\t5 °C\nok"
+
+
+def test_markdown_cells_escape_markup_and_show_controls_as_escapes() -> None:
+    shown = md_text("\x1b[31m<b>x</b>\u202e|a\nb\tc")
+    assert shown == "\\\\x1b\\[31m&lt;b&gt;x&lt;/b&gt;\\\\u202e\\|a b c"
+    assert RAW.search(shown) is None
+
+
+def test_the_page_escapes_markup_and_controls_in_every_cell() -> None:
+    cell = html_escape("<img src=x onerror=alert(1)>\x1b\x07\u202e", quote=True)
+    assert cell == "&lt;img src=x onerror=alert(1)&gt;\\x1b\\x07\\u202e"
+    table = table_html((["category"], [[HOSTILE]]))
+    assert RAW.search(table) is None
+    assert "\\u202egpj.exe\\x07" in table
+    assert "<b>bold</b>" not in table
+
+
+def test_a_category_with_a_control_character_gets_no_mark_of_its_own() -> None:
+    assert mark_names("A", "exact_lookup", "v1", "de") == [
+        "layer_a",
+        "exact_lookup",
+        "v1",
+        "lang_de",
+    ]
+    assert mark_names("A", "\x1b[31mred\u202e", "v1", "de") == ["layer_a", "v1", "lang_de"]
+
+
+def test_a_case_file_named_with_a_control_character_is_refused_by_its_escapes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cases").mkdir()
+    case = '- {id: C01, category: semantic, prompt_en: "Why?", required_evidence: []}\n'
+    (tmp_path / "cases" / "ok.yaml").write_text(case.replace("C01", "C02"))
+    (tmp_path / "cases" / "\x1b[2J\u202eevil.yaml").write_text(case)
+    catalog = load_catalog(Path("cases"), None)
+    assert [loaded.case.id for loaded in catalog.cases()] == ["C02"]
+    assert [str(error) for error in catalog.errors] == [
+        "cases: case file \\x1b[2J\\u202eevil.yaml not loaded: a control or bidirectional "
+        "character in its name; rename it"
+    ]
