@@ -76,7 +76,7 @@ def trace_forms(values: Iterable[str]) -> list[str]:
     """The strings to scrub from a traceback for ``values``: what ``secret_values`` gives
     (each value, a bearer's token, encoded forms) plus each one's ``repr``, quoted and
     unquoted (a quote or backslash in it is escaped there). Longest first."""
-    forms = set(secret_values(values))
+    forms = set(secret_values(values, remember=False))
     for value in list(forms):
         shown = repr(value)
         forms.update((shown, shown[1:-1]))

@@ -35,6 +35,8 @@ from pytest_ragv2.systems.outputs import (
 )
 
 REDACTED = "<redacted>"
+# the marker as a redacted URL carries it: a URL redacted twice finds no secret in it
+_MARKERS = frozenset({REDACTED, "%3Credacted%3E", "%3credacted%3e"})
 MIN_SCRUBBED_CHARS = 8  # replaced wherever it occurs
 MIN_WORD_CHARS = 4  # shorter: replaced only as a whole string
 _BODY_EXCERPT_CHARS = 300
@@ -128,14 +130,14 @@ def _whole_word(secret: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])")
 
 
-def secret_values(values: Iterable[str]) -> list[str]:
+def secret_values(values: Iterable[str], *, remember: bool = True) -> list[str]:
     """The strings to scrub for a set of credentials: each value; for "Bearer <token>" the
     token alone; and the forms a server may echo them in (percent-encoded, JSON-escaped).
     Every length counts (``scrub`` says how a short one is matched)."""
     found: list[str] = []
     for value in values:
-        if not value:
-            continue
+        if not value or value in _MARKERS:
+            continue  # the marker itself is no secret: scrubbing it would never end
         found.append(value)
         scheme, _, token = value.partition(" ")
         if token and scheme.isalpha():
@@ -148,7 +150,10 @@ def secret_values(values: Iterable[str]) -> list[str]:
     ]
     # longest first: a secret inside a longer one is replaced after it, never before
     secrets = sorted(set(found + encoded), key=len, reverse=True)
-    secret_registry.remember(secrets)  # pytest's tracebacks are scrubbed of them too
+    if remember:
+        # the values, not their encoded forms: the tracebacks' scrubber derives the forms
+        # again, and remembering those would encode the encodings without end
+        secret_registry.remember(found)  # pytest's tracebacks are scrubbed of them too
     return secrets
 
 
@@ -176,7 +181,7 @@ def url_secrets(url: str) -> list[str]:
         name, _, raw = pair.partition("=")
         if raw and SECRET_QUERY.search(urllib.parse.unquote_plus(name)):
             found += [urllib.parse.unquote(raw), raw]
-    return list(dict.fromkeys(found))
+    return [value for value in dict.fromkeys(found) if value not in _MARKERS]
 
 
 def redact_url(url: str) -> str:
