@@ -329,3 +329,18 @@ def test_raw_runs_record_the_header_name_not_its_value(
     raw = "".join(text for where, text in _everything_written(project, out, err))
     assert "Authorization" in raw
     _assert_no_leak(_everything_written(project, out, err), LONG)
+
+
+def test_remembered_secrets_stay_the_configured_values_however_often_scrubbed() -> None:
+    from pytest_ragv2 import secret_registry
+    from pytest_ragv2.systems.base import redact_url, url_secrets
+
+    secret_values(["tok/en+with=signs"])  # percent-encodes to a different form
+    before = secret_registry.remembered()
+    for _ in range(30):  # every report of a session scrubs with what is remembered
+        trace_forms(secret_registry.remembered())
+    assert secret_registry.remembered() == before
+    assert not any("%25" in value for value in before)  # no encoding of an encoding
+    redacted = redact_url("https://u:hunter2hunter2@host/x?code=c0de1234")
+    assert url_secrets(redacted) == []  # the marker is no secret
+    assert redact_url(redacted) == redacted
