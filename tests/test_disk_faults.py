@@ -32,7 +32,7 @@ def test_raw_runs_that_cannot_be_written_stop_the_session_with_exit_3(
     from pytest_ragv2.rawruns import read_raw_runs
 
     (project.path / "pyproject.toml").write_text(pyproject())
-    project.makeconftest(LIMITED.format(limit=3_000))
+    project.makeconftest(LIMITED.format(limit=4_000))  # the manifest fits, a few runs do
     # the output goes through pipes: the file-size limit applies to files only
     done = subprocess.run(
         [sys.executable, "-m", "pytest", "--ragv2-layer=A", "--ragv2-run-id=t", "-rs", *workers],
@@ -65,6 +65,29 @@ def test_raw_runs_that_cannot_be_written_stop_the_session_with_exit_3(
     assert "reports could not be written: " in screen
     reports = project.path / "reports" / "t"
     assert not list(reports.glob(".*.tmp"))
+
+
+def test_a_manifest_that_cannot_be_written_stops_the_session_before_any_run(
+    project: pytest.Pytester,
+) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject())
+    project.makeconftest(LIMITED.format(limit=1_000))  # smaller than any manifest
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "--ragv2-layer=A", "--ragv2-run-id=m", "-rs"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    screen = " ".join(done.stdout.split())
+    assert done.returncode == pytest.ExitCode.INTERNAL_ERROR, done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
+    assert "raw runs could not be written: " in screen
+    assert "File too large" in screen
+    assert "not started: raw runs could not be written" in screen
+    assert "verdict: STOPPED" in screen
+    assert not list((project.path / "raw-runs" / "m").glob("runs-*"))  # no run was made
 
 
 def test_a_torn_line_is_cut_back_and_the_writer_refuses_later_lines(

@@ -344,8 +344,10 @@ def test_control_characters_in_names_keep_the_svg_well_formed() -> None:
     made = figures(session(records, "A", roles), records)
     assert len(made) == 4
     shown = texts(made[0])
-    assert "base line name (baseline)" in shown
-    assert "cand]]> (candidate)" in shown
+    # a control character is shown as its escape (safe_text.printable), never raw
+    assert "base\\x01line name (baseline)" in shown
+    assert "cand]]>\\x1b (candidate)" in shown
+    assert not any("\x01" in text or "\x1b" in text for text in shown)
 
 
 def test_output_is_deterministic_and_ids_distinct(

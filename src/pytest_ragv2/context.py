@@ -65,6 +65,7 @@ class RunContext:
     created_dirs: tuple[Path, ...] = ()
     resumption: Resumption | None = None  # --ragv2-resume: the run's earlier sessions
     session_lock: SessionLock | None = None  # the controller's hold on the run folder
+    write_failure: str | None = None  # the run's manifest could not be written: no run starts
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -144,6 +145,8 @@ class RunContext:
     @property
     def raw_write_failure(self) -> str | None:
         """Why this process's raw runs could not be written, once they could not."""
+        if self.write_failure is not None:
+            return self.write_failure
         return self._writer.failure if self._writer is not None else None
 
     @property

@@ -111,12 +111,19 @@ class Controller:
                 self.expected_runs, self.progress_every_s, self.progress_writer
             )
         if self.expected_runs:
-            write_run_manifest(
-                self.ctx,
-                self.options,
-                expected_runs=self.expected_runs,
-                expected_by_layer=self.expected_by_layer,
-            )
+            try:
+                write_run_manifest(
+                    self.ctx,
+                    self.options,
+                    expected_runs=self.expected_runs,
+                    expected_by_layer=self.expected_by_layer,
+                )
+            except OSError as exc:  # a full disk before the first run: no run starts
+                where = exc.filename or self.ctx.run_dir
+                self.raw_write_error = (
+                    f"raw runs could not be written: {where}: {exc.strerror or exc}"
+                )
+                self.ctx.write_failure = self.raw_write_error
 
     def count_expected(self, items: Sequence[pytest.Item]) -> None:
         counts = dict.fromkeys(self.ctx.layers, 0)

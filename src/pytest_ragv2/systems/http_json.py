@@ -138,8 +138,8 @@ def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
         path = getattr(fields, name)
         if path is None or name not in fields.model_fields_set:
             continue
-        if any(resolve(raw, path) not in (MISSING, None, "") for raw in items):
-            continue
+        if any(resolve(raw, path) is not MISSING for raw in items):
+            continue  # the path is there (a null or empty value is the item's, not a typo)
         parent, _, leaf = path.rpartition(".")
         keys, where = top_keys, "their keys"
         if parent:
@@ -150,7 +150,9 @@ def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
             if inner:
                 keys, where = inner, f"keys under {parent!r}"
         named = [key for key in keys if name in key.lower()]  # "page" in "page_number"
-        close = named or difflib.get_close_matches(leaf, keys, n=1, cutoff=0.6)
+        # nested, the parent found: only a near miss says typo ("table" is not "title")
+        cutoff = 0.8 if parent and keys is not top_keys else 0.6
+        close = named or difflib.get_close_matches(leaf, keys, n=1, cutoff=cutoff)
         if parent and keys is not top_keys and not close:
             continue  # the parent is there and nothing like the field: absent from these items
         full = [f"{parent}.{key}" if keys is not top_keys else key for key in close]
