@@ -73,6 +73,7 @@ class Controller:
     lost_runs: list[str] = field(default_factory=list)  # case runs reported with no record
     report_errors: list[str] = field(default_factory=list)  # reports that could not be written
     reused_runs: int = 0  # --ragv2-resume: runs scored from earlier sessions' raw runs
+    _warming: threading.Thread | None = field(default=None, repr=False)
 
     @property
     def expected_runs(self) -> int | None:
@@ -90,7 +91,16 @@ class Controller:
 
     def __post_init__(self) -> None:
         # numpy (for the intervals at the end) loads while the runs wait on their systems
-        threading.Thread(target=_warm_imports, name="ragv2-warm-imports", daemon=True).start()
+        self._warming = threading.Thread(
+            target=_warm_imports, name="ragv2-warm-imports", daemon=True
+        )
+        self._warming.start()
+
+    def wait_for_imports(self, timeout_s: float = 30.0) -> None:
+        """Let the background imports finish: an interpreter that exits while a thread is
+        inside a C extension's import (numpy, matplotlib) can crash on the way out."""
+        if self._warming is not None:
+            self._warming.join(timeout_s)
 
     def set_expected(self, counts: Mapping[str, int]) -> None:
         """The case runs collected per layer; the manifest is written before the first.

@@ -134,6 +134,9 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
+    controller = config.stash.get(CONTROLLER_KEY, None)
+    if controller is not None:
+        controller.wait_for_imports()
     demo = config.stash.get(DEMO_KEY, None)
     if demo is not None:
         demo.stop()
