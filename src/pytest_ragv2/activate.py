@@ -415,6 +415,7 @@ def _start_controller(
         config.pluginmanager.register(
             XdistHooks(ctx, demo_url, controller.set_expected), "ragv2-xdist"
         )
+        controller.warm_imports()  # the controller only waits for its workers' reports
     if config.pluginmanager.hasplugin("html") and config.getoption("htmlpath", None):
         # pytest-html's per-item report costs about a millisecond per item, so it is the
         # user's choice (--html); report.html from the summary is always written

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from pytest_ragv2.protocol import RunKind
 
 RECORD_ATTRIBUTE = "ragv2"
+# the end's imports are warmed once the median of the last few runs shows the main thread
+# waiting on its systems (a run of at least this long spends nearly all of it in a socket)
+WARM_PROBE_RUNS = 8
+WARM_MIN_LATENCY_S = 0.005
 KEEP_STATUSES = (
     pytest.ExitCode.INTERRUPTED,
     pytest.ExitCode.INTERNAL_ERROR,
@@ -89,12 +93,28 @@ class Controller:
         """Every gate of the session, layer after layer."""
         return [gate for gates in self.gates_by_layer.values() for gate in gates]
 
-    def __post_init__(self) -> None:
-        # numpy (for the intervals at the end) loads while the runs wait on their systems
+    def warm_imports(self) -> None:
+        """Import what the session's end needs (numpy, the plots' matplotlib, scipy when
+        two systems are compared) in a background thread, once. Only worth it while the
+        main thread waits: beside runs that keep it busy (a fast system) the imports take
+        the GIL from it, and every socket call then waits for it to come back."""
+        if self._warming is not None:
+            return
+        roles = {system.role for system in self.ctx.systems.values()}
+        compared = {"baseline", "candidate"} <= roles
         self._warming = threading.Thread(
-            target=_warm_imports, name="ragv2-warm-imports", daemon=True
+            target=_warm_imports, args=(compared,), name="ragv2-warm-imports", daemon=True
         )
         self._warming.start()
+
+    def _warm_if_waiting(self) -> None:
+        """Start the imports once the session's runs are seen to wait on their systems."""
+        runs = len(self.records)
+        if self._warming is not None or runs % WARM_PROBE_RUNS:
+            return
+        latencies = sorted(record.latency_s for record in self.records[-WARM_PROBE_RUNS:])
+        if latencies[len(latencies) // 2] >= WARM_MIN_LATENCY_S:
+            self.warm_imports()
 
     def wait_for_imports(self, timeout_s: float = 30.0) -> None:
         """Let the background imports finish: an interpreter that exits while a thread is
@@ -152,6 +172,7 @@ class Controller:
         elif record is not None:
             self.records.append(as_record(record))  # read back once from the report's JSON
             self.reused_runs += bool(getattr(report, "ragv2_reused", False))
+            self._warm_if_waiting()
             if self.progress is not None:
                 self.progress.add(self.records[-1])
         elif report.failed and not report.nodeid.endswith(INVALID_ITEM_NAME):
@@ -519,17 +540,19 @@ def _without_url_credentials(value: Any) -> Any:
     return value
 
 
-def _warm_imports() -> None:
+def _warm_imports(compared: bool) -> None:
     """Only a head start: the session imports these itself when it needs them, so a
     failure here (an in-process pytester run restoring sys.modules under this thread) is
     not the session's and must not print a traceback into its output."""
     try:
-        # report.html's plots (a third of a second), then numpy and the comparison gates'
-        # bootstrap and permutation tests (a second): better spent while the runs wait
+        # report.html's plots (half a second), numpy, and the comparison gates' bootstrap
+        # and permutation tests (another half)
         import matplotlib.backends.backend_svg
         import matplotlib.figure  # noqa: F401
         import numpy  # noqa: F401
-        import scipy.stats  # noqa: F401
+
+        if compared:
+            import scipy.stats  # noqa: F401
     except Exception:
         return
 

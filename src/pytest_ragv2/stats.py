@@ -106,6 +106,9 @@ def percentile_ci(
     return Estimate(value, float(low), float(high), int(data.size), "bootstrap-percentile")
 
 
+RESAMPLE_BLOCK_VALUES = 250_000  # cluster draws held at once by clustered_mean_ci
+
+
 def clustered_mean_ci(
     values_by_cluster: Mapping[str, Sequence[float]],
     *,
@@ -143,8 +146,14 @@ def clustered_mean_ci(
     if n_clusters < 2 or bool(np.all(cluster_means == cluster_means[0])):
         return Estimate(value, value, value, n_clusters, "degenerate")
     rng = np.random.default_rng(seed)
-    drawn = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
-    means = cluster_sums[drawn].sum(axis=1) / cluster_counts[drawn].sum(axis=1)
+    # in blocks of resamples: the same draws as one (n_resamples, n_clusters) array, without
+    # its memory (80 MB at 1,000 cases), whose page faults cost more than the arithmetic
+    block = max(1, RESAMPLE_BLOCK_VALUES // n_clusters)
+    means = np.empty(n_resamples)
+    for start in range(0, n_resamples, block):
+        stop = min(start + block, n_resamples)
+        drawn = rng.integers(0, n_clusters, size=(stop - start, n_clusters))
+        means[start:stop] = cluster_sums[drawn].sum(axis=1) / cluster_counts[drawn].sum(axis=1)
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.percentile(means, [tail, 100.0 - tail])
     return Estimate(value, float(low), float(high), n_clusters, "cluster-bootstrap-percentile")

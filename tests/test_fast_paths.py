@@ -1,0 +1,100 @@
+"""The session's cheap paths: what a fast system's session never pays for, and report
+files whose layout keeps their writing linear in json's C encoder."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+
+from pytest_ragv2.report.summary import summary_json_text
+
+# records every thread a session starts, by name, into threads.txt at its end
+THREAD_LOG = textwrap.dedent(
+    """\
+    import threading
+
+    STARTED = []
+    _start = threading.Thread.start
+
+
+    def _recording_start(self, *args, **kwargs):
+        STARTED.append(self.name)
+        return _start(self, *args, **kwargs)
+
+
+    threading.Thread.start = _recording_start
+
+
+    def pytest_unconfigure(config):
+        with open("threads.txt", "w") as out:
+            out.write("\\n".join(STARTED))
+    """
+)
+
+SLOW_SYSTEMS = textwrap.dedent(
+    """\
+    import time
+
+    from ragsystems import good, weak
+
+
+    def slow_good(query, k, **options):
+        time.sleep(0.02)
+        return good(query, k)
+
+
+    def slow_weak(query, k, **options):
+        time.sleep(0.02)
+        return weak(query, k)
+    """
+)
+
+
+def _threads(pytester: pytest.Pytester, *args: str) -> list[str]:
+    pytester.makeconftest(THREAD_LOG)
+    result = pytester.runpytest_subprocess("--ragv2-layer=A", "--ragv2-reps=3", *args)
+    assert result.ret in (0, 1), result.stdout.str()
+    return (pytester.path / "threads.txt").read_text().split("\n")
+
+
+def test_a_fast_systems_session_never_imports_in_the_background(
+    project: pytest.Pytester,
+) -> None:
+    # instant systems keep the main thread busy: background imports would only take the
+    # GIL from it, so the end's modules are imported when the end needs them
+    assert "ragv2-warm-imports" not in _threads(project)
+
+
+def test_a_session_waiting_on_its_systems_imports_the_end_s_modules_meanwhile(
+    project: pytest.Pytester,
+) -> None:
+    project.makepyfile(slowsystems=SLOW_SYSTEMS)
+    pyproject = (project.path / "pyproject.toml").read_text()
+    pyproject = pyproject.replace("ragsystems:weak", "slowsystems:slow_weak")
+    (project.path / "pyproject.toml").write_text(
+        pyproject.replace("ragsystems:good", "slowsystems:slow_good")
+    )
+    assert "ragv2-warm-imports" in _threads(project)
+
+
+def test_summary_json_text_is_json_dumps_indent_2_outside_the_per_case_tables() -> None:
+    data = {"a": {"b": [1, {"c": None}], "d": "é\u0085"}, "e": [], "f": {}, "g": 1.5}
+    assert summary_json_text(data) == json.dumps(data, indent=2, ensure_ascii=False)
+
+
+def test_summary_json_text_puts_each_case_row_and_unmet_run_on_one_line() -> None:
+    data = {
+        "run_id": "r",
+        "by_case": {"v1": {"Q1": {"recall@5": 1.0, "ci": {"low": 0.5}}, "Q2": {}}, "v2": {}},
+        "unmet_runs": [{"case": "Q1", "reasons": ["missed"]}],
+        "gates": [{"name": "g"}],
+    }
+    text = summary_json_text(data)
+    assert json.loads(text) == data
+    lines = text.splitlines()
+    assert '      "Q1": {"recall@5": 1.0, "ci": {"low": 0.5}},' in lines
+    assert '    {"case": "Q1", "reasons": ["missed"]}' in lines
+    assert '    "v2": {}' in lines
+    assert '      "name": "g"' in lines  # other tables keep json.dumps's indenting
