@@ -98,3 +98,27 @@ def test_summary_json_text_puts_each_case_row_and_unmet_run_on_one_line() -> Non
     assert '    {"case": "Q1", "reasons": ["missed"]}' in lines
     assert '    "v2": {}' in lines
     assert '      "name": "g"' in lines  # other tables keep json.dumps's indenting
+
+
+FREEZE_LOG = textwrap.dedent(
+    """\
+    import gc
+
+
+    def pytest_sessionfinish(session):
+        with open("frozen.txt", "w") as out:
+            out.write(str(gc.get_freeze_count()))
+    """
+)
+
+
+def test_a_session_s_cases_and_items_are_frozen_out_of_the_cyclic_collector(
+    project: pytest.Pytester,
+) -> None:
+    # a session of its own process freezes what lives until its end; one run inside another
+    # (this very test's in-process run) never freezes its host's objects
+    project.makeconftest(FREEZE_LOG)
+    assert project.runpytest_subprocess("--ragv2-layer=A").ret in (0, 1)
+    assert int((project.path / "frozen.txt").read_text()) > 1000
+    assert project.runpytest("--ragv2-layer=A").ret in (0, 1)
+    assert int((project.path / "frozen.txt").read_text()) == 0

@@ -249,6 +249,21 @@ def test_rescore_rebuilds_the_layer_b_verdict_from_raw_runs(
     assert rescored.summary.to_json()["vetoes_by_system"] == live["vetoes_by_system"]
 
 
+def test_rescore_of_compressed_layer_b_raw_runs_writes_the_live_summary_byte_for_byte(
+    chat_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_ragv2.cli import main
+
+    (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="fabricate"))
+    chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
+    run_dir = chat_project.path / "raw-runs" / "chatrun"
+    assert [path.name for path in run_dir.glob("runs-*")] == ["runs-main.jsonl.gz"]
+    monkeypatch.chdir(chat_project.path)
+    assert main(["rescore", "raw-runs/chatrun", "--output", "rescored"]) == 1
+    live = (chat_project.path / "reports" / "chatrun" / "summary.json").read_bytes()
+    assert (chat_project.path / "rescored" / "summary.json").read_bytes() == live
+
+
 def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
     chat_project: pytest.Pytester,
 ) -> None:

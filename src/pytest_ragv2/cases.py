@@ -341,9 +341,6 @@ def _load_case(
     if errors:
         result.errors.extend(errors)
         return None
-    prompts = case.all_prompts()
-    if prompts != case.prompts:
-        update["prompts"] = prompts
     merged = case.model_copy(update=update) if update else case
     return LoadedCase(merged, result.split, location, evidence_locations)
 

@@ -7,6 +7,7 @@ test run of another project pays nothing for having the plugin installed.
 
 from __future__ import annotations
 
+import gc
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,22 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini(INI_LAYER, "default of --ragv2-layer (A, B or C)", default="")
 
 
+_CONFIGURED = 0  # pytest sessions configured and not yet cleaned up in this process
+
+
+def _unconfigured() -> None:
+    global _CONFIGURED
+    _CONFIGURED -= 1
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "gold_case(layer, category, system, lang): one run of a pytest-ragv2 gold case"
     )
     config.addinivalue_line("markers", "xdist_group(name): run in one xdist worker (loadgroup)")
+    global _CONFIGURED
+    _CONFIGURED += 1
+    config.add_cleanup(_unconfigured)
     if _requested_layer(config):
         from pytest_ragv2.activate import activate
 
@@ -72,6 +84,12 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.count_expected(session.items)
+    if CONTEXT_KEY in session.config.stash and _CONFIGURED == 1:
+        # the cases and items live as long as the process: out of the cyclic collector's
+        # reach, its full collections during the runs, pytest's at the end and the
+        # interpreter's at exit no longer walk them (a third of a 20,000-item collection's
+        # time). Not in a session run inside another (pytester): its host lives on.
+        gc.freeze()
 
 
 @pytest.hookimpl(wrapper=True)
