@@ -99,7 +99,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     if call.excinfo is not None and call.excinfo.typename == "RunsNotWritten":
         report.ragv2_raw_write_error = str(call.excinfo.value)  # the controller stops
     if call.when == "call" and record is not None:
-        report.ragv2 = record.to_json()  # JSON on the report: it crosses xdist workers
+        report.ragv2 = record  # as JSON where the report is serialised (below)
         if getattr(item, "ragv2_reused", False):
             report.ragv2_reused = True  # scored from an earlier session's raw run
         if report.failed and record.role in NOT_DECISIVE:
@@ -108,6 +108,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             report.outcome = "skipped"
             report.wasxfail = f"the {record.role} did not meet its case (it decides nothing)"
     return report
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_to_serializable(report: Any) -> Any:
+    """The record crosses xdist (and any report log) as JSON; in the process that made it,
+    the report holds the record itself, shared with the item and the session's list."""
+    data = yield
+    record = data.get("ragv2") if isinstance(data, dict) else None
+    if record is not None and hasattr(record, "to_json"):
+        data["ragv2"] = record.to_json()
+    return data
 
 
 def pytest_report_teststatus(report: pytest.TestReport) -> tuple[str, str, Any] | None:

@@ -8,6 +8,7 @@ error costs the system its recall, it is never dropped from the denominator.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -144,9 +145,12 @@ def summarize(
     *,
     with_intervals: bool = False,
     layer: str = "A",
+    case_means: Mapping[str, Mapping[str, float]] | None = None,
 ) -> SystemRow:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
-    a bootstrap each). Skipped runs are counted, and left out of every figure."""
+    a bootstrap each). Skipped runs are counted, and left out of every figure.
+    ``case_means``: the group's per-case means when the caller has them already
+    (:func:`case_metric_means` of exactly these runs, or of runs with the same cases)."""
     records = as_records(given)
     skipped = sum(1 for record in records if record.skipped)
     if skipped:
@@ -160,7 +164,7 @@ def summarize(
     latencies = [record.latency_s for record in records if record.ok]
     implementation = load_layer(layer)
     metrics_named = implementation.case_metrics
-    per_case = case_metric_means(records, metrics_named)
+    per_case = case_means if case_means is not None else case_metric_means(records, metrics_named)
     means: dict[str, float | None] = {}
     for metric in metrics_named:
         found = [case[metric] for case in per_case.values() if metric in case]
@@ -261,6 +265,14 @@ class SessionResults:
         return [record for record in self.records if record.key.system == system]
 
 
+def _means_of_cases(
+    case_means: Mapping[str, dict[str, float]], rows: Sequence[RunRecord]
+) -> dict[str, Mapping[str, float]]:
+    """The per-case means of the cases of ``rows``, in their order."""
+    cases = dict.fromkeys(row.key.case for row in rows)
+    return {case: case_means[case] for case in cases if case in case_means}
+
+
 def aggregate(
     records: Iterable[RunRecord | Mapping[str, Any]],
     *,
@@ -280,12 +292,19 @@ def aggregate(
     rank = {"baseline": 0, "candidate": 1, "reference": 2}
     by_system = group(ordered, _system)
     # baseline, candidate, reference, then any other: every table reads in that order
+    metrics_named = load_layer(layer).case_metrics
     for system in sorted(by_system, key=lambda name: (rank.get(roles.get(name, ""), 3), name)):
         system_records = by_system[system]
-        results.systems[system] = summarize(system_records, with_intervals=True, layer=layer)
+        # a case's means over all its runs serve its own row, the system's and its
+        # category's (a case has one category); a language's rows need their own
+        case_means = case_metric_means(system_records, metrics_named)
+        means_of = functools.partial(_means_of_cases, case_means)
+        results.systems[system] = summarize(
+            system_records, with_intervals=True, layer=layer, case_means=case_means
+        )
         results.systems[system].role = roles.get(system, "unknown")
         results.by_category[system] = {
-            name: summarize(rows, layer=layer)
+            name: summarize(rows, layer=layer, case_means=means_of(rows))
             for name, rows in group(system_records, lambda r: r.category).items()
         }
         results.by_language[system] = {
@@ -293,7 +312,7 @@ def aggregate(
             for name, rows in group(system_records, lambda r: r.key.lang).items()
         }
         results.by_case[system] = {
-            name: summarize(rows, layer=layer)
+            name: summarize(rows, layer=layer, case_means=means_of(rows))
             for name, rows in group(system_records, lambda r: r.key.case).items()
         }
     return results

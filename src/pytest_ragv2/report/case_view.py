@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,14 +154,15 @@ def outcome_of(record: RunRecord) -> str:
     return "met" if record.met else "unmet"
 
 
-def read_layer_raw_runs(run_dir: Path | None, layer: str) -> dict[RunKey, dict[str, Any]]:
-    """The raw runs of ``layer`` by their key (the last one written wins); empty when the
-    run directory is missing or unreadable."""
+def iter_layer_raw_runs(
+    run_dir: Path | None, layer: str
+) -> Iterator[tuple[RunKey, dict[str, Any]]]:
+    """The raw runs of ``layer`` with their keys, in the order written (a later line of a
+    key replaces an earlier one); nothing when the run directory is missing or unreadable."""
     if run_dir is None or not run_dir.is_dir():
-        return {}
+        return
     from pytest_ragv2.rawruns import read_raw_runs
 
-    found: dict[RunKey, dict[str, Any]] = {}
     try:
         for raw in read_raw_runs(run_dir):
             key = raw.get("key")
@@ -170,12 +171,12 @@ def read_layer_raw_runs(run_dir: Path | None, layer: str) -> dict[RunKey, dict[s
             if str(key.get("layer", layer)) != layer:
                 continue
             try:
-                found[RunKey.from_json({"layer": layer, **key})] = raw
+                found = RunKey.from_json({"layer": layer, **key})
             except (KeyError, TypeError, ValueError):
                 continue
+            yield found, raw
     except (OSError, ValueError):
-        return found
-    return found
+        return
 
 
 def describe_place(
@@ -503,17 +504,29 @@ def build_case_views(
 
     headline = layer_info(summary.layer).headline_metric
     layer_records = [record for record in records if record.key.layer == summary.layer]
-    raws = read_layer_raw_runs(run_dir, summary.layer) if layer_records else {}
     by_case: dict[str, list[RunRecord]] = defaultdict(list)
+    by_key: dict[RunKey, RunRecord] = {}
     for record in layer_records:
         by_case[record.key.case].append(record)
+        by_key[record.key] = record
+
+    def case_of(case_id: str) -> Case | None:
+        loaded = catalog.find(case_id) if catalog is not None else None
+        return loaded.case if loaded is not None else None
+
+    # each raw run is made into its run's short view as it is read, never all held at once
+    # (a 20,000-run session's raw runs are hundreds of megabytes as dicts)
+    viewed: dict[RunKey, RunView] = {}
+    for key, raw in iter_layer_raw_runs(run_dir, summary.layer) if layer_records else ():
+        found = by_key.get(key)
+        if found is not None:
+            viewed[key] = run_view(found, raw, case_of(key.case), headline)
     rank = {"candidate": 0, "baseline": 1, "reference": 2}
     views = []
     for case_id in sorted(by_case):
-        loaded = catalog.find(case_id) if catalog is not None else None
-        case = loaded.case if loaded is not None else None
+        case = case_of(case_id)
         ordered = sorted(by_case[case_id], key=lambda r: (rank.get(r.role, 3), r.key))
-        runs = tuple(run_view(r, raws.get(r.key), case, headline) for r in ordered)
+        runs = tuple(viewed.get(r.key) or run_view(r, None, case, headline) for r in ordered)
         prompts, claims = _gold_of(case) if case is not None else ((), ())
         views.append(
             CaseView(
