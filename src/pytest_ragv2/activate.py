@@ -21,6 +21,7 @@ from pytest_ragv2.demo_systems import (
     check_demo_importable,
     demo_systems,
 )
+from pytest_ragv2.gateways import WORKER_SHIPS_RAW_RUNS, refuse_remote_resume
 from pytest_ragv2.layer_registry import UnknownLayer, demo_layer, layer_info, load_layer
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.rawruns import RunIdError, claim_run_dir
@@ -105,6 +106,7 @@ def activate(config: pytest.Config) -> None:
         configured_roles=configured_roles,
         resumption=resumption,
         session_lock=lock,
+        ship_raw_runs=bool(workerinput and workerinput.get(WORKER_SHIPS_RAW_RUNS)),
     )
     if workerinput is None and resumption is None and not config.getoption("ragv2_plan"):
         ctx.created_dirs = (ctx.run_dir, *((settings.raw_runs,) if fresh_root else ()))
@@ -129,6 +131,7 @@ def _resume(
     """--ragv2-resume: the earlier run's id and seed, this session's generation, its lock.
     Whether the run is unchanged is checked once the systems are known (``_check_resumable``)."""
     given = str(config.getoption("ragv2_resume"))
+    refuse_remote_resume(config, given)
     if config.getoption("ragv2_run_id"):
         raise pytest.UsageError(
             "--ragv2-resume: the run id is the resumed run's; drop --ragv2-run-id"
@@ -411,7 +414,7 @@ def _start_controller(
 
     config.add_cleanup(interrupt_on_sigterm())  # a cancelled CI job still gets its report
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
-    if config.pluginmanager.hasplugin("xdist") and getattr(config.option, "numprocesses", None):
+    if _distributed(config):  # -n N, or --tx gateways (local or on other hosts)
         config.pluginmanager.register(
             XdistHooks(ctx, demo_url, controller.set_expected), "ragv2-xdist"
         )

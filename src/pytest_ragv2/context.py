@@ -20,7 +20,7 @@ from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import demo_layer, layer_info
 from pytest_ragv2.layers.retrieval import item_record, raw_run
 from pytest_ragv2.located_yaml import CaseLoadError
-from pytest_ragv2.rawruns import RawRunWriter
+from pytest_ragv2.rawruns import RawRunWriter, ShippingWriter
 from pytest_ragv2.resume import Resumption, SessionLock
 from pytest_ragv2.run_record import RunRecord
 from pytest_ragv2.schema import Case
@@ -66,6 +66,7 @@ class RunContext:
     resumption: Resumption | None = None  # --ragv2-resume: the run's earlier sessions
     session_lock: SessionLock | None = None  # the controller's hold on the run folder
     write_failure: str | None = None  # the run's manifest could not be written: no run starts
+    ship_raw_runs: bool = False  # a worker on another host: its reports carry its raw lines
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -152,11 +153,22 @@ class RunContext:
     @property
     def writer(self) -> RawRunWriter:
         if self._writer is None:
-            generation = self.resumption.generation if self.resumption else 0
-            # a chat layer's runs (whole conversations, tool results) are stored compressed
-            chat = any(layer_info(layer).chat for layer in self.layers)
-            self._writer = RawRunWriter(self.run_dir, self.worker, generation, compress=chat)
+            kind = ShippingWriter if self.ship_raw_runs else RawRunWriter
+            self._writer = self.raw_run_writer(self.worker, kind)
         return self._writer
+
+    def raw_run_writer(self, worker: str, kind: type[RawRunWriter] = RawRunWriter) -> RawRunWriter:
+        """The writer of one process's raw-run file (the controller writes, with one of
+        these, the lines a worker on another host sends)."""
+        generation = self.resumption.generation if self.resumption else 0
+        # a chat layer's runs (whole conversations, tool results) are stored compressed
+        chat = any(layer_info(layer).chat for layer in self.layers)
+        return kind(self.run_dir, worker, generation, compress=chat)
+
+    def take_shipped_lines(self) -> list[str]:
+        """A worker on another host: the raw lines written since the last report."""
+        writer = self._writer
+        return writer.take() if isinstance(writer, ShippingWriter) else []
 
     def run_retrieval(self, key: RunKey, case: Case, split: str, query: str) -> RunRecord:
         """Layer A for one item: call, keep the raw run on disk, then score it."""

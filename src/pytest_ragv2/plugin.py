@@ -95,6 +95,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
+    ctx = item.config.stash.get(CONTEXT_KEY, None)
+    if ctx is not None and ctx.ship_raw_runs:  # a worker on another host: the controller
+        lines = ctx.take_shipped_lines()  # writes these raw lines (gateways.py)
+        if lines:
+            report.ragv2_raw_lines = lines
     record = getattr(item, "ragv2_record", None)
     if call.excinfo is not None and call.excinfo.typename == "RunsNotWritten":
         report.ragv2_raw_write_error = str(call.excinfo.value)  # the controller stops

@@ -299,9 +299,13 @@ class RawRunWriter:
         self._failed: str | None = None
 
     def append(self, record: Mapping[str, Any]) -> None:
+        self.append_line((json_dumps(record, ensure_ascii=False, default=str) + "\n").encode())
+
+    def append_line(self, line: bytes) -> None:
+        """One encoded line (a JSON document and its newline), compressed here if the
+        file's lines are."""
         if self._failed is not None:
             raise RawRunWriteError(self._failed)
-        line = (json_dumps(record, ensure_ascii=False, default=str) + "\n").encode("utf-8")
         try:
             if self._fd is None:
                 self._run_dir.mkdir(parents=True, exist_ok=True)
@@ -335,6 +339,26 @@ class RawRunWriter:
             with contextlib.suppress(OSError):
                 os.close(self._fd)
             self._fd = None
+
+
+class ShippingWriter(RawRunWriter):
+    """The writer of a worker on another host: it keeps each line, exactly as the local
+    writer would encode it, until the item's report carries it to the controller, which
+    appends it to this worker's file on its own disk. Nothing is written here."""
+
+    def __init__(
+        self, run_dir: Path, worker: str, generation: int = 0, *, compress: bool = False
+    ) -> None:
+        super().__init__(run_dir, worker, generation, compress=compress)
+        self._pending: list[str] = []
+
+    def append_line(self, line: bytes) -> None:
+        self._pending.append(line.decode("utf-8"))
+
+    def take(self) -> list[str]:
+        """The lines kept since the last call (uncompressed: the controller compresses)."""
+        taken, self._pending = self._pending, []
+        return taken
 
 
 def raw_run_file_name(worker: str, generation: int = 0, *, compress: bool = False) -> str:

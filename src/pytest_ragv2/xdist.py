@@ -17,8 +17,22 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+import pytest
+
 from pytest_ragv2.collect import INVALID_ITEM_NAME
 from pytest_ragv2.context import RunContext
+from pytest_ragv2.gateways import (
+    RAW_LINES_ATTRIBUTE,
+    WORKER_SHIPS_RAW_RUNS,
+    DefiningFiles,
+    ShippedRawRuns,
+    check_same_gold,
+    defining_files,
+    is_remote,
+    relative_path,
+    without_implicit_rsync,
+    worker_of,
+)
 from pytest_ragv2.layer_registry import layer_info
 
 WORKER_RUN_ID = "ragv2_run_id"
@@ -108,6 +122,8 @@ class XdistHooks:
         self._demo_url = demo_url
         self._on_expected = on_expected
         self._counted = False
+        self._shipped = ShippedRawRuns(ctx.raw_run_writer)  # remote workers' raw runs
+        self._fingerprint: tuple[DefiningFiles, dict[str, str | None]] | None = None
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_RUN_ID] = self._ctx.run_id
@@ -120,6 +136,35 @@ class XdistHooks:
             except RuntimeError as exc:  # the demo failed to start: workers record it per run
                 node.workerinput[WORKER_DEMO_URL] = ""
                 node.workerinput[WORKER_DEMO_ERROR] = str(exc)
+        if is_remote(node.gateway.spec):
+            node.workerinput[WORKER_SHIPS_RAW_RUNS] = True
+            self._check_same_gold(node)
+
+    def _check_same_gold(self, node: Any) -> None:
+        if self._fingerprint is None:
+            ctx, settings = self._ctx, self._ctx.settings
+            wanted = defining_files(
+                ctx.rootdir, settings.source, settings.cases, settings.gold, settings.allowlist
+            )
+            self._fingerprint = (wanted, wanted.hashes(ctx.rootdir))
+        wanted, expected = self._fingerprint
+        rootdir = relative_path(self._ctx.rootdir, node.config.invocation_params.dir)
+        check_same_gold(node, rootdir, wanted, expected)
+
+    def pytest_xdist_setupnodes(self, config: Any, specs: Sequence[Any]) -> None:
+        without_implicit_rsync(config)
+
+    @pytest.hookimpl(tryfirst=True)  # before the controller aggregates the report
+    def pytest_runtest_logreport(self, report: Any) -> None:
+        lines = report.__dict__.pop(RAW_LINES_ATTRIBUTE, None)  # kept on no report after
+        worker = worker_of(report)
+        if lines and worker is not None:
+            failure = self._shipped.receive(worker, lines)
+            if failure is not None:  # recorded as a worker's own write failure is
+                report.ragv2_raw_write_error = failure
+
+    def pytest_sessionfinish(self) -> None:
+        self._shipped.close()
 
     def pytest_xdist_make_scheduler(self, config: Any, log: Any) -> Any:
         if not any(layer_info(layer).chat for layer in self._ctx.layers):
