@@ -252,3 +252,42 @@ def test_resuming_with_workers_on_other_hosts_is_refused(project: pytest.Pyteste
     )
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "workers on other hosts" in result.stderr.str()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_shipped_lines_are_written_byte_for_byte_as_a_local_worker_writes_them(
+    tmp_path: Path, compress: bool
+) -> None:
+    from pytest_ragv2.gateways import ShippedRawRuns
+    from pytest_ragv2.rawruns import RawRunWriter, ShippingWriter
+
+    records = [{"key": {"case": "C01", "rep": n}, "answer": "Druck: 16 bar ✓"} for n in (1, 2)]
+    local = RawRunWriter(tmp_path / "local", "w", compress=compress)
+    remote = ShippingWriter(tmp_path / "remote", "w", compress=compress)
+    for record in records:
+        local.append(record)
+        remote.append(record)
+    lines = remote.take()
+    assert remote.take() == []  # each line travels once
+    shipped = ShippedRawRuns(
+        lambda worker: RawRunWriter(tmp_path / "ctl", worker, compress=compress)
+    )
+    assert shipped.receive("w", lines) is None
+    local.close()
+    shipped.close()
+    assert not (tmp_path / "remote").exists()  # nothing written where the worker runs
+    name = local.path.name
+    assert (tmp_path / "ctl" / name).read_bytes() == local.path.read_bytes()
+
+
+def test_differing_files_names_each_difference() -> None:
+    from pytest_ragv2.gateways import differing_files
+
+    here = {"cases/a.yaml": "1" * 64, "cases/b.yaml": "2" * 64, "pyproject.toml": "3" * 64}
+    there = {"cases/a.yaml": "1" * 64, "cases/c.yaml": "4" * 64, "pyproject.toml": None}
+    assert differing_files(here, there) == [
+        "cases/b.yaml: missing on the worker's host",
+        "cases/c.yaml: on the worker's host only, not part of this run",
+        "pyproject.toml: missing on the worker's host",
+    ]
+    assert differing_files(here, dict(here)) == []
