@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,10 +47,9 @@ if TYPE_CHECKING:
     from pytest_ragv2.protocol import RunKind
 
 RECORD_ATTRIBUTE = "ragv2"
-# the end's imports are warmed once the median of the last few runs shows the main thread
-# waiting on its systems (a run of at least this long spends nearly all of it in a socket)
+# the end's imports are warmed once the main thread is seen mostly waiting on the systems
 WARM_PROBE_RUNS = 8
-WARM_MIN_LATENCY_S = 0.005
+WARM_MAX_BUSY = 0.5  # of the wall time of the last WARM_PROBE_RUNS runs, in CPU time
 KEEP_STATUSES = (
     pytest.ExitCode.INTERRUPTED,
     pytest.ExitCode.INTERNAL_ERROR,
@@ -78,6 +78,7 @@ class Controller:
     report_errors: list[str] = field(default_factory=list)  # reports that could not be written
     reused_runs: int = 0  # --ragv2-resume: runs scored from earlier sessions' raw runs
     _warming: threading.Thread | None = field(default=None, repr=False)
+    _probe: tuple[float, float] | None = field(default=None, repr=False)  # wall, CPU time
 
     @property
     def expected_runs(self) -> int | None:
@@ -108,13 +109,16 @@ class Controller:
         self._warming.start()
 
     def _warm_if_waiting(self) -> None:
-        """Start the imports once the session's runs are seen to wait on their systems."""
-        runs = len(self.records)
-        if self._warming is not None or runs % WARM_PROBE_RUNS:
+        """Start the imports once the main thread is seen waiting on the systems for most
+        of the last few runs (its CPU time under half the wall time they took)."""
+        if self._warming is not None or len(self.records) % WARM_PROBE_RUNS:
             return
-        latencies = sorted(record.latency_s for record in self.records[-WARM_PROBE_RUNS:])
-        if latencies[len(latencies) // 2] >= WARM_MIN_LATENCY_S:
-            self.warm_imports()
+        now = (time.perf_counter(), time.thread_time())
+        if self._probe is not None:
+            wall, cpu = now[0] - self._probe[0], now[1] - self._probe[1]
+            if wall > 0 and cpu < WARM_MAX_BUSY * wall:
+                self.warm_imports()
+        self._probe = now
 
     def wait_for_imports(self, timeout_s: float = 30.0) -> None:
         """Let the background imports finish: an interpreter that exits while a thread is

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import TYPE_CHECKING
 
 import pytest
@@ -14,3 +15,5 @@ if TYPE_CHECKING:
 CONTEXT_KEY: pytest.StashKey[RunContext] = pytest.StashKey()
 CONTROLLER_KEY: pytest.StashKey[Controller] = pytest.StashKey()
 DEMO_KEY: pytest.StashKey[DemoService] = pytest.StashKey()
+# the language identifier loading in the background (joined before the session exits)
+PRELOAD_KEY: pytest.StashKey[threading.Thread] = pytest.StashKey()

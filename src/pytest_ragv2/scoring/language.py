@@ -28,8 +28,10 @@ than the expected one with a probability under ``min_confidence`` is undetermine
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -69,10 +71,34 @@ def language_text(text: str) -> str:
     return " ".join(_MARKDOWN.sub(" ", text).split())
 
 
+_LOADING = threading.Lock()  # one load per process, whichever thread asks first
+
+
 @lru_cache(maxsize=1)
 def _identifier() -> Any:
+    with _LOADING:
+        return _load_identifier()
+
+
+@lru_cache(maxsize=1)
+def _load_identifier() -> Any:
     langid = importlib.import_module("py3langid.langid")
     return langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
+
+
+def preload_identifier() -> threading.Thread:
+    """Load the identifier in a background thread (a session about to score answers calls
+    this once its items are collected): most of the load is LZMA decompression and numpy,
+    which release the GIL, so it runs beside the first conversations' calls instead of
+    before their scoring. A failure is left for the first answer scored to meet."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):
+            _identifier()
+
+    thread = threading.Thread(target=load, name="ragv2-language-model", daemon=True)
+    thread.start()
+    return thread  # join it before the interpreter exits: it may be inside LZMA or numpy
 
 
 def rank_languages(text: str) -> list[tuple[str, float]]:
