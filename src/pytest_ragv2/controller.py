@@ -24,7 +24,7 @@ from pytest_ragv2.diagnosis import diagnose
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.rawruns import build_manifest, write_manifest
-from pytest_ragv2.report.page import render_page
+from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.report.summary import (
     Summary,
     build_summary,
@@ -289,7 +289,7 @@ class Controller:
                     report_dir,
                     summary,
                     render_summary_markdown(summary, decision.gates),
-                    render_page(
+                    page_pieces(
                         summary, decision.gates, results.records, self.ctx.catalog, self.ctx.run_dir
                     ),
                 )

@@ -19,7 +19,7 @@ from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
-from pytest_ragv2.report.page import render_page
+from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.report.summary import (
     Summary,
     build_summary,
@@ -172,7 +172,7 @@ def write_rescored(rescored: Rescored, output: Path) -> Path:
             output / layer if several else output,
             summary,
             render_summary_markdown(summary, rescored.gates_by_layer[layer]),
-            render_page(
+            page_pieces(
                 summary,
                 rescored.gates_by_layer[layer],
                 rescored.records,

@@ -589,19 +589,21 @@ def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
     )
 
 
-def _cases_html(cases: Sequence[CaseView], headline: str, raw_runs: str) -> str:
+def _cases_html(cases: Sequence[CaseView], headline: str, raw_runs: str) -> list[str]:
+    """The case panels' section, in pieces (one per panel: never joined in memory)."""
     if not cases:
-        return (
+        return [
             "<section id='cases'><h2>Cases</h2><p class='note'>No run was recorded.</p></section>"
-        )
-    panels = "".join(_case_html(case, headline, raw_runs) for case in cases)
-    return (
+        ]
+    return [
         "<section id='cases'><h2>Cases, run by run</h2>"
         f"<p class='note'>One panel per case; Δ is the candidate's {escape(headline)} minus the "
         "baseline's. Gold items are marked ✓ met, ✗ missed; ranked items matching gold evidence "
         "are marked with the granularity they match.</p>"
-        f"{_filters_html(cases)}<div id='case-list'>{panels}</div></section>"
-    )
+        f"{_filters_html(cases)}<div id='case-list'>",
+        *(_case_html(case, headline, raw_runs) for case in cases),
+        "</div></section>",
+    ]
 
 
 def _unmet_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
@@ -664,6 +666,18 @@ def render_page(
     """The page. ``records`` (the session's, of any layer: this layer's are taken), the
     case ``catalog`` and the ``run_dir`` holding the raw runs feed the case panels; each
     may be missing, and the page says what it then cannot show."""
+    return "".join(page_pieces(summary, gates, records, catalog, run_dir))
+
+
+def page_pieces(
+    summary: Summary,
+    gates: Sequence[GateResult],
+    records: Sequence[RunRecord] = (),
+    catalog: Catalog | None = None,
+    run_dir: Path | None = None,
+) -> list[str]:
+    """:func:`render_page`'s text in pieces, to be written one after the other (a page of
+    20,000 cases is 40 MB: joined, then encoded, it was held three times over)."""
     from pytest_ragv2.layer_registry import layer_info
 
     headline = layer_info(summary.layer).headline_metric
@@ -676,7 +690,7 @@ def render_page(
         trouble = f"<p class='note'>The case panels could not be built: {escape(repr(exc))}</p>"
     raw_runs = f"the raw runs ({summary.raw_runs})"
     skipped = Counter(run.outcome for case in cases for run in case.runs)["skipped"]
-    parts = [
+    parts: list[str | list[str]] = [
         "<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>pytest-ragv2 {escape(summary.run_id)}</title>",
         f"<style>{STYLE}</style></head><body>",
@@ -697,10 +711,15 @@ def render_page(
         ),
         "<h2>Cases</h2>",
         _case_table_html(case_table(summary.by_case, summary.layer), cases),
-        trouble or _cases_html(cases, headline, raw_runs),
+        [trouble] if trouble else _cases_html(cases, headline, raw_runs),
         _skipped_html(cases),
         _unmet_html(summary.unmet_runs, linked=bool(cases)),
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
-    return "\n".join(parts)
+    pieces: list[str] = []
+    for index, part in enumerate(parts):
+        if index:
+            pieces.append("\n")
+        pieces.extend([part] if isinstance(part, str) else part)
+    return pieces

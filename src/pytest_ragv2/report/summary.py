@@ -231,7 +231,11 @@ def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) ->
     return "[\n" + ",\n".join(entries) + f"\n{indent}]"
 
 
-def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) -> Path:
+def write_summary(
+    report_dir: Path, summary: Summary, markdown: str, page: str | Sequence[str]
+) -> Path:
+    """summary.json, summary.md and report.html (``page``: its text, or its pieces in
+    order, as :func:`~pytest_ragv2.report.page.page_pieces` gives them)."""
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
     _write_atomic(path, json_safe(summary_json_text(summary.to_json())))
@@ -240,12 +244,13 @@ def write_summary(report_dir: Path, summary: Summary, markdown: str, page: str) 
     return path
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str | Sequence[str]) -> None:
     """The whole file or none of it: written beside, then renamed over; a failed write
     (a full disk) leaves neither a torn file nor its temporary."""
     tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_text(text, encoding="utf-8")
+        with tmp.open("w", encoding="utf-8") as out:
+            out.writelines([text] if isinstance(text, str) else text)
         os.replace(tmp, path)
     except OSError:
         tmp.unlink(missing_ok=True)
