@@ -4,8 +4,9 @@ Both sessions make the same POST to the same instant rag_api-shaped loopback end
 serially, in fresh interpreters, with byte code cached as on an installed package. Each
 kind of session is timed at two sizes; the slope between them is the per-item cost and the
 intercept the fixed start-up and tear-down cost, so machine noise in one does not hide in
-the other. Targets: at most 1.3x the bare session's wall time at 1,000 items; at most 1 ms
-added per item; at most 0.5 s added fixed cost; at most 100 MB peak memory at 500 items.
+the other. Targets: at most 1.3x the bare session's wall time at 1,000 items; at most
+0.3 ms added per item; at most 0.3 s added fixed cost (start-up); at most 100 MB peak memory
+at 500 items. ``bench_targets.py`` measures every target of the issue with repeats.
 
     python benchmarks/bench_overhead.py [--items 1000] [--repeat 3]
 """
@@ -69,8 +70,8 @@ def main() -> None:
         )
     ratio = results["ragv2", args.items][0] / results["bare", args.items][0]
     print(f"ratio at {args.items} items: {ratio:.2f}x (target <= 1.3x)")
-    print(f"added per item: {(slope('ragv2') - slope('bare')) * 1000:.3f} ms (target <= 1 ms)")
-    print(f"added fixed cost: {intercept('ragv2') - intercept('bare'):.3f} s (target <= 0.5 s)")
+    print(f"added per item: {(slope('ragv2') - slope('bare')) * 1000:.3f} ms (target <= 0.3 ms)")
+    print(f"added fixed cost: {intercept('ragv2') - intercept('bare'):.3f} s (target <= 0.3 s)")
     if peak_500 is not None:
         print(f"peak RSS at 500 items: {peak_500:.0f} MB (target <= 100 MB)")
 

@@ -1,6 +1,7 @@
 """Layer A with -n 4 against an endpoint that takes 20 ms per request, against serial.
 
-Target: at least 3.5x faster with -n 4 (the machine has 2 cores; the work is waiting).
+Target: a speed-up with -n 4 at least the bare pytest + httpx test's on the same machine
+(``bench_targets.py --only xdist`` measures it with repeats).
 
     python benchmarks/bench_xdist.py [--items 200] [--workers 4]
 """
@@ -44,10 +45,11 @@ def main() -> None:
         f"({(serial - floor) / args.items * 1000:.2f} ms/item over the floor)"
     )
     print(f"-n {args.workers}   : {parallel:.3f} s")
-    print(f"speed-up: {serial / parallel:.2f}x (target >= 3.5x)")
+    print(f"speed-up: {serial / parallel:.2f}x")
     print(
         f"bare pytest + httpx on this machine: serial {bare_serial:.3f} s, "
         f"-n {args.workers} {bare_parallel:.3f} s, speed-up {bare_serial / bare_parallel:.2f}x"
+        " (target: ragv2's speed-up at least this)"
     )
 
 
