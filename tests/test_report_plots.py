@@ -6,6 +6,7 @@ import dataclasses
 import json
 import random
 import re
+import select
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -463,3 +464,42 @@ def test_real_layer_b_session(project: pytest.Pytester, monkeypatch: pytest.Monk
     assert "Rubric grades by dimension and system" in made
     assert "Latency distribution by system" in made
     assert "Recall@k by system" not in made
+
+
+# --- the plot worker: the same figures from a helper process, or none (drawn here) ---------
+
+
+def test_the_plot_worker_draws_exactly_the_figures_drawn_in_process(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    from pytest_ragv2.report.plot_worker import PlotWorker
+
+    summary, records = layer_a
+    worker = PlotWorker()
+    process = worker._process
+    assert process is not None
+    assert process.stdout is not None
+    # its imports done (a session's runs give it that time): its ready byte is waiting
+    assert select.select([process.stdout], [], [], 120)[0]
+    made = worker.figures(summary, records)
+    assert made is not None
+    assert made == figures(summary, records)
+    assert worker.figures(summary, records) is None  # one use: later layers draw their own
+
+
+def test_a_plot_worker_not_ready_or_dead_gives_no_figures_and_ends(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    from pytest_ragv2.report.plot_worker import PlotWorker
+
+    summary, records = layer_a
+    early = PlotWorker()
+    process = early._process
+    assert early.figures(summary, records) is None  # still importing: drawn in-process
+    assert process is not None
+    assert process.poll() is not None  # and let go
+    dead = PlotWorker()
+    assert dead._process is not None
+    dead._process.kill()
+    dead._process.wait()
+    assert dead.figures(summary, records) is None

@@ -391,6 +391,8 @@ def _start_controller(
     options = {option.dest: config.getoption(option.dest) for option in OPTIONS}
     _check_resumable(ctx, options)
     controller = Controller(ctx, options)
+    if not config.option.collectonly and not config.getoption("ragv2_plan"):
+        controller.start_plot_workers()
     from pytest_ragv2.progress import progress_interval
 
     try:

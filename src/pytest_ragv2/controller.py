@@ -6,7 +6,9 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import os
 import sys
 import threading
 import time
@@ -45,6 +47,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.budget import Budget
     from pytest_ragv2.progress import Progress
     from pytest_ragv2.protocol import RunKind
+    from pytest_ragv2.report.plot_worker import PlotWorker
 
 RECORD_ATTRIBUTE = "ragv2"
 # the end's imports are warmed once the main thread is seen mostly waiting on the systems
@@ -79,6 +82,7 @@ class Controller:
     reused_runs: int = 0  # --ragv2-resume: runs scored from earlier sessions' raw runs
     _warming: threading.Thread | None = field(default=None, repr=False)
     _probe: tuple[float, float] | None = field(default=None, repr=False)  # wall, CPU time
+    plot_workers: dict[str, PlotWorker] = field(default_factory=dict, repr=False)  # by layer
 
     @property
     def expected_runs(self) -> int | None:
@@ -104,7 +108,10 @@ class Controller:
         roles = {system.role for system in self.ctx.systems.values()}
         compared = {"baseline", "candidate"} <= roles
         self._warming = threading.Thread(
-            target=_warm_imports, args=(compared,), name="ragv2-warm-imports", daemon=True
+            target=_warm_imports,
+            args=(compared, not self.plot_workers),
+            name="ragv2-warm-imports",
+            daemon=True,
         )
         self._warming.start()
 
@@ -119,6 +126,24 @@ class Controller:
             if wall > 0 and cpu < WARM_MAX_BUSY * wall:
                 self.warm_imports()
         self._probe = now
+
+    def start_plot_workers(self) -> None:
+        """One helper process per layer draws report.html's plots, matplotlib imported
+        there while the runs go on (``report/plot_worker.py``). Not when this process has
+        matplotlib already (an in-process session run inside another): drawing here then
+        costs less than a process's start."""
+        if "matplotlib.figure" in sys.modules or os.name != "posix":
+            return  # (the helper's readiness is polled with select on its pipe: POSIX)
+        from pytest_ragv2.report.plot_worker import PlotWorker
+
+        with contextlib.suppress(OSError):  # no helper: the plots are drawn here
+            for layer in self.ctx.layers:
+                self.plot_workers[layer] = PlotWorker()
+
+    def stop_plot_workers(self) -> None:
+        for worker in self.plot_workers.values():
+            worker.close()
+        self.plot_workers.clear()
 
     def wait_for_imports(self, timeout_s: float = 30.0) -> None:
         """Let the background imports finish: an interpreter that exits while a thread is
@@ -290,7 +315,12 @@ class Controller:
                     summary,
                     render_summary_markdown(summary, decision.gates),
                     page_pieces(
-                        summary, decision.gates, results.records, self.ctx.catalog, self.ctx.run_dir
+                        summary,
+                        decision.gates,
+                        results.records,
+                        self.ctx.catalog,
+                        self.ctx.run_dir,
+                        plots=self.plot_workers.pop(layer, None),
                     ),
                 )
             except OSError as exc:
@@ -544,15 +574,16 @@ def _without_url_credentials(value: Any) -> Any:
     return value
 
 
-def _warm_imports(compared: bool) -> None:
+def _warm_imports(compared: bool, plots: bool) -> None:
     """Only a head start: the session imports these itself when it needs them, so a
     failure here (an in-process pytester run restoring sys.modules under this thread) is
     not the session's and must not print a traceback into its output."""
     try:
-        # report.html's plots (half a second), numpy, and the comparison gates' bootstrap
-        # and permutation tests (another half)
-        import matplotlib.backends.backend_svg
-        import matplotlib.figure  # noqa: F401
+        # report.html's plots unless a plot worker draws them (half a second), numpy, and
+        # the comparison gates' bootstrap and permutation tests (another half)
+        if plots:
+            import matplotlib.backends.backend_svg
+            import matplotlib.figure  # noqa: F401
         import numpy  # noqa: F401
 
         if compared:

@@ -80,15 +80,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         order_items(items, config.stash[CONTEXT_KEY].seed)
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    config = session.config
+    ctx = config.stash.get(CONTEXT_KEY, None)
+    # xdist's controller runs no item; its workers each load their own
+    if ctx is None or config.option.collectonly or config.pluginmanager.has_plugin("dsession"):
+        return
+    from pytest_ragv2.layer_registry import layer_info
+
+    if any(layer_info(layer).chat for layer in ctx.layers):
+        from pytest_ragv2.scoring.language import preload_identifier
+
+        # while the cases load and the first conversations wait on their systems
+        config.stash[PRELOAD_KEY] = preload_identifier()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
     controller = session.config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.count_expected(session.items)
-    if not session.config.option.collectonly and _scores_answers(session):
-        from pytest_ragv2.scoring.language import preload_identifier
-
-        # while the first conversations wait on their systems: their scoring needs it
-        session.config.stash[PRELOAD_KEY] = preload_identifier()
     if CONTEXT_KEY in session.config.stash and _CONFIGURED == 1:
         # the cases and items live as long as the process: out of the cyclic collector's
         # reach, its full collections during the runs, pytest's at the end and the
@@ -172,27 +182,13 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Any
     return result
 
 
-def _scores_answers(session: pytest.Session) -> bool:
-    """This process runs chat-layer items (xdist's controller runs none)."""
-    ctx = session.config.stash.get(CONTEXT_KEY, None)
-    if ctx is None or not session.items:
-        return False
-    from pytest_ragv2.collect import CaseItem
-    from pytest_ragv2.layer_registry import layer_info
-
-    if not any(layer_info(layer).chat for layer in ctx.layers):
-        return False
-    return any(
-        isinstance(item, CaseItem) and layer_info(item.key.layer).chat for item in session.items
-    )
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     preload = config.stash.get(PRELOAD_KEY, None)
     if preload is not None:
         preload.join(60.0)
     controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
+        controller.stop_plot_workers()
         controller.wait_for_imports()
     demo = config.stash.get(DEMO_KEY, None)
     if demo is not None:

@@ -38,6 +38,7 @@ from pytest_ragv2.safe_text import html_escape as escape
 
 if TYPE_CHECKING:
     from pytest_ragv2.cases import Catalog
+    from pytest_ragv2.report.plot_worker import PlotWorker
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
 
@@ -303,13 +304,17 @@ def _gates_html(gates: Sequence[GateResult]) -> str:
     )
 
 
-def _plots_html(summary: Summary, records: Sequence[RunRecord]) -> str:
+def _plots_html(
+    summary: Summary, records: Sequence[RunRecord], worker: PlotWorker | None = None
+) -> str:
+    figures = worker.figures(summary, records) if worker is not None else None
     try:
-        from pytest_ragv2.report import plots
+        if figures is None:
+            from pytest_ragv2.report import plots
+
+            figures = plots.figures(summary, records)
     except ImportError:
         return ""
-    try:
-        figures = plots.figures(summary, records)
     except Exception as exc:  # a plot must never cost the report
         return f"<p class='note'>The plots could not be drawn: {escape(repr(exc))}</p>"
     return "".join(
@@ -675,6 +680,7 @@ def page_pieces(
     records: Sequence[RunRecord] = (),
     catalog: Catalog | None = None,
     run_dir: Path | None = None,
+    plots: PlotWorker | None = None,
 ) -> list[str]:
     """:func:`render_page`'s text in pieces, to be written one after the other (a page of
     20,000 cases is 40 MB: joined, then encoded, it was held three times over)."""
@@ -704,7 +710,7 @@ def page_pieces(
         *_protocol_html(summary.extras.get("protocol")),
         _systems_html(summary),
         _gates_html(gates),
-        f"<section id='plots'><h2>Plots</h2>{_plots_html(summary, layer_records)}</section>",
+        f"<section id='plots'><h2>Plots</h2>{_plots_html(summary, layer_records, plots)}</section>",
         *(
             f"<h2>{escape(title)}</h2>{table_html(table)}"
             for title, table in metric_sections(summary)

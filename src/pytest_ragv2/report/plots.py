@@ -24,6 +24,7 @@ named ``$x$`` or ``<script>`` is shown as written.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import io
 import math
@@ -79,6 +80,20 @@ _RC: dict[str, Any] = {
     "savefig.bbox": "standard",
 }
 _LOCK = threading.Lock()  # rcParams are global: one rendering at a time
+
+
+def warm() -> None:
+    """Import matplotlib and draw a throwaway figure (its fonts and SVG writer load on the
+    first drawing): what the first real figure would otherwise pay (``plot_worker``)."""
+    with contextlib.suppress(Exception):
+        import matplotlib
+
+        settings: Any = dict(_RC)  # matplotlib types rcParams keys literally
+        with _LOCK, matplotlib.rc_context(settings):
+            figure, (axes,) = _new_figure(1.0, _Margins())
+            axes.plot([0, 1], [0, 1])
+            axes.set_title("warm")
+            figure.savefig(io.StringIO(), format="svg")
 
 
 def figures(summary: Summary, records: Sequence[RunRecord]) -> list[Figure]:

@@ -88,9 +88,9 @@ def _load_identifier() -> Any:
 
 def preload_identifier() -> threading.Thread:
     """Load the identifier in a background thread (a session about to score answers calls
-    this once its items are collected): most of the load is LZMA decompression and numpy,
-    which release the GIL, so it runs beside the first conversations' calls instead of
-    before their scoring. A failure is left for the first answer scored to meet."""
+    this at its start): most of the load is LZMA decompression and numpy, which release
+    the GIL, so it runs beside the collection and the first conversations' calls instead
+    of before their scoring. A failure is left for the first answer scored to meet."""
 
     def load() -> None:
         with contextlib.suppress(Exception):
