@@ -143,6 +143,30 @@ def test_capped_lists_say_how_many_more_and_where(
     assert re.search(r"<li class='more'>… and \d+ more, all in the raw runs \(", page)
 
 
+def test_past_the_panel_limit_every_case_not_met_keeps_its_panel_and_a_note_counts_them(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the baseline (weak) misses every case with page-level gold, the candidate meets all
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=all")
+    every = re.findall(
+        r"<details class='case-panel'[^>]*data-case='([^']+)'", report(project, "all")
+    )
+    monkeypatch.setattr(page_module, "CASE_PANELS_SHOWN", 1)
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=few")
+    page = report(project, "few")
+    summary = summary_of(project, "few")
+    not_met = {run["case"] for run in summary["unmet_runs"]}
+    shown = re.findall(r"<details class='case-panel'[^>]*data-case='([^']+)'", page)
+    assert len(every) > len(shown) >= 1
+    assert not_met <= set(shown)
+    if not not_met:
+        assert shown == every[:1]  # the met cases in case order, up to the limit
+    assert f"Panels for {len(shown):,} of the {len(every):,} cases" in page
+    table = page.split("<table class='case-table'>", 1)[1].split("</table>", 1)[0]
+    for case in every:  # every case is still a row of the case table
+        assert f"<td>{case}</td>" in table or f"#case-{case}" in table
+
+
 def test_excerpts_end_at_a_word_with_an_ellipsis() -> None:
     text = "The maximum pressure is sixteen bar at twenty degrees Celsius"
     cut = excerpt(text, 30)

@@ -53,6 +53,7 @@ RECORD_ATTRIBUTE = "ragv2"
 # the end's imports are warmed once the main thread is seen mostly waiting on the systems
 WARM_PROBE_RUNS = 8
 WARM_MAX_BUSY = 0.5  # of the wall time of the last WARM_PROBE_RUNS runs, in CPU time
+WARM_MIN_LATENCY_S = 0.005  # their median latency
 KEEP_STATUSES = (
     pytest.ExitCode.INTERRUPTED,
     pytest.ExitCode.INTERNAL_ERROR,
@@ -116,14 +117,18 @@ class Controller:
         self._warming.start()
 
     def _warm_if_waiting(self) -> None:
-        """Start the imports once the main thread is seen waiting on the systems for most
-        of the last few runs (its CPU time under half the wall time they took)."""
+        """Start the imports once the main thread is seen waiting on the systems over the
+        last few runs: their median latency is long enough to be a wait, and the thread's
+        CPU time was under half their wall time (a busy thread on a loaded machine also
+        falls behind the wall clock, so this alone does not tell)."""
         if self._warming is not None or len(self.records) % WARM_PROBE_RUNS:
             return
         now = (time.perf_counter(), time.thread_time())
         if self._probe is not None:
             wall, cpu = now[0] - self._probe[0], now[1] - self._probe[1]
-            if wall > 0 and cpu < WARM_MAX_BUSY * wall:
+            latencies = sorted(record.latency_s for record in self.records[-WARM_PROBE_RUNS:])
+            waits = latencies[len(latencies) // 2] >= WARM_MIN_LATENCY_S
+            if waits and wall > 0 and cpu < WARM_MAX_BUSY * wall:
                 self.warm_imports()
         self._probe = now
 

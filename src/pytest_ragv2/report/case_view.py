@@ -492,23 +492,43 @@ def _case_outcome(runs: Sequence[RunView]) -> str:
     return next((outcome for outcome in OUTCOMES if outcome in found), "met")
 
 
+def shown_cases(records: Sequence[RunRecord], limit: int | None) -> set[str] | None:
+    """The cases that get a panel when there are more than ``limit``: every case with a
+    run that did not meet it (unmet, error, skipped), then the met ones in case order up
+    to the limit. None: every case (``limit`` None, or not reached)."""
+    cases = sorted({record.key.case for record in records})
+    if limit is None or len(cases) <= limit:
+        return None
+    attention = {record.key.case for record in records if outcome_of(record) != "met"}
+    shown = set(attention)
+    for case_id in cases:
+        if len(shown) >= limit:
+            break
+        shown.add(case_id)
+    return shown
+
+
 def build_case_views(
     summary: Summary,
     records: Sequence[RunRecord],
     catalog: Catalog | None = None,
     run_dir: Path | None = None,
+    limit: int | None = None,
 ) -> list[CaseView]:
     """Every case of the layer's records, in case order, each with its runs (candidate
-    first, then by system, language and repetition)."""
+    first, then by system, language and repetition); past ``limit`` cases, only those
+    :func:`shown_cases` keeps."""
     from pytest_ragv2.layer_registry import layer_info
 
     headline = layer_info(summary.layer).headline_metric
     layer_records = [record for record in records if record.key.layer == summary.layer]
+    kept = shown_cases(layer_records, limit)
     by_case: dict[str, list[RunRecord]] = defaultdict(list)
     by_key: dict[RunKey, RunRecord] = {}
     for record in layer_records:
-        by_case[record.key.case].append(record)
-        by_key[record.key] = record
+        if kept is None or record.key.case in kept:
+            by_case[record.key.case].append(record)
+            by_key[record.key] = record
 
     def case_of(case_id: str) -> Case | None:
         loaded = catalog.find(case_id) if catalog is not None else None

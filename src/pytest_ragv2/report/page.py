@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from pytest_ragv2.run_record import RunRecord
 
 UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every one)
+# case panels, past which only the cases with a run not met and the first met ones get one:
+# a panel is about 2 KB of page and a browser slows down past a few tens of megabytes
+CASE_PANELS_SHOWN = 2_000
 FAILING_CASES_SHOWN = 60  # case links in the banner
 REASONS_SHOWN = 50  # of one run's reasons
 SKIPPED_NAMES_SHOWN = 20  # runs named per skip reason
@@ -594,17 +597,28 @@ def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
     )
 
 
-def _cases_html(cases: Sequence[CaseView], headline: str, raw_runs: str) -> list[str]:
-    """The case panels' section, in pieces (one per panel: never joined in memory)."""
+def _cases_html(
+    cases: Sequence[CaseView], headline: str, raw_runs: str, total: int | None = None
+) -> list[str]:
+    """The case panels' section, in pieces (one per panel: never joined in memory);
+    ``total``: the layer's cases, when only some have a panel."""
     if not cases:
         return [
             "<section id='cases'><h2>Cases</h2><p class='note'>No run was recorded.</p></section>"
         ]
+    left_out = (
+        f"<p class='note'>Panels for {len(cases):,} of the {total:,} cases: every case with a "
+        "run that did not meet it, then the met cases in case order up to "
+        f"{CASE_PANELS_SHOWN:,}. The other met cases are in the case table above, and their "
+        f"runs in {escape(raw_runs)}.</p>"
+        if total is not None and total > len(cases)
+        else ""
+    )
     return [
         "<section id='cases'><h2>Cases, run by run</h2>"
         f"<p class='note'>One panel per case; Δ is the candidate's {escape(headline)} minus the "
         "baseline's. Gold items are marked ✓ met, ✗ missed; ranked items matching gold evidence "
-        "are marked with the granularity they match.</p>"
+        f"are marked with the granularity they match.</p>{left_out}"
         f"{_filters_html(cases)}<div id='case-list'>",
         *(_case_html(case, headline, raw_runs) for case in cases),
         "</div></section>",
@@ -690,7 +704,7 @@ def page_pieces(
     layer_records = [record for record in records if record.key.layer == summary.layer]
     trouble = ""
     try:
-        cases = build_case_views(summary, layer_records, catalog, run_dir)
+        cases = build_case_views(summary, layer_records, catalog, run_dir, CASE_PANELS_SHOWN)
     except Exception as exc:  # the verdict, gates and tables must reach the reviewer anyway
         cases = []
         trouble = f"<p class='note'>The case panels could not be built: {escape(repr(exc))}</p>"
@@ -717,7 +731,11 @@ def page_pieces(
         ),
         "<h2>Cases</h2>",
         _case_table_html(case_table(summary.by_case, summary.layer), cases),
-        [trouble] if trouble else _cases_html(cases, headline, raw_runs),
+        [trouble]
+        if trouble
+        else _cases_html(
+            cases, headline, raw_runs, len({record.key.case for record in layer_records})
+        ),
         _skipped_html(cases),
         _unmet_html(summary.unmet_runs, linked=bool(cases)),
         f"<script>{SCRIPT}</script>",

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 
 PLOT_TIMEOUT_S = 120.0  # drawing 100,000 runs' plots takes a few seconds
 READY = b"R"
+# past this many runs, sending the summary (a row per case) costs more than the helper
+# saves: the session draws the plots itself, and its 0.3 s of imports is lost in its length
+MAX_RUNS_SENT = 5_000
 
 
 class PlotWorker:
@@ -50,11 +53,11 @@ class PlotWorker:
         process, self._process = self._process, None
         if process is None:
             return None
-        if not _ready(process):
+        if len(records) > MAX_RUNS_SENT or not _ready(process):
             _stop(process)
             return None
         try:
-            payload = pickle.dumps((summary, list(records)), protocol=pickle.HIGHEST_PROTOCOL)
+            payload = pickle.dumps((summary, _slim(records)), protocol=pickle.HIGHEST_PROTOCOL)
             out, _ = process.communicate(payload, timeout=PLOT_TIMEOUT_S)
             if process.returncode != 0:
                 return None
@@ -68,6 +71,26 @@ class PlotWorker:
         process, self._process = self._process, None
         if process is not None:
             _stop(process)
+
+
+def _slim(records: Sequence[RunRecord]) -> list[RunRecord]:
+    """What the figures read of the records (a run's key, role, outcome and latency), not
+    their metrics and items: a tenth of the bytes to send and for the helper to hold."""
+    from pytest_ragv2.run_record import RunRecord
+
+    return [
+        RunRecord(
+            key=record.key,
+            category=record.category,
+            split=record.split,
+            role=record.role,
+            ok=record.ok,
+            met=record.met,
+            latency_s=record.latency_s,
+            skipped=record.skipped,
+        )
+        for record in records
+    ]
 
 
 def _ready(process: subprocess.Popen[bytes]) -> bool:
