@@ -503,3 +503,19 @@ def test_a_plot_worker_not_ready_or_dead_gives_no_figures_and_ends(
     dead._process.kill()
     dead._process.wait()
     assert dead.figures(summary, records) is None
+
+
+def test_past_its_run_limit_the_plot_worker_is_let_go(
+    layer_a: tuple[Summary, list[RunRecord]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_ragv2.report.plot_worker as plot_worker
+
+    summary, records = layer_a
+    worker = plot_worker.PlotWorker()
+    process = worker._process
+    assert process is not None
+    assert process.stdout is not None
+    assert select.select([process.stdout], [], [], 120)[0]  # ready
+    monkeypatch.setattr(plot_worker, "MAX_RUNS_SENT", len(records) - 1)
+    assert worker.figures(summary, records) is None  # drawn in-process instead
+    assert process.poll() is not None

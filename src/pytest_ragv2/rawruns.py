@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import gzip
-import hashlib
 import json
 import os
 import platform
@@ -25,6 +24,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from pytest_ragv2.fingerprint import sha256
 from pytest_ragv2.safe_text import json_dumps
 
 MANIFEST_NAME = "manifest.json"
@@ -97,12 +97,7 @@ def claim_run_dir(
     raise RunIdError(f"no free run folder for {base} under {raw_runs}")
 
 
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as stream:
-        for block in iter(lambda: stream.read(1 << 16), b""):
-            digest.update(block)
-    return digest.hexdigest()
+sha256_file = sha256  # one definition: the gateways' fingerprint computes it on every host
 
 
 def hash_files(paths: Iterable[Path], relative_to: Path) -> dict[str, str]:
