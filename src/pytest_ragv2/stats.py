@@ -207,23 +207,49 @@ class PairedComparison:
 
 def _sign_flip_p(deltas: Any, shift: float, alternative: str, seed: int) -> float:
     import numpy as np
-    from scipy import stats
 
     centred = deltas - shift
     if not np.any(centred):
         return 1.0
     if centred.size <= EXACT_SIGN_FLIPS:
         return _exact_sign_flip_p(centred, alternative)
-    result = stats.permutation_test(
-        (centred, np.zeros_like(centred)),
-        lambda a, b, axis: np.mean(a - b, axis=axis),
-        permutation_type="samples",
-        vectorized=True,
-        n_resamples=COMPARISON_RESAMPLES,
-        alternative=alternative,
-        random_state=seed,
-    )
-    return float(result.pvalue)
+    return _monte_carlo_sign_flip_p(centred, alternative, seed)
+
+
+def _monte_carlo_sign_flip_p(centred: Any, alternative: str, seed: int) -> float:
+    """The sign-flip permutation p-value of the mean over ``COMPARISON_RESAMPLES`` random
+    sign patterns, drawn in blocks, with scipy's ``permutation_test`` conventions: the
+    observed pattern counted (+1 above and below the fraction), a relative tolerance of
+    1e-14 on ties, two-sided as twice the smaller one-sided p-value, at most 1. (scipy's
+    own paired permutation moves the samples one by one in Python: 66 s for 10,000 cases.)
+    """
+    import numpy as np
+
+    n = int(centred.size)
+    observed = float(centred.mean())
+    tolerance = abs(observed) * 1e-14
+    rng = np.random.default_rng(seed)
+    block = max(1, RESAMPLE_BLOCK_VALUES // n)
+    at_least = at_most = 0
+    for start in range(0, COMPARISON_RESAMPLES, block):
+        size = min(block, COMPARISON_RESAMPLES - start)
+        signs = rng.integers(0, 2, size=(size, n), dtype=np.int8) * 2 - 1
+        means = (signs * centred).mean(axis=1)
+        at_least += int(np.count_nonzero(means >= observed - tolerance))
+        at_most += int(np.count_nonzero(means <= observed + tolerance))
+    greater = (at_least + 1) / (COMPARISON_RESAMPLES + 1)
+    less = (at_most + 1) / (COMPARISON_RESAMPLES + 1)
+    if alternative == "greater":
+        return greater
+    if alternative == "less":
+        return less
+    return min(1.0, 2.0 * min(greater, less))
+
+
+def _batch(n: int) -> int:
+    """Resamples per vectorised call: scipy's default is all of them at once, an array of
+    10,000 × n values (7 GB for one comparison of 10,000 cases)."""
+    return max(1, min(COMPARISON_RESAMPLES, RESAMPLE_BLOCK_VALUES // max(n, 1)))
 
 
 def paired_comparison(
@@ -265,6 +291,7 @@ def paired_comparison(
                 method=method,
                 vectorized=True,
                 random_state=seed,
+                batch=_batch(n),
             )
             low, high = (float(bound) for bound in result.confidence_interval)
             if not (math.isnan(low) or math.isnan(high)):
