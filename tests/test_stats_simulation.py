@@ -83,15 +83,23 @@ def test_the_exact_sign_flip_test_agrees_with_scipy(n: int) -> None:
                 "two-sided": 1.0,
             }[alternative]
         else:
-            expected = stats.permutation_test(
-                (deltas, np.zeros(n)),
-                lambda a, b, axis: np.mean(a - b, axis=axis),
-                permutation_type="samples",
-                vectorized=True,
-                n_resamples=100_000,
-                alternative=alternative,
-            ).pvalue
+            expected = scipy_sign_flip_p(deltas, alternative)
         assert ours == pytest.approx(expected)
+
+
+def scipy_sign_flip_p(deltas: np.ndarray, alternative: str, seed: int | None = None) -> float:
+    """scipy's paired permutation test of the mean (exact when 2^n <= 100,000)."""
+    return float(
+        stats.permutation_test(
+            (deltas, np.zeros(deltas.size)),
+            lambda a, b, axis: np.mean(a - b, axis=axis),
+            permutation_type="samples",
+            vectorized=True,
+            n_resamples=100_000,
+            alternative=alternative,
+            random_state=seed,
+        ).pvalue
+    )
 
 
 @pytest.mark.parametrize(("n", "mean"), [(40, 0.05), (120, 0.0), (400, -0.02)])
@@ -103,15 +111,7 @@ def test_the_monte_carlo_sign_flip_test_agrees_with_scipy(n: int, mean: float) -
     deltas = rng.normal(mean, 0.3, n)
     for alternative in ("greater", "less", "two-sided"):
         ours = _monte_carlo_sign_flip_p(deltas, alternative, seed=5)
-        expected = stats.permutation_test(
-            (deltas, np.zeros(n)),
-            lambda a, b, axis: np.mean(a - b, axis=axis),
-            permutation_type="samples",
-            vectorized=True,
-            n_resamples=100_000,
-            alternative=alternative,
-            random_state=1,
-        ).pvalue
+        expected = scipy_sign_flip_p(deltas, alternative, seed=1)
         assert ours == pytest.approx(expected, abs=0.025)
 
 
