@@ -283,7 +283,7 @@ def _evidence_marks(record: RetrievalRecord, required: Sequence[Evidence]) -> tu
 def _claim_marks(record: ChatRecord, case: Case) -> tuple[GoldMark, ...]:
     """Required claims met or missed, forbidden claims avoided or made; nothing when the run
     was not scored (a skipped run, a scoring failure)."""
-    from pytest_ragv2.scoring.answers import turn_golds
+    from pytest_ragv2.scoring.turn_gold import turn_golds
 
     if record.skipped or not record.rubric:
         return ()
@@ -368,7 +368,7 @@ def _turn_evidence(case: Case | None, lang: str) -> list[tuple[Evidence, ...]]:
     """Each turn's required evidence (a case without turns: its own, as one turn)."""
     if case is None:
         return []
-    from pytest_ragv2.scoring.answers import turn_golds
+    from pytest_ragv2.scoring.turn_gold import turn_golds
 
     return [gold.required_evidence for gold in turn_golds(case, lang)]
 
@@ -428,7 +428,7 @@ def run_view(
 
 
 def _gold_of(case: Case) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    from pytest_ragv2.scoring.answers import turn_golds
+    from pytest_ragv2.scoring.turn_gold import turn_golds
 
     prompts: list[tuple[str, str]] = []
     claims: list[tuple[str, str]] = []

@@ -83,7 +83,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
-from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
+from pytest_ragv2.schema import Case, ExpectedAnswer
 from pytest_ragv2.scoring.answer_format import format_ok
 from pytest_ragv2.scoring.answer_records import (
     AnswerScore,
@@ -109,6 +109,7 @@ from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES, DEFAULT_SYNTHE
 from pytest_ragv2.scoring.refusal import credited_refusal_claims, find_refusal
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
+from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds
 from pytest_ragv2.scoring.vetoes import (
     Allowed,
     allowlist_vetoes,
@@ -185,60 +186,6 @@ def cut_for_scoring(answer: str, max_chars: int) -> tuple[str, int | None]:
             cut = cut[: len(cut) - len(window) + index]
             break
     return cut, len(answer)
-
-
-@dataclass(frozen=True, slots=True)
-class TurnGold:
-    """The gold of one turn (1-based ``turn``), with the case's defaults applied."""
-
-    turn: int
-    prompts: Mapping[str, str]
-    expected_answer: ExpectedAnswer | None
-    required_evidence: tuple[Evidence, ...]
-    expect_tools: ExpectTools
-    mandatory_constraints: Mapping[str, Any]
-    safe_refusal_expected: bool
-    source_type: str = "public_document"
-
-    def prompt(self, lang: str) -> str | None:
-        return self.prompts.get(lang)
-
-
-def turn_golds(case: Case, lang: str) -> list[TurnGold]:
-    """One :class:`TurnGold` per turn the case's conversation has (see the module doc)."""
-    if not case.turns:
-        return [
-            TurnGold(
-                turn=1,
-                prompts=case.all_prompts(),
-                expected_answer=case.expected_answer,
-                required_evidence=tuple(case.evidence_for(lang)),
-                expect_tools=case.expect_tools,
-                mandatory_constraints=dict(case.mandatory_constraints),
-                safe_refusal_expected=case.safe_refusal_expected,
-                source_type=case.source_type,
-            )
-        ]
-    golds = []
-    for number, turn in enumerate(case.turns, start=1):
-        expect = turn.expect_tools
-        if "requires" not in expect.model_fields_set:
-            expect = expect.model_copy(update={"requires": case.expect_tools.requires})
-        golds.append(
-            TurnGold(
-                turn=number,
-                prompts=dict(turn.prompts),
-                expected_answer=turn.expected_answer,
-                required_evidence=tuple(
-                    e for e in turn.required_evidence if e.lang in (None, lang)
-                ),
-                expect_tools=expect,
-                mandatory_constraints={**case.mandatory_constraints, **turn.mandatory_constraints},
-                safe_refusal_expected=turn.safe_refusal_expected,
-                source_type=case.source_type,
-            )
-        )
-    return golds
 
 
 def _default_refusals() -> Mapping[str, tuple[str, ...]]:
