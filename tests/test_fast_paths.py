@@ -3,6 +3,7 @@ files whose layout keeps their writing linear in json's C encoder."""
 
 from __future__ import annotations
 
+import gc
 import json
 import textwrap
 
@@ -122,3 +123,43 @@ def test_a_session_s_cases_and_items_are_frozen_out_of_the_cyclic_collector(
     assert int((project.path / "frozen.txt").read_text()) > 1000
     assert project.runpytest("--ragv2-layer=A").ret in (0, 1)
     assert int((project.path / "frozen.txt").read_text()) == 0
+
+
+# whether the cyclic collector runs: while the cases are collected, and in the first test
+GC_STATE_LOG = textwrap.dedent(
+    """\
+    import gc
+
+    import pytest
+
+    SEEN = {}
+
+
+    def pytest_collection_modifyitems(items):
+        SEEN["collecting"] = gc.isenabled()
+
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_call(item):
+        SEEN.setdefault("running", gc.isenabled())
+
+
+    def pytest_unconfigure(config):
+        with open("gc.txt", "w") as out:
+            out.write(f"{SEEN.get('collecting')} {SEEN.get('running')}")
+    """
+)
+
+
+@pytest.mark.parametrize("in_process", [False, True])
+def test_the_cyclic_collector_sleeps_through_collection_only(
+    project: pytest.Pytester, in_process: bool
+) -> None:
+    project.makeconftest(GC_STATE_LOG)
+    run = project.runpytest if in_process else project.runpytest_subprocess
+    assert run("--ragv2-layer=A").ret in (0, 1)
+    assert (project.path / "gc.txt").read_text() == "False True"
+    assert gc.isenabled()
+    # an ordinary session (no layer) is left alone
+    assert run("--collect-only", "-q").ret in (0, 5)
+    assert (project.path / "gc.txt").read_text().startswith("True")

@@ -152,12 +152,12 @@ class CaseFile(pytest.File):
         available = loaded.case.languages()
         languages = ctx.settings.languages or available
         several = len(ctx.layers) > 1
-        implementation = load_layer(layer)
+        implementation = load_layer(layer) if several else None
         for lang in languages:
             if lang not in available:
                 continue
             for system, system_settings in ctx.systems.items():
-                if several and not implementation.serves(system_settings):
+                if implementation is not None and not implementation.serves(system_settings):
                     continue  # with several layers, a system runs the layers it serves
                 for rep in range(1, ctx.settings.repetitions_for(layer) + 1):
                     key = RunKey(loaded.case.id, system, rep, lang, layer)

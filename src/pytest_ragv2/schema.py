@@ -263,6 +263,11 @@ class Turn(StrictModel):
     safe_refusal_expected: bool = False
 
 
+def _every_layer() -> list[Literal["A", "B", "C"]]:
+    # a plain list: calling the typed alias (``list[Literal[...]](...)``) cost 24 us a case
+    return ["A", "B", "C"]
+
+
 class Case(StrictModel):
     """One gold case. ``prompt_en``/``prompt_de`` are shorthands merged into ``prompts``."""
 
@@ -280,7 +285,7 @@ class Case(StrictModel):
     turns: list[Turn] = Field(default_factory=list)
     expect_tools: ExpectTools = Field(default_factory=no_tool_expectations)
     layers: list[Literal["A", "B", "C"]] = Field(
-        default_factory=lambda: list[Literal["A", "B", "C"]](["A", "B", "C"]),
+        default_factory=_every_layer,
         description="the layers that run this case (a tool-use or chit-chat case has no "
         "retrieval gold and runs at layer B only)",
     )
