@@ -163,3 +163,52 @@ def test_the_cyclic_collector_sleeps_through_collection_only(
     # an ordinary session (no layer) is left alone
     assert run("--collect-only", "-q").ret in (0, 5)
     assert (project.path / "gc.txt").read_text().startswith("True")
+
+
+# every two runs, what they left is frozen; a garbage cycle made in each run is freed
+RUN_FREEZE_LOG = textwrap.dedent(
+    """\
+    import gc
+    import weakref
+
+    import pytest
+
+    import pytest_ragv2.plugin
+
+    pytest_ragv2.plugin.FREEZE_EVERY_RUNS = 2
+    FROZEN = {}
+    CYCLES = []
+
+
+    class Node:
+        pass
+
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_finish(session):
+        FROZEN["collected"] = gc.get_freeze_count()
+
+
+    def pytest_runtest_call(item):
+        node = Node()
+        node.self = node  # a cycle nothing else refers to, once this hook returns
+        CYCLES.append(weakref.ref(node))
+
+
+    def pytest_sessionfinish(session):
+        alive = sum(ref() is not None for ref in CYCLES)
+        with open("frozen.txt", "w") as out:
+            out.write(f"{FROZEN['collected']} {gc.get_freeze_count()} {len(CYCLES)} {alive}")
+    """
+)
+
+
+def test_what_the_runs_leave_is_frozen_every_few_runs_and_their_garbage_freed(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(RUN_FREEZE_LOG)
+    assert project.runpytest_subprocess("--ragv2-layer=A", "--ragv2-reps=3").ret in (0, 1)
+    collected, finished, runs, alive = map(int, (project.path / "frozen.txt").read_text().split())
+    assert runs >= 6
+    assert finished > collected > 1000
+    assert alive == 0
