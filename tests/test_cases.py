@@ -841,3 +841,91 @@ def test_an_unknown_category_is_a_located_warning_with_a_suggestion(tmp_path: Pa
     ]
     declared = load_catalog(cases, None, categories=["field_service"])
     assert [w.case_id for w in declared.warnings] == ["X01"]
+
+
+# --- a case file is read one case at a time ----------------------------------------------
+
+
+def test_a_case_file_is_composed_one_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    import weakref
+
+    import pytest_ragv2.cases as cases
+
+    write("cases/dev.yaml", "".join(GOOD_CASE.replace("B01", f"B{n:02d}") for n in range(5)))
+    nodes: list[weakref.ref[yaml.Node]] = []
+    alive_before: list[int] = []
+    load_case = cases._load_case
+
+    def watching(path: Path, raw: object, node: yaml.Node, *args: object) -> object:
+        # when a case is loaded, no earlier case's node tree is held anywhere
+        alive_before.append(sum(ref() is not None for ref in nodes))
+        nodes.append(weakref.ref(node))
+        return load_case(path, raw, node, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cases, "_load_case", watching)
+    loaded = load_case_file(Path("cases/dev.yaml"))
+    assert [c.case.id for c in loaded.cases] == [f"B{n:02d}" for n in range(5)]
+    assert alive_before == [0, 0, 0, 0, 0]
+
+
+def test_a_split_key_after_the_cases_applies_to_them() -> None:
+    write(
+        "cases/dev.yaml",
+        """
+        cases:
+          - id: H01
+            category: exact_lookup
+            prompt_en: "What?"
+            required_evidence: []
+        split: holdout
+        """,
+    )
+    [loaded] = load_case_file(Path("cases/dev.yaml")).cases
+    assert loaded.split == "holdout"
+
+
+def test_a_syntax_error_after_some_cases_loses_the_file_s_cases_and_their_ids() -> None:
+    write("cases/dev.yaml", GOOD_CASE + GOOD_CASE.replace("B01", "B02") + "- id: [unclosed\n")
+    known: dict[str, SourceLocation] = {"A01": SourceLocation(Path("cases/a.yaml"), 1)}
+    loaded = load_case_file(Path("cases/dev.yaml"), known_ids=known)
+    assert not loaded.readable
+    assert (loaded.cases, loaded.case_ids) == ([], {})
+    assert [e.line for e in loaded.errors] == [15]
+    assert list(known) == ["A01"]  # B01 and B02 are free for another file to define
+
+
+def test_a_key_of_the_file_s_mapping_written_twice_is_located() -> None:
+    write(
+        "cases/dev.yaml",
+        """
+        split: development
+        cases:
+          - id: B01
+            category: exact_lookup
+            prompt_en: "What?"
+            required_evidence: []
+        cases: []
+        """,
+    )
+    loaded = load_case_file(Path("cases/dev.yaml"))
+    assert messages(loaded.errors) == [
+        "cases/dev.yaml:7: cases: duplicate key (first given at line 2)"
+    ]
+
+
+def test_a_tagged_or_anchored_list_of_cases_still_loads() -> None:
+    write(
+        "cases/dev.yaml",
+        """
+        split: development
+        cases: &all
+          - id: B01
+            category: exact_lookup
+            prompt_en: "What?"
+            required_evidence: []
+        """,
+    )
+    write("cases/root.yaml", "!!seq\n" + textwrap.dedent(GOOD_CASE).replace("B01", "B02"))
+    catalog = load_catalog(Path("cases"), None)
+    assert catalog.errors == []
+    assert [c.case.id for c in catalog.cases()] == ["B01", "B02"]

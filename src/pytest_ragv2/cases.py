@@ -164,13 +164,23 @@ def _load_case_file(
     gold = gold if gold is not None else Gold()
     known_ids = known_ids if known_ids is not None else {}
     result = CaseFile(path, split_from_name(path), [], [])
-    try:
-        document = parse_yaml(path)
+    by_id = allowlist.filename_by_file_id() if allowlist is not None else None
+
+    def load_one(raw: Any, node: yaml.Node, duplicates: list[Duplicate]) -> None:
+        loaded = _load_case(path, raw, node, result, gold, known_ids, duplicates, allowlist, by_id)
+        if loaded is not None:
+            result.cases.append(loaded)
+
+    try:  # the cases are loaded as the file is read, one at a time (located_yaml)
+        document = parse_yaml(path, entries_of="cases", on_entry=load_one)
     except YamlProblem as problem:
+        for case_id in result.case_ids:  # what the cases before the problem defined
+            known_ids.pop(case_id, None)
+        result.cases, result.errors, result.case_ids = [], [], {}
         result.errors.append(CaseError(path, problem.line, None, None, problem.message))
         result.readable = False
         return result
-    data, root, duplicates = document.data, document.root, document.duplicates
+    data, root = document.data, document.root
     if root is None or data is None:
         result.warnings.append(
             CaseError(path, 1, None, None, "no case: the file is empty or only comments")
@@ -178,30 +188,53 @@ def _load_case_file(
         return result
     cases_node: yaml.Node | None = root
     if isinstance(data, dict):
+        result.errors.extend(_root_duplicates(path, root, document.duplicates))
         data, cases_node = _unwrap_mapping_form(path, data, root, result)
         if cases_node is None:
             return result
-    if not isinstance(data, list) or not isinstance(cases_node, yaml.SequenceNode):
+    if document.streamed is None and (
+        not isinstance(data, list) or not isinstance(cases_node, yaml.SequenceNode)
+    ):
         result.errors.append(
             CaseError(
                 path, node_line(root), None, None, "expected a list of cases or {split, cases}"
             )
         )
         return result
-    if not data:
+    streamed = document.streamed
+    if streamed is None and isinstance(data, list) and isinstance(cases_node, yaml.SequenceNode):
+        for raw, node in zip(data, cases_node.value, strict=True):  # a tagged or anchored
+            load_one(raw, node, document.duplicates)  # list, composed whole
+    entries = len(data) if streamed is None else streamed
+    if entries == 0 and cases_node is not None:
         result.warnings.append(
             CaseError(
                 path, node_line(cases_node), None, None, "no case: the list of cases is empty"
             )
         )
-    by_id = allowlist.filename_by_file_id() if allowlist is not None else None
-    for raw, node in zip(data, cases_node.value, strict=True):
-        loaded = _load_case(path, raw, node, result, gold, known_ids, duplicates, allowlist, by_id)
-        if loaded is not None:
-            result.cases.append(loaded)
     if result.excluded:
         result.cases = []  # checked above, never run
+    elif any(loaded.split != result.split for loaded in result.cases):
+        # the split key came after the cases it applies to
+        result.cases = [dataclasses.replace(c, split=result.split) for c in result.cases]
     return result
+
+
+def _root_duplicates(
+    path: Path, root: yaml.Node, duplicates: Sequence[Duplicate]
+) -> list[CaseError]:
+    """A key of the file's mapping written twice."""
+    return [
+        CaseError(
+            path,
+            node_line(repeated),
+            None,
+            str(repeated.value),
+            f"duplicate key (first given at line {node_line(first)})",
+        )
+        for mapping, first, repeated in duplicates
+        if mapping is root
+    ]
 
 
 def _unwrap_mapping_form(

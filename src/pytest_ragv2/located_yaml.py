@@ -13,13 +13,14 @@ from __future__ import annotations
 import difflib
 import gc
 import re
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
+from yaml.composer import Composer
 
 try:  # libyaml makes composing ~10x faster; the pure-Python loader behaves the same
     from yaml import CSafeLoader as _Loader
@@ -83,6 +84,13 @@ class YamlDocument:
     data: Any
     root: yaml.Node | None  # None for an empty document
     duplicates: list[Duplicate]
+    # entries handed to ``parse_yaml``'s ``on_entry`` one by one (None: nothing streamed);
+    # their list is empty in ``data`` and in the node tree
+    streamed: int | None = None
+
+
+# one entry of a streamed list: its data, its node, the keys written twice inside it
+EntryHandler = Callable[[Any, yaml.Node, list[Duplicate]], None]
 
 
 _STR_TAG = "tag:yaml.org,2002:str"
@@ -118,23 +126,44 @@ class _LineLoader(_Loader):
         return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
 
 
-def parse_yaml(path: Path) -> YamlDocument:
-    """The constructed data, the node tree it came from, and the keys written twice."""
+class _StreamingLoader(_LineLoader, Composer):
+    """PyYAML's own composer methods over the C parser's events: a list can be composed
+    one entry at a time (the C loader composes a whole document in one call)."""
+
+
+def parse_yaml(
+    path: Path, *, entries_of: str | None = None, on_entry: EntryHandler | None = None
+) -> YamlDocument:
+    """The constructed data, the node tree it came from, and the keys written twice.
+
+    With ``on_entry``, the entries of the document's list (a root list, or the list under
+    the root mapping's key ``entries_of``) are composed, constructed and handed over one at
+    a time, and dropped after: a file of 50,000 cases never holds its whole node tree
+    (about 5.6 KB a case). A syntax error is raised as :class:`YamlProblem` whenever it is
+    met, after the entries before it were handed over.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise YamlProblem(None, "file not found") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise YamlProblem(None, f"cannot read file: {exc}") from None
-    loader = _LineLoader(text)
+    loader = _StreamingLoader(text) if on_entry is not None else _LineLoader(text)
     # A load builds many small objects and frees none: cyclic GC passes only cost time here.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
+        duplicates: list[Duplicate] = []
+        if isinstance(loader, _StreamingLoader) and on_entry is not None:
+            streamed = _Streamed(loader, entries_of, on_entry)
+            node = streamed.single_node()
+            if node is None:
+                return YamlDocument(None, None, [])
+            data = _construct(node, loader, {}, duplicates)
+            return YamlDocument(data, node, duplicates, streamed.count)
         node = loader.get_single_node()
         if node is None:
             return YamlDocument(None, None, [])
-        duplicates: list[Duplicate] = []
         data = _construct(node, loader, {}, duplicates)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
@@ -151,6 +180,89 @@ def parse_yaml(path: Path) -> YamlDocument:
             gc.enable()
         loader.dispose()
     return YamlDocument(data, node, duplicates)
+
+
+class _Streamed:
+    """One document composed as PyYAML's ``get_single_node`` does, but for the entries of
+    its list, handed to ``on_entry`` as they are composed and kept nowhere."""
+
+    def __init__(
+        self, loader: _StreamingLoader, entries_of: str | None, on_entry: EntryHandler
+    ) -> None:
+        self._loader = loader
+        self._entries_of = entries_of
+        self._on_entry = on_entry
+        self.count: int | None = None
+        loader.anchors = {}
+
+    def single_node(self) -> yaml.Node | None:
+        loader: Any = self._loader  # PyYAML's stubs type events and nodes loosely
+        loader.get_event()  # the stream's start
+        node: yaml.Node | None = None
+        if not loader.check_event(yaml.StreamEndEvent):
+            loader.get_event()  # the document's start
+            node = self._root()
+            loader.get_event()  # the document's end
+            loader.anchors = {}
+        if not loader.check_event(yaml.StreamEndEvent):
+            event = loader.get_event()
+            raise yaml.composer.ComposerError(
+                "expected a single document in the stream",
+                node.start_mark if node is not None else None,
+                "but found another document",
+                event.start_mark,
+            )
+        loader.get_event()
+        return node
+
+    def _root(self) -> yaml.Node:
+        loader: Any = self._loader  # PyYAML's stubs type events and nodes loosely
+        if self._plain(yaml.SequenceStartEvent):
+            return self._entries()
+        if self._entries_of is None or not self._plain(yaml.MappingStartEvent):
+            whole: yaml.Node = loader.compose_node(None, None)
+            return whole
+        start = loader.get_event()
+        node = yaml.MappingNode(_MAP_TAG, [], start.start_mark, None, flow_style=start.flow_style)
+        while not loader.check_event(yaml.MappingEndEvent):
+            key = loader.compose_node(node, None)
+            streams = (
+                self.count is None
+                and isinstance(key, yaml.ScalarNode)
+                and key.tag == _STR_TAG
+                and key.value == self._entries_of
+                and self._plain(yaml.SequenceStartEvent)
+            )
+            node.value.append((key, self._entries() if streams else loader.compose_node(node, key)))
+        node.end_mark = loader.get_event().end_mark
+        return node
+
+    def _plain(self, kind: type[yaml.Event]) -> bool:
+        """The next event starts a collection of that kind, untagged and unanchored."""
+        if not self._loader.check_event(kind):
+            return False
+        event: Any = self._loader.peek_event()
+        return event.tag is None and event.anchor is None
+
+    def _entries(self) -> yaml.SequenceNode:
+        loader: Any = self._loader  # PyYAML's stubs type events and nodes loosely
+        start = loader.get_event()
+        node = yaml.SequenceNode(_SEQ_TAG, [], start.start_mark, None, flow_style=start.flow_style)
+        built: dict[int, Any] = {}
+        count = 0
+        while not loader.check_event(yaml.SequenceEndEvent):
+            entry = loader.compose_node(node, count)
+            duplicates: list[Duplicate] = []
+            self._on_entry(_construct(entry, loader, built, duplicates), entry, duplicates)
+            count += 1
+            # an alias may name an anchor of an earlier entry: its data is kept, nothing
+            # else (a later node could reuse a dropped one's id)
+            anchored = {id(anchor) for anchor in loader.anchors.values()}
+            for built_id in [key for key in built if key not in anchored]:
+                del built[built_id]
+        node.end_mark = loader.get_event().end_mark
+        self.count = count
+        return node
 
 
 def _construct(
