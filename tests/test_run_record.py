@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pytest_ragv2.keys import RunKey
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
 from pytest_ragv2.systems.outputs import RunError
 
 KEY_A = RunKey("K03", "v2", 2, "de", "A")
@@ -24,11 +24,22 @@ def test_a_retrieval_record_survives_the_report_round_trip() -> None:
         reasons=("missed datenblatt-tvk-220.pdf p.2",),
         metrics={"recall@5": 0.5, "mrr": None, "leaked": ["secret.pdf"]},
         returned=7,
-        top=({"rank": 1, "file": "datenblatt-tvk-220.pdf", "page": 1},),
+        top=(
+            TopItem.of(1, "datenblatt-tvk-220.pdf", 1, None, None),
+            TopItem.of(2, "preisliste.xlsx", None, "Preise", "TVK 220"),
+        ),
     )
     wire = json.loads(json.dumps(record.to_json()))  # what an xdist worker sends
+    assert wire["top"][1] == {
+        "rank": 2,
+        "file": "preisliste.xlsx",
+        "page": None,
+        "section": "Preise",
+        "row": "TVK 220",
+    }
     back = as_record(wire)
     assert back == record
+    assert back.top[1].section == "Preise"  # type: ignore[attr-defined]
     assert isinstance(back, RetrievalRecord)
     assert back.leaked == ("secret.pdf",)
     assert back.metric("recall@5") == 0.5

@@ -12,9 +12,10 @@ A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figu
 from __future__ import annotations
 
 import dataclasses
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.systems.outputs import RunError
@@ -57,6 +58,8 @@ class RunRecord:
                 value = self.key.to_json()
             elif item.name == "error":
                 value = self.error.to_json() if self.error else None
+            elif item.name == "top":
+                value = [entry.to_json() for entry in value]
             elif isinstance(value, tuple):
                 value = list(value)
             elif isinstance(value, Mapping):
@@ -65,12 +68,44 @@ class RunRecord:
         return data
 
 
+class TopItem(NamedTuple):
+    """One of the first items a retrieval call returned, as the report lists it. A tuple
+    with the file's name interned: a session keeps one per listed item of every run."""
+
+    rank: int
+    file: str | None
+    page: int | None
+    section: str | None
+    row: str | int | None
+
+    @classmethod
+    def of(
+        cls, rank: int, file: str | None, page: int | None, section: str | None, row: Any
+    ) -> TopItem:
+        return cls(rank, sys.intern(file) if file else file, page, section, row)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | Sequence[Any]) -> TopItem:
+        if isinstance(data, Mapping):
+            return cls.of(
+                data.get("rank", 0),
+                data.get("file"),
+                data.get("page"),
+                data.get("section"),
+                data.get("row"),
+            )
+        return cls.of(*data)
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalRecord(RunRecord):
     """Layer A: one retrieval call."""
 
     returned: int = 0  # items the system returned
-    top: tuple[Mapping[str, Any], ...] = ()  # the first items, as the report lists them
+    top: tuple[TopItem, ...] = ()  # the first items, as the report lists them
 
     @property
     def leaked(self) -> tuple[str, ...]:
@@ -136,6 +171,8 @@ def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
         if name in data and data[name] is not None:
             value = data[name]
             values[name] = tuple(value) if isinstance(value, list) else value
+    if "top" in values:
+        values["top"] = tuple(TopItem.from_json(entry) for entry in values["top"])
     return kind(**values)
 
 

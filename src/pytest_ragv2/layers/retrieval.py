@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pytest_ragv2.keys import RunKey
-from pytest_ragv2.run_record import RetrievalRecord
+from pytest_ragv2.run_record import RetrievalRecord, TopItem
 from pytest_ragv2.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import DEFAULT_KS, RetrievalScore, score_retrieval
 from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem, RunError
@@ -125,13 +125,13 @@ def item_record(
         met=not reasons,
         reasons=tuple(reasons),
         top=tuple(
-            {
-                "rank": item.rank,
-                "file": item.filename or item.file_id,
-                "page": item.page,
-                "section": item.section,
-                "row": item.row_key or item.row,
-            }
+            TopItem.of(
+                item.rank,
+                item.filename or item.file_id,
+                item.page,
+                item.section,
+                item.row_key or item.row,
+            )
             for item in items[:TOP_ITEMS_KEPT]
         ),
     )

@@ -239,14 +239,7 @@ def listed_from_record(record: RetrievalRecord) -> ItemList:
     shown = tuple(
         ListedItem(
             rank=position,
-            where=describe_place(
-                item.get("file"),
-                None,
-                item.get("page"),
-                item.get("section"),
-                None,
-                item.get("row"),
-            ),
+            where=describe_place(item.file, None, item.page, item.section, None, item.row),
             text="",
             level=LEVELS.get(levels.get(position, 0)),
         )
