@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -203,14 +203,22 @@ _LINE_DEPTH = {"by_case": 2, "unmet_runs": 1}
 def summary_json_text(data: Mapping[str, Any]) -> str:
     """summary.json's text: as ``json.dumps(indent=2)``, except that each entry of the
     per-case tables stands on one line."""
+    return "".join(summary_json_pieces(data))
+
+
+def summary_json_pieces(data: Mapping[str, Any]) -> Iterator[str]:
+    """:func:`summary_json_text` piece by piece, as it is written: the text of 100,000
+    per-case rows is never held whole."""
     return _outline(data, "", _LINE_DEPTH)
 
 
-def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) -> str:
+def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) -> Iterator[str]:
     if isinstance(depths, int) and depths <= 0:
-        return json.dumps(value, ensure_ascii=False)
+        yield json.dumps(value, ensure_ascii=False)
+        return
     if not isinstance(value, Mapping | list) or not value:
-        return json.dumps(value, ensure_ascii=False)
+        yield json.dumps(value, ensure_ascii=False)
+        return
     inner = indent + "  "
 
     def below(key: object) -> Mapping[str, int] | int | None:
@@ -219,32 +227,39 @@ def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) ->
         return depths.get(str(key)) if depths else None
 
     if depths is None:  # a JSON string holds no raw line break: re-indenting is safe
-        return json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+        yield json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+        return
+    separator = ""
     if isinstance(value, Mapping):
-        entries = [
-            f"{inner}{json.dumps(str(key), ensure_ascii=False)}: "
-            + _outline(item, inner, below(key))
-            for key, item in value.items()
-        ]
-        return "{\n" + ",\n".join(entries) + f"\n{indent}}}"
-    entries = [f"{inner}{_outline(item, inner, below(None))}" for item in value]
-    return "[\n" + ",\n".join(entries) + f"\n{indent}]"
+        yield "{"
+        for key, item in value.items():
+            yield f"{separator}\n{inner}{json.dumps(str(key), ensure_ascii=False)}: "
+            yield from _outline(item, inner, below(key))
+            separator = ","
+        yield f"\n{indent}}}"
+        return
+    yield "["
+    for item in value:
+        yield f"{separator}\n{inner}"
+        yield from _outline(item, inner, below(None))
+        separator = ","
+    yield f"\n{indent}]"
 
 
 def write_summary(
-    report_dir: Path, summary: Summary, markdown: str, page: str | Sequence[str]
+    report_dir: Path, summary: Summary, markdown: str, page: str | Iterable[str]
 ) -> Path:
     """summary.json, summary.md and report.html (``page``: its text, or its pieces in
     order, as :func:`~pytest_ragv2.report.page.page_pieces` gives them)."""
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
-    _write_atomic(path, json_safe(summary_json_text(summary.to_json())))
+    _write_atomic(path, map(json_safe, summary_json_pieces(summary.to_json())))
     _write_atomic(report_dir / SUMMARY_MD, markdown)
     _write_atomic(report_dir / REPORT_HTML, page)
     return path
 
 
-def _write_atomic(path: Path, text: str | Sequence[str]) -> None:
+def _write_atomic(path: Path, text: str | Iterable[str]) -> None:
     """The whole file or none of it: written beside, then renamed over; a failed write
     (a full disk) leaves neither a torn file nor its temporary."""
     tmp = path.with_name(f".{path.name}.tmp")
