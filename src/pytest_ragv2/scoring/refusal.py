@@ -55,6 +55,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from pytest_ragv2.schema import Claim
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
@@ -107,7 +108,10 @@ def clauses(text: str, splitters: Iterable[str] = ()) -> list[str]:
     return [clause for clause in found if clause.strip()]
 
 
-def _is(word: str, entries: Sequence[str] | frozenset[str], compounds: bool = False) -> bool:
+@lru_cache(maxsize=1 << 16)
+def _is(word: str, entries: tuple[str, ...], compounds: bool = False) -> bool:
+    # cached: an answer's words recur from conversation to conversation, and each lookup
+    # walks a lexicon list (a third of a layer-B conversation's scoring time)
     for entry in entries:
         if entry.endswith("*"):
             stem = entry[:-1]
@@ -118,14 +122,24 @@ def _is(word: str, entries: Sequence[str] | frozenset[str], compounds: bool = Fa
     return False
 
 
-def _multi(clause: str, entries: Sequence[str]) -> bool:
+def _multi(clause: str, entries: tuple[str, ...]) -> bool:
     """Entries of several words ("knowledge base", "nulle part") looked up in the clause."""
-    for entry in entries:
-        if " " in entry:
-            body = re.escape(entry.rstrip("*"))
-            if re.search(rf"(?<!\w){body}", clause):
-                return True
-    return False
+    pattern = _multi_pattern(entries)
+    return pattern is not None and pattern.search(clause) is not None
+
+
+@lru_cache(maxsize=256)
+def _multi_pattern(entries: tuple[str, ...]) -> re.Pattern[str] | None:
+    bodies = [re.escape(entry.rstrip("*")) for entry in entries if " " in entry]
+    return re.compile(rf"(?<!\w)(?:{'|'.join(bodies)})") if bodies else None
+
+
+@lru_cache(maxsize=256)
+def _phrases_pattern(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Any of ``phrases`` (regular expressions) as a whole word sequence."""
+    if not phrases:
+        return None
+    return re.compile(rf"(?<!\w)(?:{'|'.join(f'(?:{phrase})' for phrase in phrases)})(?!\w)")
 
 
 def _near(positions: Sequence[int], others: Sequence[int]) -> bool:
@@ -140,7 +154,8 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     if any(_is(w, lexicon.labels) for w in words):
         return None  # a synthetic-data label ("not confirmed")
     joined = " ".join(words)
-    if any(re.search(rf"(?<!\w){phrase}(?!\w)", joined) for phrase in lexicon.self_refusals):
+    self_refusal = _phrases_pattern(lexicon.self_refusals)
+    if self_refusal is not None and self_refusal.search(joined):
         return "self refusal"
     if any(_is(w, lexicon.incompatible) for w in words):
         return "incompatible"
@@ -150,7 +165,7 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     if not cues:
         return None
 
-    def at(entries: Sequence[str], compounds: bool = False) -> list[int]:
+    def at(entries: tuple[str, ...], compounds: bool = False) -> list[int]:
         return [i for i, w in enumerate(words) if _is(w, entries, compounds)]
 
     sources = [
