@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import textwrap
+from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.report.summary import summary_json_text
+from pytest_ragv2.report.summary import summary_json_text, write_summary
 
 # records every thread a session starts, by name, into threads.txt at its end
 THREAD_LOG = textwrap.dedent(
@@ -212,3 +214,25 @@ def test_what_the_runs_leave_is_frozen_every_few_runs_and_their_garbage_freed(
     assert runs >= 6
     assert finished > collected > 1000
     assert alive == 0
+
+
+@pytest.mark.parametrize("nan", [False, True])
+def test_summary_json_is_written_as_to_json_gives_it_with_or_without_a_nan(
+    tmp_path: Path, nan: bool
+) -> None:
+    # written straight from the summary as built (tuples, no copy), or from the cleaned
+    # copy when a NaN is in it: the same text as to_json()'s either way
+    from tests.test_report_plots import ROLES_A, retrieval_records, session
+
+    summary = session(retrieval_records(ROLES_A), "A", ROLES_A)
+    summary.extras["listed"] = {"pair": ("a", 1), "nested": [("b", 2.5)]}
+    if nan:
+        summary.extras["undefined"] = {"value": math.nan, "also": [math.nan, ("x", math.inf)]}
+    path = write_summary(tmp_path, summary, "", "")
+    expected = summary_json_text(summary.to_json())
+    assert path.read_text(encoding="utf-8") == expected
+    written = json.loads(expected)
+    assert written["listed"] == {"pair": ["a", 1], "nested": [["b", 2.5]]}
+    if nan:
+        assert written["undefined"] == {"value": None, "also": [None, ["x", math.inf]]}
+    assert not list(tmp_path.glob(".*.tmp"))

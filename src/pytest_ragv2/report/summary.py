@@ -61,28 +61,30 @@ class Summary:
     extras: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = _clean(
-            {
-                "run_id": self.run_id,
-                "seed": self.seed,
-                "layer": self.layer,
-                "verdict": self.verdict,
-                "exit_status": self.exit_status,
-                "raw_runs": self.raw_runs,
-                "runs": {"expected": self.runs_expected, "recorded": self.runs_recorded},
-                "systems": {
-                    name: {**row.to_json(), "descriptors": dict(self.descriptors.get(name, {}))}
-                    for name, row in self.systems.items()
-                },
-                "by_category": _rows_json(self.by_category),
-                "by_language": _rows_json(self.by_language),
-                "by_case": _rows_json(self.by_case),
-                "gates": [gate.to_json() for gate in self.gates],
-                "unmet_runs": self.unmet_runs,
-                **self.extras,
-            }
-        )
-        return data
+        cleaned: dict[str, Any] = _clean(self._json_as_built())
+        return cleaned
+
+    def _json_as_built(self) -> dict[str, Any]:
+        """:meth:`to_json` before NaN became null (and keys strings, tuples lists)."""
+        return {
+            "run_id": self.run_id,
+            "seed": self.seed,
+            "layer": self.layer,
+            "verdict": self.verdict,
+            "exit_status": self.exit_status,
+            "raw_runs": self.raw_runs,
+            "runs": {"expected": self.runs_expected, "recorded": self.runs_recorded},
+            "systems": {
+                name: {**row.to_json(), "descriptors": dict(self.descriptors.get(name, {}))}
+                for name, row in self.systems.items()
+            },
+            "by_category": _rows_json(self.by_category),
+            "by_language": _rows_json(self.by_language),
+            "by_case": _rows_json(self.by_case),
+            "gates": [gate.to_json() for gate in self.gates],
+            "unmet_runs": self.unmet_runs,
+            **self.extras,
+        }
 
 
 def build_summary(
@@ -206,18 +208,21 @@ def summary_json_text(data: Mapping[str, Any]) -> str:
     return "".join(summary_json_pieces(data))
 
 
-def summary_json_pieces(data: Mapping[str, Any]) -> Iterator[str]:
+def summary_json_pieces(data: Mapping[str, Any], *, allow_nan: bool = True) -> Iterator[str]:
     """:func:`summary_json_text` piece by piece, as it is written: the text of 100,000
-    per-case rows is never held whole."""
-    return _outline(data, "", _LINE_DEPTH)
+    per-case rows is never held whole. ``allow_nan=False``: a NaN or an infinity raises
+    ``ValueError`` (as :func:`json.dumps` does)."""
+    return _outline(data, "", _LINE_DEPTH, allow_nan)
 
 
-def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) -> Iterator[str]:
+def _outline(
+    value: Any, indent: str, depths: Mapping[str, int] | int | None, allow_nan: bool = True
+) -> Iterator[str]:
     if isinstance(depths, int) and depths <= 0:
-        yield json.dumps(value, ensure_ascii=False)
+        yield _dumps(value, allow_nan)
         return
-    if not isinstance(value, Mapping | list) or not value:
-        yield json.dumps(value, ensure_ascii=False)
+    if not isinstance(value, Mapping | list | tuple) or not value:
+        yield _dumps(value, allow_nan)
         return
     inner = indent + "  "
 
@@ -227,23 +232,27 @@ def _outline(value: Any, indent: str, depths: Mapping[str, int] | int | None) ->
         return depths.get(str(key)) if depths else None
 
     if depths is None:  # a JSON string holds no raw line break: re-indenting is safe
-        yield json.dumps(value, indent=2, ensure_ascii=False).replace("\n", "\n" + indent)
+        yield _dumps(value, allow_nan, indent=2).replace("\n", "\n" + indent)
         return
     separator = ""
     if isinstance(value, Mapping):
         yield "{"
         for key, item in value.items():
             yield f"{separator}\n{inner}{json.dumps(str(key), ensure_ascii=False)}: "
-            yield from _outline(item, inner, below(key))
+            yield from _outline(item, inner, below(key), allow_nan)
             separator = ","
         yield f"\n{indent}}}"
         return
     yield "["
     for item in value:
         yield f"{separator}\n{inner}"
-        yield from _outline(item, inner, below(None))
+        yield from _outline(item, inner, below(None), allow_nan)
         separator = ","
     yield f"\n{indent}]"
+
+
+def _dumps(value: Any, allow_nan: bool, indent: int | None = None) -> str:
+    return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=allow_nan)
 
 
 def write_summary(
@@ -253,7 +262,14 @@ def write_summary(
     order, as :func:`~pytest_ragv2.report.page.page_pieces` gives them)."""
     report_dir.mkdir(parents=True, exist_ok=True)
     path = report_dir / SUMMARY_JSON
-    _write_atomic(path, map(json_safe, summary_json_pieces(summary.to_json())))
+    data = summary._json_as_built()
+    # Written without the copy to_json() cleans (a second summary in memory): json writes
+    # tuples as lists and str, int and float keys as str() does; a NaN (null in to_json())
+    # or an infinity stops it, and the cleaned copy is written instead.
+    try:
+        _write_atomic(path, map(json_safe, summary_json_pieces(data, allow_nan=False)))
+    except ValueError:
+        _write_atomic(path, map(json_safe, summary_json_pieces(_clean(data))))
     _write_atomic(report_dir / SUMMARY_MD, markdown)
     _write_atomic(report_dir / REPORT_HTML, page)
     return path
