@@ -519,3 +519,32 @@ def test_past_its_run_limit_the_plot_worker_is_let_go(
     monkeypatch.setattr(plot_worker, "MAX_RUNS_SENT", len(records) - 1)
     assert worker.figures(summary, records) is None  # drawn in-process instead
     assert process.poll() is not None
+
+
+def test_plots_submitted_early_are_collected_later_or_let_go(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    from pytest_ragv2.report.plot_worker import PlotWorker
+
+    summary, records = layer_a
+    worker = PlotWorker()
+    process = worker._process
+    assert process is not None
+    assert process.stdout is not None
+    assert select.select([process.stdout], [], [], 120)[0]  # ready
+    worker.submit(summary, records)  # drawn while the session builds the rest
+    worker.submit(summary, records)  # once
+    assert worker.figures(summary, records) == figures(summary, records)
+    assert process.poll() is not None
+
+    abandoned = PlotWorker()
+    process = abandoned._process
+    assert process is not None
+    assert process.stdout is not None
+    assert select.select([process.stdout], [], [], 120)[0]
+    abandoned.submit(summary, records)
+    job = abandoned._job
+    assert job is not None
+    abandoned.close()  # a session ending before it collects: the helper and thread end
+    assert process.poll() is not None
+    assert not job[0].is_alive()

@@ -702,6 +702,8 @@ def page_pieces(
 
     headline = layer_info(summary.layer).headline_metric
     layer_records = [record for record in records if record.key.layer == summary.layer]
+    if plots is not None:  # the helper draws while the case views are built
+        plots.submit(summary, layer_records)
     trouble = ""
     try:
         cases = build_case_views(summary, layer_records, catalog, run_dir, CASE_PANELS_SHOWN)

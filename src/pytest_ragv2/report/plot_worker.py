@@ -20,6 +20,7 @@ import pickle
 import select
 import subprocess
 import sys
+import threading
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -45,32 +46,67 @@ class PlotWorker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
         )
+        # the exchange with the helper once submitted: its thread and what it received
+        self._job: tuple[threading.Thread, list[object]] | None = None
 
-    def figures(self, summary: Summary, records: Sequence[RunRecord]) -> list[Figure] | None:
-        """The figures, or None when the helper cannot give them (the caller draws them).
-        A helper that has not finished its imports yet (a session of a few runs) is let go:
-        drawing here is then sooner than waiting for it."""
-        process, self._process = self._process, None
-        if process is None:
-            return None
+    def submit(self, summary: Summary, records: Sequence[RunRecord]) -> None:
+        """Hand the helper its work now, to draw while the session builds the rest of the
+        page; :meth:`figures` collects it. A helper that has not finished its imports yet
+        (a session of a few runs) is let go: drawing here is then sooner than waiting."""
+        process = self._process
+        if process is None or self._job is not None:
+            return
         if len(records) > MAX_RUNS_SENT or not _ready(process):
-            _stop(process)
-            return None
+            self.close()
+            return
         try:
             payload = pickle.dumps((summary, _slim(records)), protocol=pickle.HIGHEST_PROTOCOL)
-            out, _ = process.communicate(payload, timeout=PLOT_TIMEOUT_S)
-            if process.returncode != 0:
-                return None
-            made = pickle.loads(out)
-        except Exception:  # a dead or stuck helper, or anything unpicklable: draw here
-            _stop(process)
+        except Exception:  # anything unpicklable: drawn here
+            self.close()
+            return
+        received: list[object] = []
+
+        def exchange() -> None:
+            try:
+                out, _ = process.communicate(payload, timeout=PLOT_TIMEOUT_S)
+                if process.returncode == 0:
+                    received.append(pickle.loads(out))
+            except Exception:  # a dead or stuck helper, or garbage sent: drawn here
+                _stop(process)
+
+        thread = threading.Thread(target=exchange, name="ragv2-plot-worker", daemon=True)
+        thread.start()
+        self._job = (thread, received)
+
+    def figures(self, summary: Summary, records: Sequence[RunRecord]) -> list[Figure] | None:
+        """The figures (submitted now if they were not), or None when the helper cannot
+        give them: the caller draws them. One use."""
+        self.submit(summary, records)
+        job, self._job = self._job, None
+        process, self._process = self._process, None
+        if job is None:
             return None
+        thread, received = job
+        thread.join(PLOT_TIMEOUT_S + 5.0)
+        if thread.is_alive() and process is not None:
+            with contextlib.suppress(OSError):
+                process.kill()  # the thread's own exchange ends with it
+        if not received:
+            return None
+        made = received[0]
         return made if isinstance(made, list) else None
 
     def close(self) -> None:
         process, self._process = self._process, None
-        if process is not None:
+        job, self._job = self._job, None
+        if process is None:
+            return
+        if job is None:
             _stop(process)
+            return
+        with contextlib.suppress(OSError):
+            process.kill()  # the exchange's thread sees its pipes close, and ends
+        job[0].join(5.0)
 
 
 def _slim(records: Sequence[RunRecord]) -> list[RunRecord]:
