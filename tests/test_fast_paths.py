@@ -7,6 +7,7 @@ import gc
 import json
 import math
 import textwrap
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -236,3 +237,22 @@ def test_summary_json_is_written_as_to_json_gives_it_with_or_without_a_nan(
     if nan:
         assert written["undefined"] == {"value": None, "also": [None, ["x", math.inf]]}
     assert not list(tmp_path.glob(".*.tmp"))
+
+
+def test_a_page_that_fails_midway_leaves_the_summaries_written_and_no_torn_page(
+    tmp_path: Path,
+) -> None:
+    # report.html's pieces are made as they are written, after summary.json and summary.md
+    from tests.test_report_plots import ROLES_A, retrieval_records, session
+
+    summary = session(retrieval_records(ROLES_A), "A", ROLES_A)
+
+    def pieces() -> Iterator[str]:
+        yield "<!DOCTYPE html>"
+        raise RuntimeError("a case panel could not be made")
+
+    with pytest.raises(RuntimeError):
+        write_summary(tmp_path, summary, "# summary", pieces())
+    assert json.loads((tmp_path / "summary.json").read_text())["layer"] == "A"
+    assert (tmp_path / "summary.md").read_text() == "# summary"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["summary.json", "summary.md"]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -695,15 +695,28 @@ def page_pieces(
     catalog: Catalog | None = None,
     run_dir: Path | None = None,
     plots: PlotWorker | None = None,
-) -> list[str]:
-    """:func:`render_page`'s text in pieces, to be written one after the other (a page of
-    20,000 cases is 40 MB: joined, then encoded, it was held three times over)."""
+) -> Iterator[str]:
+    """:func:`render_page`'s text in pieces, made as they are written (a page of 20,000
+    cases is 40 MB: joined, then encoded, it was held three times over). The plots are
+    handed to their helper at once; the page is built as its pieces are asked for, after
+    summary.json is written."""
+    layer_records = [record for record in records if record.key.layer == summary.layer]
+    if plots is not None:  # the helper draws while the session writes and builds the rest
+        plots.submit(summary, layer_records)
+    return _page_pieces(summary, gates, layer_records, catalog, run_dir, plots)
+
+
+def _page_pieces(
+    summary: Summary,
+    gates: Sequence[GateResult],
+    layer_records: Sequence[RunRecord],
+    catalog: Catalog | None,
+    run_dir: Path | None,
+    plots: PlotWorker | None,
+) -> Iterator[str]:
     from pytest_ragv2.layer_registry import layer_info
 
     headline = layer_info(summary.layer).headline_metric
-    layer_records = [record for record in records if record.key.layer == summary.layer]
-    if plots is not None:  # the helper draws while the case views are built
-        plots.submit(summary, layer_records)
     trouble = ""
     try:
         cases = build_case_views(summary, layer_records, catalog, run_dir, CASE_PANELS_SHOWN)
@@ -743,9 +756,7 @@ def page_pieces(
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]
-    pieces: list[str] = []
     for index, part in enumerate(parts):
         if index:
-            pieces.append("\n")
-        pieces.extend([part] if isinstance(part, str) else part)
-    return pieces
+            yield "\n"
+        yield from [part] if isinstance(part, str) else part

@@ -283,6 +283,6 @@ def _write_atomic(path: Path, text: str | Iterable[str]) -> None:
         with tmp.open("w", encoding="utf-8") as out:
             out.writelines([text] if isinstance(text, str) else text)
         os.replace(tmp, path)
-    except OSError:
+    except BaseException:  # also a piece that could not be made
         tmp.unlink(missing_ok=True)
         raise
