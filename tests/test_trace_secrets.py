@@ -188,6 +188,13 @@ def _run(project: pytest.Pytester, env: dict[str, str], *args: str) -> tuple[int
     return done.returncode, done.stdout, done.stderr
 
 
+# pytest in a process that obeys Ctrl-C whatever it inherited: a test run started in the
+# background by a shell without job control (``cmd &`` in a script, ``nohup``) ignores
+# SIGINT, and so would every process it starts
+PYTEST_OBEYING_CTRL_C = (
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "import pytest; sys.exit(pytest.console_main())"
+)
 WORKERS = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 TOKENS = pytest.mark.parametrize("token", [LONG, SHORT], ids=["long", "short"])
 OUTPUTS = ("-l", "--full-trace", "--junitxml=out/junit.xml", "--html=out/pytest-html.html")
@@ -239,7 +246,8 @@ def test_ctrl_c_while_the_token_is_in_the_frames_shows_no_token(
     session.append(
         subprocess.Popen(
             [
-                *(sys.executable, "-m", "pytest", "--ragv2-layer=A", "--ragv2-run-id=t"),
+                *(sys.executable, "-c", PYTEST_OBEYING_CTRL_C, "--ragv2-layer=A"),
+                "--ragv2-run-id=t",
                 *workers,
                 *OUTPUTS,
             ],
