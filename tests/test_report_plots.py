@@ -7,6 +7,7 @@ import json
 import random
 import re
 import select
+import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ import pytest
 
 from pytest_ragv2.decision import decide
 from pytest_ragv2.keys import RunKey
+from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import Figure, figures
 from pytest_ragv2.report.summary import Summary, build_summary
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
@@ -469,18 +471,22 @@ def test_real_layer_b_session(project: pytest.Pytester, monkeypatch: pytest.Monk
 # --- the plot worker: the same figures from a helper process, or none (drawn here) ---------
 
 
-def test_the_plot_worker_draws_exactly_the_figures_drawn_in_process(
-    layer_a: tuple[Summary, list[RunRecord]],
-) -> None:
-    from pytest_ragv2.report.plot_worker import PlotWorker
-
-    summary, records = layer_a
+def _ready_worker() -> tuple[PlotWorker, subprocess.Popen[bytes]]:
+    """A helper process whose imports are done (a session's runs give it that time): its
+    ready byte is waiting."""
     worker = PlotWorker()
     process = worker._process
     assert process is not None
     assert process.stdout is not None
-    # its imports done (a session's runs give it that time): its ready byte is waiting
     assert select.select([process.stdout], [], [], 120)[0]
+    return worker, process
+
+
+def test_the_plot_worker_draws_exactly_the_figures_drawn_in_process(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    summary, records = layer_a
+    worker, _ = _ready_worker()
     made = worker.figures(summary, records)
     assert made is not None
     assert made == figures(summary, records)
@@ -490,8 +496,6 @@ def test_the_plot_worker_draws_exactly_the_figures_drawn_in_process(
 def test_a_plot_worker_not_ready_or_dead_gives_no_figures_and_ends(
     layer_a: tuple[Summary, list[RunRecord]],
 ) -> None:
-    from pytest_ragv2.report.plot_worker import PlotWorker
-
     summary, records = layer_a
     early = PlotWorker()
     process = early._process
@@ -511,11 +515,7 @@ def test_past_its_run_limit_the_plot_worker_is_let_go(
     import pytest_ragv2.report.plot_worker as plot_worker
 
     summary, records = layer_a
-    worker = plot_worker.PlotWorker()
-    process = worker._process
-    assert process is not None
-    assert process.stdout is not None
-    assert select.select([process.stdout], [], [], 120)[0]  # ready
+    worker, process = _ready_worker()
     monkeypatch.setattr(plot_worker, "MAX_RUNS_SENT", len(records) - 1)
     assert worker.figures(summary, records) is None  # drawn in-process instead
     assert process.poll() is not None
@@ -524,24 +524,14 @@ def test_past_its_run_limit_the_plot_worker_is_let_go(
 def test_plots_submitted_early_are_collected_later_or_let_go(
     layer_a: tuple[Summary, list[RunRecord]],
 ) -> None:
-    from pytest_ragv2.report.plot_worker import PlotWorker
-
     summary, records = layer_a
-    worker = PlotWorker()
-    process = worker._process
-    assert process is not None
-    assert process.stdout is not None
-    assert select.select([process.stdout], [], [], 120)[0]  # ready
+    worker, process = _ready_worker()
     worker.submit(summary, records)  # drawn while the session builds the rest
     worker.submit(summary, records)  # once
     assert worker.figures(summary, records) == figures(summary, records)
     assert process.poll() is not None
 
-    abandoned = PlotWorker()
-    process = abandoned._process
-    assert process is not None
-    assert process.stdout is not None
-    assert select.select([process.stdout], [], [], 120)[0]
+    abandoned, process = _ready_worker()
     abandoned.submit(summary, records)
     job = abandoned._job
     assert job is not None
