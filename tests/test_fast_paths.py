@@ -104,6 +104,30 @@ def test_summary_json_text_puts_each_case_row_and_unmet_run_on_one_line() -> Non
     assert '      "name": "g"' in lines  # other tables keep json.dumps's indenting
 
 
+def test_each_case_of_the_diagnosis_stands_on_one_line_made_when_written() -> None:
+    from pytest_ragv2.diagnosis import CasesJson, CaseDiagnosis
+
+    entries = [
+        CaseDiagnosis("Q2", "v1", "ok", "found"),
+        CaseDiagnosis("Q1", "v2", "retrieval_missed", "not in the top 5"),
+        CaseDiagnosis("Q1", "v1", "ok", "found"),
+    ]
+    cases = CasesJson(entries)
+    assert not isinstance(cases, dict)  # a view: each case's dict is made when it is read
+    assert list(cases) == ["Q1", "Q2"]
+    data = {"diagnosis": {"layers": ["A"], "cases": cases}, "empty": {"cases": CasesJson([])}}
+    text = summary_json_text(data)
+    plain = json.loads(json.dumps(data, default=dict))
+    assert json.loads(text) == plain
+    q1 = plain["diagnosis"]["cases"]["Q1"]
+    assert q1 == {
+        "v2": {"diagnosis": "retrieval_missed", "reason": "not in the top 5"},
+        "v1": {"diagnosis": "ok", "reason": "found"},
+    }
+    assert f'      "Q1": {json.dumps(q1)},' in text.splitlines()
+    assert '      "A"' in text.splitlines()  # the rest keeps json.dumps's indenting
+
+
 FREEZE_LOG = textwrap.dedent(
     """\
     import gc

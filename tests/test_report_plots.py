@@ -19,7 +19,7 @@ import pytest
 from pytest_ragv2.decision import decide
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.report.plot_worker import PlotWorker
-from pytest_ragv2.report.plots import Figure, figures
+from pytest_ragv2.report.plots import PLOTTED_EXTRAS, Figure, figures, plot_inputs
 from pytest_ragv2.report.summary import Summary, build_summary
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.settings import Settings
@@ -507,6 +507,26 @@ def test_a_plot_worker_not_ready_or_dead_gives_no_figures_and_ends(
     dead._process.kill()
     dead._process.wait()
     assert dead.figures(summary, records) is None
+
+
+@pytest.mark.parametrize("layer", ["layer_a", "layer_b"])
+def test_the_plot_helper_is_sent_only_what_the_figures_read(
+    layer: str, request: pytest.FixtureRequest
+) -> None:
+    import pickle
+
+    summary, records = request.getfixturevalue(layer)
+    inputs = plot_inputs(summary)
+    assert figures(inputs, records) == figures(summary, records)
+    assert (inputs.descriptors, inputs.by_language, inputs.unmet_runs) == ({}, {}, [])
+    assert set(inputs.extras) <= set(PLOTTED_EXTRAS) and summary.by_language
+    assert len(pickle.dumps(inputs)) < len(pickle.dumps(summary))
+    # one of the two compared roles missing: no per-case row is sent at all
+    alone = dataclasses.replace(
+        summary,
+        systems={name: row for name, row in summary.systems.items() if row.role != "baseline"},
+    )
+    assert plot_inputs(alone).by_case == {}
 
 
 def test_past_its_run_limit_the_plot_worker_is_let_go(

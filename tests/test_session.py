@@ -104,3 +104,61 @@ def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:
     errors = error_rate_gate(row, 0.02)
     assert errors.decision == "fail"
     assert errors.reason == "4 of 4 runs failed (http: all, e.g. C0: 401 Unauthorized)"
+
+
+def _naive_case_means(records: list[dict[str, Any]], metric: str) -> dict[str, float]:
+    values: dict[str, list[float]] = {}
+    for given in records:
+        value = given["metrics"].get(metric)
+        if value is not None and not math.isnan(value):
+            values.setdefault(given["key"]["case"], []).append(value)
+    return {case: sum(found) / len(found) for case, found in values.items()}
+
+
+@pytest.mark.parametrize("second_language", [False, True])
+def test_language_rows_are_their_own_runs_means(second_language: bool) -> None:
+    """With every case in one language the language rows reuse the system's per-case means;
+    with a case in two languages they cannot: both must equal the means of their own runs."""
+    records = [
+        record("A", "v2", 1, 1.0, lang="en"),
+        record("A", "v2", 2, 0.0, lang="de" if second_language else "en"),
+        record("B", "v2", 1, 0.5, lang="de"),
+        record("B", "v2", 2, math.nan, lang="de"),
+        record("C", "v2", 1, 0.25, lang="en"),
+    ]
+    results = aggregate(records, roles={"v2": "candidate"})
+    for lang, row in results.by_language["v2"].items():
+        own = [given for given in records if given["key"]["lang"] == lang]
+        means = _naive_case_means(own, "recall@5")
+        assert row.value("recall@5") == pytest.approx(sum(means.values()) / len(means))
+        assert row.cases == len({given["key"]["case"] for given in own})
+    expected_en = (1.0 + 0.25) / 2 if second_language else (0.5 + 0.25) / 2
+    assert results.by_language["v2"]["en"].value("recall@5") == pytest.approx(expected_en)
+
+
+def test_a_case_row_holds_its_runs_mean_and_reads_as_a_mapping() -> None:
+    import pickle
+
+    records = [record("A", "v2", rep, value) for rep, value in ((1, 1.0), (2, 0.5))]
+    records.append(record("B", "v2", 1, 0.75))
+    results = aggregate(records, roles={"v2": "candidate"})
+    rows = results.by_case["v2"]
+    assert rows["A"].metrics["recall@5"] == pytest.approx(0.75)
+    assert rows["B"].metrics["recall@5"] == 0.75
+    metrics = rows["A"].metrics
+    assert list(metrics) == list(results.systems["v2"].metrics)  # the layer's metric order
+    assert dict(metrics) == metrics and metrics == dict(metrics)
+    assert metrics.get("no such metric") is None
+    with pytest.raises(KeyError):
+        metrics["no such metric"]
+    assert pickle.loads(pickle.dumps(metrics)) == metrics
+    json_row = rows["A"].to_json()
+    assert json_row["recall@5"] == pytest.approx(0.75)
+    assert list(json_row).index("recall@5") < list(json_row).index("latency_p50")
+
+
+def test_metric_means_need_a_value_per_name() -> None:
+    from pytest_ragv2.session import MetricMeans
+
+    with pytest.raises(ValueError, match="2 metric names for 1 values"):
+        MetricMeans(("recall@5", "mrr"), (1.0,))

@@ -295,7 +295,7 @@ class Controller:
             if ceilings:
                 summary.extras["attainable"] = ceilings
             if diagnosis is not None:
-                summary.extras["diagnosis"] = diagnosis.only(layer).to_json()
+                summary.extras["diagnosis"] = diagnosis.only(layer).json_view()
             if self.budget is not None:
                 summary.extras["budget"] = self.budget.to_json()
                 if incomplete and (not several or self.budget.not_started_in(layer)):

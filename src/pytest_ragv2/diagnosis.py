@@ -15,7 +15,7 @@ layer with it — its retrieval alone.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -114,9 +114,13 @@ class Diagnosis:
         return Diagnosis(self.layers, subjects, entries)
 
     def to_json(self) -> dict[str, Any]:
-        cases: dict[str, dict[str, dict[str, str]]] = {}
-        for entry in sorted(self.entries, key=lambda e: e.case):
-            cases.setdefault(entry.case, {})[entry.subject] = entry.to_json()
+        data = self.json_view()
+        data["cases"] = dict(data["cases"])
+        return data
+
+    def json_view(self) -> dict[str, Any]:
+        """:meth:`to_json` with its ``cases`` made one at a time as they are read (a
+        summary keeps the entries, not a dict of dicts beside them)."""
         return {
             "layers": list(self.layers),
             "subjects": {
@@ -124,8 +128,30 @@ class Diagnosis:
                 for label, s in self.subjects.items()
             },
             "counts": self.counts(),
-            "cases": cases,
+            "cases": CasesJson(self.entries),
         }
+
+
+class CasesJson(Mapping[str, dict[str, dict[str, str]]]):
+    """Per case (sorted), its diagnosis per subject in JSON form, each made when read: a
+    summary of 100,000 cases keeps the entries, not a dict of dicts beside them."""
+
+    __slots__ = ("_by_case",)
+
+    def __init__(self, entries: Iterable[CaseDiagnosis]) -> None:
+        by_case: dict[str, list[CaseDiagnosis]] = {}
+        for entry in sorted(entries, key=lambda e: e.case):
+            by_case.setdefault(entry.case, []).append(entry)
+        self._by_case = {case: tuple(found) for case, found in by_case.items()}
+
+    def __getitem__(self, case: str) -> dict[str, dict[str, str]]:
+        return {entry.subject: entry.to_json() for entry in self._by_case[case]}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._by_case)
+
+    def __len__(self) -> int:
+        return len(self._by_case)
 
 
 def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]]) -> Diagnosis:

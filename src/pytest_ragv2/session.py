@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +35,49 @@ ANSWER_CASE_MEAN_METRICS = case_metric_names(ANSWER_METRICS)
 Row = dict[str, Any]  # a row's JSON form, as summary.json holds it
 
 
+class MetricMeans(Mapping[str, float | None]):
+    """A row's metric means, read as a mapping: the layer's metric names (one tuple every
+    row shares) and the values in their order. A per-case table has a row per case and
+    system; a dict of a dozen means is three times the bytes of the tuple."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, names: tuple[str, ...], values: tuple[float | None, ...]) -> None:
+        if len(names) != len(values):
+            raise ValueError(f"{len(names)} metric names for {len(values)} values")
+        self._names = names
+        self._values = values
+
+    def __getitem__(self, name: str) -> float | None:
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def items(self) -> ItemsView[str, float | None]:
+        return _MeansItems(self)
+
+    def __repr__(self) -> str:
+        return f"MetricMeans({dict(zip(self._names, self._values, strict=True))!r})"
+
+    def __reduce__(self) -> tuple[type[MetricMeans], tuple[tuple[str, ...], tuple[Any, ...]]]:
+        return MetricMeans, (self._names, self._values)
+
+
+class _MeansItems(ItemsView[str, float | None]):
+    _mapping: MetricMeans
+
+    def __iter__(self) -> Iterator[tuple[str, float | None]]:
+        means = self._mapping
+        return zip(means._names, means._values, strict=True)
+
+
 @dataclass(slots=True)
 class SystemRow:
     """One table row — a system, or one of its categories, languages or cases: counts, the
@@ -45,10 +88,10 @@ class SystemRow:
     errors: int
     error_rate: float | None
     skipped: int
-    metrics: dict[str, float | None]  # the case means of the layer's per-run metrics
+    metrics: Mapping[str, float | None]  # the case means of the layer's per-run metrics
     latency_p50: dict[str, Any]  # an estimate: value (and low, high, method with intervals)
     latency_p95: dict[str, Any]
-    error_kinds: dict[str, int] = field(default_factory=dict)  # most frequent first
+    error_kinds: Mapping[str, int] = field(default_factory=dict)  # most frequent first
     error_example: str = ""
     extras: dict[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
     headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
@@ -81,7 +124,7 @@ class SystemRow:
             data["error_kinds"] = dict(self.error_kinds)
             data["error_example"] = self.error_example
         data.update(self.extras)
-        data.update(self.metrics)
+        data.update(self.metrics.items())
         data["latency_p50"] = self.latency_p50
         data["latency_p95"] = self.latency_p95
         if self.headline_ci is not None:
@@ -120,23 +163,30 @@ def case_metric_means(
     """Per case, the mean of every case-mean metric over that case's runs, in one pass
     (undefined values left out; a metric undefined in every run of a case is absent;
     skipped runs count for nothing)."""
-    sums: dict[str, dict[str, list[float]]] = {}
+    width = len(metrics_named)
+    # per case: the totals of each metric, then the counts, in ``metrics_named`` order
+    sums: dict[str, list[float]] = {}
     for record in records:
         if record.skipped:
             continue
-        per_metric = sums.setdefault(record.key.case, {})
-        for metric in metrics_named:
+        totals = sums.get(record.key.case)
+        if totals is None:
+            totals = sums[record.key.case] = [0.0] * (2 * width)
+        for index, metric in enumerate(metrics_named):
             if metric == "met":
                 value: float | None = 1.0 if record.met else 0.0
             else:
                 value = record.metric(metric)
             if value is not None:
-                total = per_metric.setdefault(metric, [0.0, 0.0])
-                total[0] += value
-                total[1] += 1.0
+                totals[index] += value
+                totals[width + index] += 1.0
     return {
-        case: {metric: total / count for metric, (total, count) in per_metric.items()}
-        for case, per_metric in sums.items()
+        case: {
+            metric: totals[index] / totals[width + index]
+            for index, metric in enumerate(metrics_named)
+            if totals[width + index]
+        }
+        for case, totals in sums.items()
     }
 
 
@@ -165,10 +215,11 @@ def summarize(
     implementation = load_layer(layer)
     metrics_named = implementation.case_metrics
     per_case = case_means if case_means is not None else case_metric_means(records, metrics_named)
-    means: dict[str, float | None] = {}
+    means: list[float | None] = []
     for metric in metrics_named:
         found = [case[metric] for case in per_case.values() if metric in case]
-        means[metric] = sum(found) / len(found) if found else None
+        # one case (a per-case row): its mean as it is, not a copy of the float
+        means.append((found[0] if len(found) == 1 else sum(found) / len(found)) if found else None)
     kinds, example = error_kinds(records)
     row = SystemRow(
         runs=runs,
@@ -176,7 +227,7 @@ def summarize(
         errors=errors,
         error_rate=errors / runs if runs else None,
         skipped=skipped,
-        metrics=means,
+        metrics=MetricMeans(metrics_named, tuple(means)),
         latency_p50={"value": _percentile(latencies, 50)},
         latency_p95={"value": _percentile(latencies, 95)},
         error_kinds=kinds,
@@ -199,7 +250,10 @@ def _scoring_error(record: RunRecord) -> bool:
     return record.error is not None and record.error.kind in SCORING_ERROR_KINDS
 
 
-def error_kinds(records: Sequence[RunRecord]) -> tuple[dict[str, int], str]:
+_NO_ERROR_KINDS: Mapping[str, int] = {}  # shared by every row without a failed run
+
+
+def error_kinds(records: Sequence[RunRecord]) -> tuple[Mapping[str, int], str]:
     """The failed runs by error kind, most frequent first, with one example message of the
     most frequent kind; empty when nothing failed. Scoring errors (``scoring_budget``) are
     not the system's and are left out (counted in ``SystemRow.scoring_errors``)."""
@@ -214,7 +268,7 @@ def error_kinds(records: Sequence[RunRecord]) -> tuple[dict[str, int], str]:
         if kind not in examples and error is not None and error.message:
             examples[kind] = f"{record.key.case}: {error.message}"
     if not kinds:
-        return {}, ""
+        return _NO_ERROR_KINDS, ""
     dominant = kinds.most_common(1)[0][0]
     return dict(kinds.most_common()), examples.get(dominant, "")
 
@@ -307,8 +361,12 @@ def aggregate(
             name: summarize(rows, layer=layer, case_means=means_of(rows))
             for name, rows in group(system_records, lambda r: r.category).items()
         }
+        # a case asked in one language only: its means over all its runs are its language's
+        one_language = len({(r.key.case, r.key.lang) for r in system_records}) == len(
+            {r.key.case for r in system_records}
+        )
         results.by_language[system] = {
-            name: summarize(rows, layer=layer)
+            name: summarize(rows, layer=layer, case_means=means_of(rows) if one_language else None)
             for name, rows in group(system_records, lambda r: r.key.lang).items()
         }
         results.by_case[system] = {

@@ -128,7 +128,7 @@ class ChatLayer:
             "vetoes_by_system": vetoes,
             "quality_score": scores.to_json(),
             "rubric": rubric_counts(results),
-            "diagnosis": diagnose({self.info.name: results.records}).to_json(),
+            "diagnosis": diagnose({self.info.name: results.records}).json_view(),
         }
         judged = judge_counts(results)
         if judged:

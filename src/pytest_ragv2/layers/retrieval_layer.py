@@ -100,7 +100,7 @@ class RetrievalLayer:
         }
         scores = session_scores(self.info.name, results, settings, vetoes, answers=False)
         return {
-            "diagnosis": diagnose({self.info.name: results.records}).to_json(),
+            "diagnosis": diagnose({self.info.name: results.records}).json_view(),
             "quality_score": scores.to_json(),
         }
 

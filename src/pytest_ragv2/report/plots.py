@@ -256,6 +256,30 @@ def _system_label(summary: Summary, name: str) -> str:
     return f"{_label(name)} ({role})" if role and role != "unknown" else _label(name)
 
 
+PLOTTED_EXTRAS = ("rubric", "vetoes_by_system")
+
+
+def plot_inputs(summary: Summary) -> Summary:
+    """What :func:`figures` reads of a summary, and no more (what a helper process drawing
+    them is sent): the per-case rows only of a candidate and its baseline, no per-language
+    rows, descriptors, unmet runs or extras but the plotted ones."""
+    import dataclasses
+
+    compared = [_role_system(summary, "candidate"), _role_system(summary, "baseline")]
+    return dataclasses.replace(
+        summary,
+        descriptors={},
+        by_language={},
+        by_case={
+            name: summary.by_case.get(name, {})
+            for name in compared
+            if name is not None and None not in compared
+        },
+        unmet_runs=[],
+        extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
+    )
+
+
 def _role_system(summary: Summary, role: str) -> str | None:
     return next((name for name, row in summary.systems.items() if row.role == role), None)
 

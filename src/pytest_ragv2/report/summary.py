@@ -80,7 +80,7 @@ class Summary:
             },
             "by_category": _rows_json(self.by_category),
             "by_language": _rows_json(self.by_language),
-            "by_case": _rows_json(self.by_case),
+            "by_case": _rows_json(self.by_case, lazy=True),
             "gates": [gate.to_json() for gate in self.gates],
             "unmet_runs": self.unmet_runs,
             **self.extras,
@@ -124,12 +124,34 @@ def build_summary(
 
 
 def _rows_json(
-    rows: Mapping[str, Mapping[str, SystemRow]],
-) -> dict[str, dict[str, dict[str, Any]]]:
+    rows: Mapping[str, Mapping[str, SystemRow]], *, lazy: bool = False
+) -> dict[str, Mapping[str, dict[str, Any]]]:
+    """Each system's rows in their JSON form; ``lazy``: made one at a time as they are read
+    (the per-case table: summary.json of 100,000 cases never holds them all)."""
+    if lazy:
+        return {system: _RowsJson(by_name) for system, by_name in rows.items()}
     return {
         system: {name: row.to_json() for name, row in by_name.items()}
         for system, by_name in rows.items()
     }
+
+
+class _RowsJson(Mapping[str, dict[str, Any]]):
+    """One system's rows, each in its JSON form when it is read."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, rows: Mapping[str, SystemRow]) -> None:
+        self._rows = rows
+
+    def __getitem__(self, name: str) -> dict[str, Any]:
+        return self._rows[name].to_json()
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)
 
 
 REASONS_KEPT = 20  # of one run's reasons in summary.json; the count of the rest is kept
@@ -199,7 +221,9 @@ def _protocol_markdown(summary: Summary) -> list[str]:
 
 # per-case tables: one line per (system, case) or run, by json's C encoder (its indenting
 # encoder is pure Python: a tenth of a second per thousand cases); the levels above indented
-_LINE_DEPTH = {"by_case": 2, "unmet_runs": 1}
+# (and each case of the failure diagnosis)
+Depths = Mapping[str, "Depths"] | int | None
+_LINE_DEPTH: Depths = {"by_case": 2, "unmet_runs": 1, "diagnosis": {"cases": 1}}
 
 
 def summary_json_text(data: Mapping[str, Any]) -> str:
@@ -215,9 +239,7 @@ def summary_json_pieces(data: Mapping[str, Any], *, allow_nan: bool = True) -> I
     return _outline(data, "", _LINE_DEPTH, allow_nan)
 
 
-def _outline(
-    value: Any, indent: str, depths: Mapping[str, int] | int | None, allow_nan: bool = True
-) -> Iterator[str]:
+def _outline(value: Any, indent: str, depths: Depths, allow_nan: bool = True) -> Iterator[str]:
     if isinstance(depths, int) and depths <= 0:
         yield _dumps(value, allow_nan)
         return
@@ -226,7 +248,7 @@ def _outline(
         return
     inner = indent + "  "
 
-    def below(key: object) -> Mapping[str, int] | int | None:
+    def below(key: object) -> Depths:
         if isinstance(depths, int):
             return depths - 1
         return depths.get(str(key)) if depths else None
@@ -252,7 +274,16 @@ def _outline(
 
 
 def _dumps(value: Any, allow_nan: bool, indent: int | None = None) -> str:
-    return json.dumps(value, ensure_ascii=False, indent=indent, allow_nan=allow_nan)
+    return json.dumps(
+        value, ensure_ascii=False, indent=indent, allow_nan=allow_nan, default=_as_dict
+    )
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    """A mapping that is not a dict (rows made as they are read) is written as one."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 def write_summary(
@@ -270,6 +301,7 @@ def write_summary(
         _write_atomic(path, map(json_safe, summary_json_pieces(data, allow_nan=False)))
     except ValueError:
         _write_atomic(path, map(json_safe, summary_json_pieces(_clean(data))))
+    del data  # the page is built next: it does not hold the JSON form at the same time
     _write_atomic(report_dir / SUMMARY_MD, markdown)
     _write_atomic(report_dir / REPORT_HTML, page)
     return path
