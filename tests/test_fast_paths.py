@@ -105,7 +105,7 @@ def test_summary_json_text_puts_each_case_row_and_unmet_run_on_one_line() -> Non
 
 
 def test_each_case_of_the_diagnosis_stands_on_one_line_made_when_written() -> None:
-    from pytest_ragv2.diagnosis import CasesJson, CaseDiagnosis
+    from pytest_ragv2.diagnosis import CaseDiagnosis, CasesJson
 
     entries = [
         CaseDiagnosis("Q2", "v1", "ok", "found"),

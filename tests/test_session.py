@@ -147,7 +147,8 @@ def test_a_case_row_holds_its_runs_mean_and_reads_as_a_mapping() -> None:
     assert rows["B"].metrics["recall@5"] == 0.75
     metrics = rows["A"].metrics
     assert list(metrics) == list(results.systems["v2"].metrics)  # the layer's metric order
-    assert dict(metrics) == metrics and metrics == dict(metrics)
+    assert dict(metrics) == metrics
+    assert metrics == dict(metrics)
     assert metrics.get("no such metric") is None
     with pytest.raises(KeyError):
         metrics["no such metric"]
