@@ -929,3 +929,42 @@ def test_a_tagged_or_anchored_list_of_cases_still_loads() -> None:
     catalog = load_catalog(Path("cases"), None)
     assert catalog.errors == []
     assert [c.case.id for c in catalog.cases()] == ["B01", "B02"]
+
+
+def test_cases_given_the_same_fields_share_one_set_of_their_names() -> None:
+    import pydantic
+
+    write(
+        "cases/development.yaml",
+        GOOD_CASE
+        + """
+- id: B02
+  category: exact_lookup
+  prompt_en: "Who signs?"
+  required_evidence:
+    - file_id: contrat
+      page: 3
+- id: B03
+  category: exact_lookup
+  prompt_en: "When?"
+  notes: "a field the others were not given"
+  required_evidence:
+    - file_id: contrat
+      section: "2.1"
+""",
+    )
+    catalog = load_catalog(Path("cases"), None)
+    assert catalog.errors == []
+    first, second, third = (loaded.case for loaded in catalog.cases(["development"]))
+    assert first.model_fields_set is second.model_fields_set
+    assert first.evidence[0].model_fields_set is second.evidence[0].model_fields_set
+    assert third.model_fields_set == first.model_fields_set | {"notes"}
+    assert third.evidence[0].model_fields_set == {"file_id", "section"}
+    names = set(first.model_fields_set)
+    copied = first.model_copy(update={"notes": "added"})
+    assert "notes" in copied.model_fields_set  # the copy's own set grew, not the shared one
+    assert first.model_fields_set == names
+    assert second.model_fields_set == names
+    with pytest.raises(pydantic.ValidationError):
+        second.id = "B09"  # type: ignore[misc]  # frozen: the shared set is never added to
+    assert second.model_fields_set == names

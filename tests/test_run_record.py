@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
 from pytest_ragv2.systems.outputs import RunError
@@ -76,3 +78,41 @@ def test_a_record_is_returned_as_it_is_and_a_minimal_dict_reads() -> None:
     assert isinstance(record, RunRecord)
     assert as_record(record) is record
     assert (record.skipped, record.reasons, record.metrics) == (None, (), {})
+
+
+def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records() -> None:
+    import dataclasses
+    import pickle
+
+    from pytest_ragv2.run_record import RecordMetrics
+
+    def made(recall: float, mrr: float | None) -> RunRecord:
+        return RetrievalRecord(
+            key=KEY_A,
+            category="c",
+            split="development",
+            role="candidate",
+            ok=True,
+            met=True,
+            latency_s=0.1,
+            metrics={"recall@5": recall, "mrr": mrr, "leaked": []},
+        )
+
+    first, second = made(1.0, 0.5), made(0.0, None)
+    assert isinstance(first.metrics, RecordMetrics)
+    assert first.metrics._index is second.metrics._index  # type: ignore[attr-defined]
+    assert first.metrics == {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
+    assert list(second.metrics.items()) == [("recall@5", 0.0), ("mrr", None), ("leaked", [])]
+    assert "mrr" in second.metrics
+    assert "ndcg" not in second.metrics
+    assert second.metrics.get("ndcg", "absent") == "absent"
+    assert second.metric("mrr") is None
+    with pytest.raises(KeyError, match="ndcg"):
+        second.metrics["ndcg"]
+    assert pickle.loads(pickle.dumps(first)) == first
+    assert as_record(json.loads(json.dumps(first.to_json()))) == first
+    assert first.to_json()["metrics"] == {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
+    changed = dataclasses.replace(first, metrics={**first.metrics, "mrr": 1.0})
+    assert isinstance(changed.metrics, RecordMetrics)
+    assert changed.metric("mrr") == 1.0
+    assert first.metric("mrr") == 0.5

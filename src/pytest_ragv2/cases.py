@@ -45,7 +45,14 @@ from pytest_ragv2.located_yaml import (
     validation_errors,
 )
 from pytest_ragv2.safe_text import has_unsafe, printable
-from pytest_ragv2.schema import KNOWN_CATEGORIES, Case, Evidence, Split, StrictModel
+from pytest_ragv2.schema import (
+    KNOWN_CATEGORIES,
+    Case,
+    Evidence,
+    Split,
+    StrictModel,
+    share_fields_sets,
+)
 
 CASE_FILE_SUFFIXES = (".yaml", ".yml")
 SPLITS: tuple[Split, ...] = ("development", "holdout")
@@ -375,6 +382,7 @@ def _load_case(
         result.errors.extend(errors)
         return None
     merged = case.model_copy(update=update) if update else case
+    share_fields_sets(merged)
     return LoadedCase(merged, result.split, location, evidence_locations)
 
 

@@ -69,6 +69,38 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# one set object per distinct set of field names, shared by every model that has it
+_FIELDS_SETS: dict[frozenset[str], set[str]] = {}
+_FIELDS_SETS_KEPT = 4096  # distinct sets shared at most (a case file has a few dozen)
+
+
+def share_fields_sets(model: BaseModel) -> None:
+    """Let ``model`` and the models it holds share their set of explicitly given field
+    names with every model that has an equal one: a session keeps every case, and each
+    model's own set is a few hundred bytes. Safe for frozen models only: pydantic adds to
+    the set on assignment (which a frozen model refuses); ``model_copy`` copies it first."""
+    if not model.model_config.get("frozen"):
+        return
+    given = model.__pydantic_fields_set__
+    key = frozenset(given)
+    shared = _FIELDS_SETS.get(key)
+    if shared is None and len(_FIELDS_SETS) < _FIELDS_SETS_KEPT:
+        shared = _FIELDS_SETS[key] = set(given)
+    if shared is not None and shared is not given:
+        object.__setattr__(model, "__pydantic_fields_set__", shared)
+    for value in model.__dict__.values():
+        if isinstance(value, BaseModel):
+            share_fields_sets(value)
+        elif isinstance(value, list | tuple):
+            for item in value:
+                if isinstance(item, BaseModel):
+                    share_fields_sets(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                if isinstance(item, BaseModel):
+                    share_fields_sets(item)
+
+
 class TableCells(StrictModel):
     """What must appear together in one retrieved item for table integrity."""
 
