@@ -1,7 +1,9 @@
 """Which language is an answer written in? (``py3langid``, every language it knows.)
 
 The identifier (py3langid, a maintained fork of langid.py: naive Bayes over byte n-grams,
-numpy only) is loaded on the first call in a process — about 0.4 s and 94 MB — and kept.
+numpy only) is loaded on the first call in a process and kept: about 0.4 s and 94 MB from
+the library's compressed model, a few hundredths of a second from the decompressed copy the
+first session leaves in the user's cache (``scoring/language_cache.py``).
 It ranks every language it knows (142 labels), with probabilities normalised over them.
 
 - When the most likely language is **outside** the candidates (the configured languages
@@ -82,8 +84,15 @@ def _identifier() -> Any:
 
 @lru_cache(maxsize=1)
 def _load_identifier() -> Any:
+    from pytest_ragv2.scoring import language_cache
+
     langid = importlib.import_module("py3langid.langid")
-    return langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
+    cached = language_cache.load_cached(langid)
+    if cached is not None:
+        return cached
+    identifier = langid.LanguageIdentifier.from_model_file(langid.MODEL_FILE, norm_probs=True)
+    language_cache.store(langid, identifier)  # the next session maps it instead
+    return identifier
 
 
 def preload_identifier() -> threading.Thread:
