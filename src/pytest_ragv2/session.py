@@ -70,6 +70,52 @@ class MetricMeans(Mapping[str, float | None]):
         return MetricMeans, (self._names, self._values)
 
 
+class PointEstimate(Mapping[str, float | None]):
+    """A figure without an interval, read as its JSON form ``{"value": x}``: each per-case
+    row holds two latencies, and a one-entry dict is four times the bytes."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float | None) -> None:
+        self.value = value
+
+    def __getitem__(self, name: str) -> float | None:
+        if name != "value":
+            raise KeyError(name)
+        return self.value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("value",))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"PointEstimate({self.value!r})"
+
+    def __reduce__(self) -> tuple[type[PointEstimate], tuple[float | None]]:
+        return PointEstimate, (self.value,)
+
+
+# the layers' per-row figures, one dict per distinct content (most per-case rows hold
+# zeros): shared, so read-only (``SystemRow.extras`` is a Mapping)
+_SHARED_EXTRAS: dict[tuple[tuple[str, Any], ...], Mapping[str, Any]] = {}
+_SHARED_EXTRAS_KEPT = 1024
+
+
+def _shared_extras(extras: dict[str, Any]) -> Mapping[str, Any]:
+    try:
+        key = tuple(extras.items())
+        shared = _SHARED_EXTRAS.get(key)
+    except TypeError:  # a value that cannot be hashed (a list): kept as it is
+        return extras
+    if shared is None:
+        if len(_SHARED_EXTRAS) >= _SHARED_EXTRAS_KEPT:
+            return extras
+        shared = _SHARED_EXTRAS[key] = extras
+    return shared
+
+
 class _MeansItems(ItemsView[str, float | None]):
     _mapping: MetricMeans
 
@@ -89,11 +135,11 @@ class SystemRow:
     error_rate: float | None
     skipped: int
     metrics: Mapping[str, float | None]  # the case means of the layer's per-run metrics
-    latency_p50: dict[str, Any]  # an estimate: value (and low, high, method with intervals)
-    latency_p95: dict[str, Any]
+    latency_p50: Mapping[str, Any]  # an estimate: value (and low, high, method with intervals)
+    latency_p95: Mapping[str, Any]
     error_kinds: Mapping[str, int] = field(default_factory=dict)  # most frequent first
     error_example: str = ""
-    extras: dict[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
+    extras: Mapping[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
     headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
     role: str | None = None
     ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
@@ -125,8 +171,8 @@ class SystemRow:
             data["error_example"] = self.error_example
         data.update(self.extras)
         data.update(self.metrics.items())
-        data["latency_p50"] = self.latency_p50
-        data["latency_p95"] = self.latency_p95
+        data["latency_p50"] = dict(self.latency_p50)
+        data["latency_p95"] = dict(self.latency_p95)
         if self.headline_ci is not None:
             data[f"{self.headline_ci[0]}_ci"] = self.headline_ci[1]
         if self.role is not None:
@@ -228,11 +274,11 @@ def summarize(
         error_rate=errors / runs if runs else None,
         skipped=skipped,
         metrics=MetricMeans(metrics_named, tuple(means)),
-        latency_p50={"value": _percentile(latencies, 50)},
-        latency_p95={"value": _percentile(latencies, 95)},
+        latency_p50=PointEstimate(_percentile(latencies, 50)),
+        latency_p95=PointEstimate(_percentile(latencies, 95)),
         error_kinds=kinds,
         error_example=example,
-        extras=implementation.row_extras(records),
+        extras=_shared_extras(implementation.row_extras(records)),
         scoring_errors=scoring_errors,
     )
     if with_intervals:
