@@ -101,6 +101,10 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
     first, second = made(1.0, 0.5), made(0.0, None)
     assert isinstance(first.metrics, RecordMetrics)
     assert first.metrics._index is second.metrics._index  # type: ignore[attr-defined]
+    recall = RecordMetrics({"recall@5": 2 / 2, "hit@5": 3 / 3, "dup": 1 - 1.0, "neg": -0.0})
+    assert recall["recall@5"] is recall["hit@5"]  # 1.0 and 0.0: one float object each
+    assert recall["dup"] is RecordMetrics({"irrelevant_rate": 0.5 - 0.5})["irrelevant_rate"]
+    assert str(recall["neg"]) == "-0.0"  # a value is never changed, not even its sign
     assert first.metrics == {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
     assert list(second.metrics.items()) == [("recall@5", 0.0), ("mrr", None), ("leaked", [])]
     assert "mrr" in second.metrics

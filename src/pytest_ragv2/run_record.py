@@ -12,6 +12,7 @@ A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figu
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -39,7 +40,7 @@ class RecordMetrics(Mapping[str, Any]):
             if len(_SHAPES) < _SHAPES_KEPT:
                 _SHAPES[names] = index
         self._index = index
-        self._values = tuple(metrics.values())
+        self._values = tuple([_shared_value(value) for value in metrics.values()])
 
     def __getitem__(self, name: str) -> Any:
         return self._values[self._index[name]]
@@ -62,6 +63,17 @@ class RecordMetrics(Mapping[str, Any]):
 
     def __reduce__(self) -> tuple[type[RecordMetrics], tuple[dict[str, Any]]]:
         return RecordMetrics, (dict(self),)
+
+
+def _shared_value(value: Any) -> Any:
+    """1.0 and 0.0 (most recalls, hits and rates) as one float object each, not a new one
+    per metric and run; any other value as it is (-0.0 keeps its sign)."""
+    if type(value) is float:
+        if value == 1.0:
+            return 1.0
+        if value == 0.0 and math.copysign(1.0, value) > 0.0:
+            return 0.0
+    return value
 
 
 # the names' positions of each shape of metrics seen (a session has a few)

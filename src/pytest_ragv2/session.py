@@ -209,31 +209,33 @@ def case_metric_means(
     """Per case, the mean of every case-mean metric over that case's runs, in one pass
     (undefined values left out; a metric undefined in every run of a case is absent;
     skipped runs count for nothing)."""
-    width = len(metrics_named)
-    # per case: the totals of each metric, then the counts, in ``metrics_named`` order
-    sums: dict[str, list[float]] = {}
+    runs_of: dict[str, list[tuple[float | None, ...]]] = {}
     for record in records:
         if record.skipped:
             continue
-        totals = sums.get(record.key.case)
-        if totals is None:
-            totals = sums[record.key.case] = [0.0] * (2 * width)
+        values = tuple(
+            [
+                (1.0 if record.met else 0.0) if metric == "met" else record.metric(metric)
+                for metric in metrics_named
+            ]
+        )
+        runs_of.setdefault(record.key.case, []).append(values)
+    means: dict[str, dict[str, float]] = {}
+    for case, runs in runs_of.items():
+        if len(runs) == 1:  # run once: its own values (the record's floats, not copies)
+            means[case] = {
+                metric: value
+                for metric, value in zip(metrics_named, runs[0], strict=True)
+                if value is not None
+            }
+            continue
+        of_case: dict[str, float] = {}
         for index, metric in enumerate(metrics_named):
-            if metric == "met":
-                value: float | None = 1.0 if record.met else 0.0
-            else:
-                value = record.metric(metric)
-            if value is not None:
-                totals[index] += value
-                totals[width + index] += 1.0
-    return {
-        case: {
-            metric: totals[index] / totals[width + index]
-            for index, metric in enumerate(metrics_named)
-            if totals[width + index]
-        }
-        for case, totals in sums.items()
-    }
+            found = [value for run in runs if (value := run[index]) is not None]
+            if found:
+                of_case[metric] = sum(found) / len(found)
+        means[case] = of_case
+    return means
 
 
 def summarize(
