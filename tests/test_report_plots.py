@@ -19,7 +19,14 @@ import pytest
 from pytest_ragv2.decision import decide
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.report.plot_worker import PlotWorker
-from pytest_ragv2.report.plots import PLOTTED_EXTRAS, Figure, figures, plot_inputs
+from pytest_ragv2.report.plots import (
+    PLOTTED_EXTRAS,
+    Figure,
+    draw,
+    figures,
+    plot_inputs,
+    run_latencies,
+)
 from pytest_ragv2.report.summary import Summary, build_summary
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.settings import Settings
@@ -528,6 +535,24 @@ def test_the_plot_helper_is_sent_only_what_the_figures_read(
         systems={name: row for name, row in summary.systems.items() if row.role != "baseline"},
     )
     assert plot_inputs(alone).by_case == {}
+
+
+def test_the_figures_read_of_the_records_only_their_successful_runs_latencies(
+    layer_a: tuple[Summary, list[RunRecord]],
+) -> None:
+    summary, records = layer_a
+    other_layer = dataclasses.replace(
+        records[0], key=dataclasses.replace(records[0].key, layer="B")
+    )
+    skipped = dataclasses.replace(records[1], skipped="not served")
+    latencies = run_latencies(summary, [*records, other_layer, skipped])
+    assert set(latencies) == set(summary.systems)
+    for system, values in latencies.items():
+        counted = [r for r in records if r.key.system == system and r.ok]
+        if system == skipped.key.system:
+            counted = [r for r in counted if r.key != skipped.key]
+        assert sorted(values) == sorted(r.latency_s for r in counted)
+    assert draw(summary, latencies) == figures(summary, [*records, other_layer, skipped])
 
 
 def test_past_its_run_limit_the_plot_worker_is_let_go(

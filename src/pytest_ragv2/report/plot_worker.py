@@ -4,9 +4,10 @@ matplotlib takes about 0.3 s to import, and a session against a fast system keep
 thread busy from its first run to its last: imported in a background thread, matplotlib
 would take the GIL from every run; imported at the end, it lengthens every session by as
 much. A helper process imports it on another core while the runs go on, then waits for
-the summary and the records (pickled through its stdin) and sends the figures back
-(pickled through its stdout). It draws them with :func:`pytest_ragv2.report.plots.figures`,
-the very function the session would call itself.
+what the figures read (pickled through its stdin: :func:`~pytest_ragv2.report.plots.
+plot_inputs` of the summary, and each system's run latencies, not the records) and sends
+the figures back (pickled through its stdout). It draws them with
+:func:`pytest_ragv2.report.plots.draw`, the very function the session would call itself.
 
 Whatever goes wrong with the helper (it could not start, it died, it timed out, it sent
 garbage) the session draws the plots itself: the worker is only ever a head start. It
@@ -21,6 +22,7 @@ import select
 import subprocess
 import sys
 import threading
+from array import array
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -31,10 +33,10 @@ if TYPE_CHECKING:
 
 PLOT_TIMEOUT_S = 120.0  # drawing 100,000 runs' plots takes a few seconds
 READY = b"R"
-# past this many runs, sending what the plots read (plots.plot_inputs: a row per case of
-# the compared systems, a slim record per run) may cost more than the helper saves: the
-# session draws the plots itself. At 50,000 layer-A runs the helper still saved 0.2 s and
-# the 30 MB matplotlib costs in this process.
+# past this many runs, sending what the plots read (a row per case of the compared
+# systems, a latency per run) may cost more than the helper saves: the session draws the
+# plots itself. At 50,000 layer-A runs the helper saved 0.2 s and the 30 MB matplotlib
+# costs in this process.
 MAX_RUNS_SENT = 100_000
 
 
@@ -62,10 +64,14 @@ class PlotWorker:
             self.close()
             return
         try:
-            from pytest_ragv2.report.plots import plot_inputs
+            from pytest_ragv2.report.plots import plot_inputs, run_latencies
 
+            latencies = {
+                system: array("d", values)
+                for system, values in run_latencies(summary, records).items()
+            }
             payload = pickle.dumps(
-                (plot_inputs(summary), _slim(records)), protocol=pickle.HIGHEST_PROTOCOL
+                (plot_inputs(summary), latencies), protocol=pickle.HIGHEST_PROTOCOL
             )
         except Exception:  # anything unpicklable: drawn here
             self.close()
@@ -115,26 +121,6 @@ class PlotWorker:
         job[0].join(5.0)
 
 
-def _slim(records: Sequence[RunRecord]) -> list[RunRecord]:
-    """What the figures read of the records (a run's key, role, outcome and latency), not
-    their metrics and items: a tenth of the bytes to send and for the helper to hold."""
-    from pytest_ragv2.run_record import RunRecord
-
-    return [
-        RunRecord(
-            key=record.key,
-            category=record.category,
-            split=record.split,
-            role=record.role,
-            ok=record.ok,
-            met=record.met,
-            latency_s=record.latency_s,
-            skipped=record.skipped,
-        )
-        for record in records
-    ]
-
-
 def _ready(process: subprocess.Popen[bytes]) -> bool:
     """The helper said it is ready (one byte on its stdout), without waiting for it."""
     stdout = process.stdout
@@ -155,7 +141,7 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
 
 
 def main() -> int:
-    from pytest_ragv2.report.plots import figures, warm
+    from pytest_ragv2.report.plots import draw, warm
 
     warm()  # the head start: matplotlib's import while the session runs
     import pytest_ragv2.report.summary  # noqa: F401  what unpickling the summary needs
@@ -163,10 +149,10 @@ def main() -> int:
     sys.stdout.buffer.write(READY)
     sys.stdout.buffer.flush()
     try:
-        summary, records = pickle.load(sys.stdin.buffer)
+        summary, latencies = pickle.load(sys.stdin.buffer)
     except EOFError:
         return 0  # the session ended without asking (no case ran, an interrupt)
-    pickle.dump(figures(summary, records), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
+    pickle.dump(draw(summary, latencies), sys.stdout.buffer, protocol=pickle.HIGHEST_PROTOCOL)
     sys.stdout.buffer.flush()
     return 0
 

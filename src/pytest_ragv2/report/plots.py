@@ -99,14 +99,18 @@ def warm() -> None:
 def figures(summary: Summary, records: Sequence[RunRecord]) -> list[Figure]:
     """The report's figures for one layer's summary and its records, in reading order
     (never raises: a figure whose data is absent, or that fails, is left out)."""
+    return draw(summary, run_latencies(summary, records))
+
+
+def draw(summary: Summary, latencies: Mapping[str, Sequence[float]]) -> list[Figure]:
+    """:func:`figures` from what they read of the records (:func:`run_latencies`)."""
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - matplotlib is a dependency
         return []
-    layer_records = [record for record in records if record.key.layer == summary.layer]
     builders: list[tuple[str, Callable[[], _Plot | None]]] = [
         ("recall", lambda: _recall_at_k(summary)),
-        ("latency", lambda: _latency(summary, layer_records)),
+        ("latency", lambda: _latency(summary, latencies)),
         ("categories", lambda: _category_deltas(summary)),
         ("cases", lambda: _case_deltas(summary)),
         ("rubric", lambda: _rubric(summary)),
@@ -368,19 +372,27 @@ def _recall_at_k(summary: Summary) -> _Plot | None:
 # --- latency -------------------------------------------------------------------------------
 
 
-def _latency(summary: Summary, records: Sequence[RunRecord]) -> _Plot | None:
-    import numpy as np
-
+def run_latencies(summary: Summary, records: Sequence[RunRecord]) -> dict[str, list[float]]:
+    """What the figures read of the records: per system of the summary, the latencies of
+    its successful runs at the summary's layer (a helper process is sent these alone)."""
     by_system: dict[str, list[float]] = {name: [] for name in summary.systems}
     for record in records:
         if (
-            record.ok
+            record.key.layer == summary.layer
+            and record.ok
             and not record.skipped
             and record.key.system in by_system
             and math.isfinite(record.latency_s)
             and record.latency_s >= 0
         ):
             by_system[record.key.system].append(record.latency_s)
+    return by_system
+
+
+def _latency(summary: Summary, latencies: Mapping[str, Sequence[float]]) -> _Plot | None:
+    import numpy as np
+
+    by_system = {name: list(latencies.get(name, ())) for name in summary.systems}
     if not any(by_system.values()):
         return None
     names = list(by_system)
