@@ -186,3 +186,36 @@ def test_a_given_run_id_is_claimed_once(tmp_path: Path) -> None:
     # a plan writes nothing: it only picks the id
     assert claim_run_dir(tmp_path, "planned", 1, claim=False) == "planned"
     assert not (tmp_path / "planned").exists()
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_runs_of_cases_not_asked_for_are_skipped_and_every_asked_one_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compress: bool
+) -> None:
+    import json
+
+    import pytest_ragv2.rawruns as rawruns
+
+    writer = RawRunWriter(tmp_path, "main", compress=compress)
+    for case in ("C0", "C1", 'Q"7', "C2"):  # an id JSON escapes is read by parsing
+        writer.append({"key": {"case": case, "system": "v2"}, "answer": "a"})
+    writer.append({"answer": "b", "key": {"case": "C3"}})  # key not first: parsed
+    writer.close()
+    parsed: list[str] = []
+    loads = json.loads
+
+    def counting(text: str) -> object:
+        parsed.append(text)
+        return loads(text)
+
+    monkeypatch.setattr(rawruns.json, "loads", counting)
+    read = [run["key"]["case"] for run in read_raw_runs(tmp_path, {"C1", 'Q"7'})]
+    assert read == ["C1", 'Q"7', "C3"]  # the callers still check the key they were given
+    assert len(parsed) == 3  # C0 and C2 skipped unparsed
+    assert [run["key"]["case"] for run in read_raw_runs(tmp_path)] == [
+        "C0",
+        "C1",
+        'Q"7',
+        "C2",
+        "C3",
+    ]

@@ -187,3 +187,14 @@ def test_per_case_rows_hold_compact_latencies_and_share_equal_extras() -> None:
     assert first.extras is second.extras  # one dict for every row with the same figures
     # the system's own row keeps its interval
     assert set(results.systems["v2"].latency_p50) == {"value", "low", "high", "n", "method"}
+
+
+@pytest.mark.parametrize("latency", [0.25, 0.0, math.inf, -math.inf, math.nan])
+def test_a_one_run_row_reads_its_latency_as_the_percentile_would(latency: float) -> None:
+    from pytest_ragv2.session import _percentile
+    from pytest_ragv2.stats import percentile
+
+    expected = percentile([latency], 95)
+    found = _percentile([latency], 95)
+    assert found == (None if math.isnan(expected) else expected)
+    assert _percentile([latency, latency], 50) == found  # the general path agrees

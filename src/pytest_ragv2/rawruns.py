@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 import zlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -385,18 +385,31 @@ def raw_run_files(run_dir: Path) -> list[Path]:
     return sorted(found, key=lambda path: (generation_of(path), path.name))
 
 
-def _lines(path: Path) -> Iterator[dict[str, Any]]:
+# a raw line as this package writes it starts with its key, the case first: read there, a
+# case id not asked for skips the line unparsed (a line written otherwise is parsed)
+_LINE_CASE = re.compile(r'\{"key": \{"case": "([^"\\]*)"')
+
+
+def _lines(path: Path, cases: Container[str] | None = None) -> Iterator[dict[str, Any]]:
     if path.name.endswith(".gz"):
-        yield from _gzip_lines(path)
+        yield from _gzip_lines(path, cases)
         return
     with path.open(encoding="utf-8") as stream:
         for line in stream:
             if not line.endswith("\n"):
                 break  # a torn last line (a killed process)
-            yield json.loads(line)
+            if _wanted(line, cases):
+                yield json.loads(line)
 
 
-def _gzip_lines(path: Path) -> Iterator[dict[str, Any]]:
+def _wanted(line: str, cases: Container[str] | None) -> bool:
+    if cases is None:
+        return True
+    found = _LINE_CASE.match(line)
+    return found is None or found.group(1) in cases
+
+
+def _gzip_lines(path: Path, cases: Container[str] | None = None) -> Iterator[dict[str, Any]]:
     """The lines of a file of gzip members, read as a stream; a member is taken once it is
     whole and its checksum holds, so a member torn by a killed process is skipped."""
     member = zlib.decompressobj(wbits=31)
@@ -410,7 +423,7 @@ def _gzip_lines(path: Path) -> Iterator[dict[str, Any]]:
                 return  # a member cut short and followed by nothing readable
             if member.eof:
                 for line in b"".join(pieces).decode("utf-8").splitlines(keepends=True):
-                    if line.endswith("\n"):
+                    if line.endswith("\n") and _wanted(line, cases):
                         yield json.loads(line)
                 pieces = []
                 pending = member.unused_data
@@ -428,11 +441,12 @@ def line_identity(raw: Mapping[str, Any]) -> str:
     return kind + json.dumps(raw.get("key"), sort_keys=True)
 
 
-def read_raw_runs(run_dir: Path) -> Iterator[dict[str, Any]]:
+def read_raw_runs(run_dir: Path, cases: Container[str] | None = None) -> Iterator[dict[str, Any]]:
     """Every raw run of a run directory; a torn last line (a killed process) is skipped.
 
     A run made again by a resumption (``--ragv2-retry-errors``) replaces the earlier line of
-    the same key: each key is read once, as the latest session made it."""
+    the same key: each key is read once, as the latest session made it. ``cases``: only
+    the runs of these cases are wanted (the others may be skipped without being parsed)."""
     files = raw_run_files(run_dir)
     newest = max((generation_of(path) for path in files), default=0)
     # the keys each resumption wrote, to skip their earlier lines (resumptions are small)
@@ -445,6 +459,6 @@ def read_raw_runs(run_dir: Path) -> Iterator[dict[str, Any]]:
         written_after[generation - 1] = set(later)
     for path in files:
         superseded = written_after.get(generation_of(path), set())
-        for raw in _lines(path):
+        for raw in _lines(path, cases):
             if not superseded or line_identity(raw) not in superseded:
                 yield raw

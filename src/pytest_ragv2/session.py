@@ -322,6 +322,9 @@ def error_kinds(records: Sequence[RunRecord]) -> tuple[Mapping[str, int], str]:
 
 
 def _percentile(values: Sequence[float], q: float) -> float | None:
+    if len(values) == 1:  # a per-case row of one run: every percentile is its value
+        value = float(values[0])
+        return value if math.isfinite(value) else None  # as percentile() gives (inf: NaN)
     return _finite(percentile(values, q))
 
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -155,16 +155,18 @@ def outcome_of(record: RunRecord) -> str:
 
 
 def iter_layer_raw_runs(
-    run_dir: Path | None, layer: str
+    run_dir: Path | None, layer: str, cases: Container[str] | None = None
 ) -> Iterator[tuple[RunKey, dict[str, Any]]]:
     """The raw runs of ``layer`` with their keys, in the order written (a later line of a
-    key replaces an earlier one); nothing when the run directory is missing or unreadable."""
+    key replaces an earlier one); nothing when the run directory is missing or unreadable.
+    ``cases``: only these cases' runs are wanted (others are skipped unparsed where they
+    can be)."""
     if run_dir is None or not run_dir.is_dir():
         return
     from pytest_ragv2.rawruns import read_raw_runs
 
     try:
-        for raw in read_raw_runs(run_dir):
+        for raw in read_raw_runs(run_dir, cases):
             key = raw.get("key")
             if not isinstance(key, dict) or ("judge" in raw and "transcript" not in raw):
                 continue
@@ -530,7 +532,7 @@ def build_case_views(
     # each raw run is made into its run's short view as it is read, never all held at once
     # (a 20,000-run session's raw runs are hundreds of megabytes as dicts)
     viewed: dict[RunKey, RunView] = {}
-    for key, raw in iter_layer_raw_runs(run_dir, summary.layer) if layer_records else ():
+    for key, raw in iter_layer_raw_runs(run_dir, summary.layer, kept) if layer_records else ():
         found = by_key.get(key)
         if found is not None:
             viewed[key] = run_view(found, raw, case_of(key.case), headline)
