@@ -87,16 +87,8 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
     from pytest_ragv2.run_record import RecordMetrics
 
     def made(recall: float, mrr: float | None) -> RunRecord:
-        return RetrievalRecord(
-            key=KEY_A,
-            category="c",
-            split="development",
-            role="candidate",
-            ok=True,
-            met=True,
-            latency_s=0.1,
-            metrics={"recall@5": recall, "mrr": mrr, "leaked": []},
-        )
+        metrics = {"recall@5": recall, "mrr": mrr, "leaked": []}
+        return as_record({"key": KEY_A.to_json(), "category": "c", "metrics": metrics})
 
     first, second = made(1.0, 0.5), made(0.0, None)
     assert isinstance(first.metrics, RecordMetrics)
