@@ -89,16 +89,23 @@ def share_fields_sets(model: BaseModel) -> None:
     if shared is not None and shared is not given:
         object.__setattr__(model, "__pydantic_fields_set__", shared)
     for value in model.__dict__.values():
-        if isinstance(value, BaseModel):
-            share_fields_sets(value)
-        elif isinstance(value, list | tuple):
-            for item in value:
-                if isinstance(item, BaseModel):
+        kind = type(value)
+        if kind in _LEAVES:
+            continue
+        if kind is list or kind is tuple:
+            # a schema's lists hold one kind of item: a list of strings is skipped at once
+            if value and isinstance(value[0], BaseModel):
+                for item in value:
                     share_fields_sets(item)
-        elif isinstance(value, dict):
+        elif kind is dict:
             for item in value.values():
                 if isinstance(item, BaseModel):
                     share_fields_sets(item)
+        elif isinstance(value, BaseModel):
+            share_fields_sets(value)
+
+
+_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 class TableCells(StrictModel):
