@@ -15,6 +15,7 @@ layer with it — its retrieval alone.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -87,6 +88,10 @@ class CaseDiagnosis:
     diagnosis: str  # one of DIAGNOSES
     reason: str
     signature: frozenset[str] = frozenset()  # the gold-related failure reasons of its runs
+
+    def __post_init__(self) -> None:
+        # most reasons repeat ("recall@5 1.00"): one string each, not one per case
+        object.__setattr__(self, "reason", sys.intern(self.reason))
 
     def to_json(self) -> dict[str, str]:
         return {"diagnosis": self.diagnosis, "reason": self.reason}
