@@ -389,3 +389,10 @@ def test_a_one_layer_session_diagnoses_from_that_layer(bundled: pytest.Pytester)
     seen = {entry["diagnosis"] for by in found["cases"].values() for entry in by.values()}
     assert seen <= {OK, RETRIEVAL_MISSED, GOLD_SUSPECT, RUNS_FAILED}
     assert "Diagnosis per case" in result.stdout.str()
+
+
+def test_a_reason_repeated_over_cases_is_one_string() -> None:
+    first = diagnose({"A": [hits(1.0, system="v1")]}).entries[0]
+    again = diagnose({"A": [hits(1.0, system="v1")]}).entries[0]
+    assert first.reason == again.reason
+    assert first.reason is again.reason
