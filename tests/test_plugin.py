@@ -540,3 +540,28 @@ def test_an_ordinary_failing_test_beside_the_cases_fails_the_session(
     screen = " ".join(result.stdout.str().split())
     assert "1 ordinary test(s) or collector(s) failed besides the gold cases" in screen
     assert "run(s) lost" not in screen
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_session_keeps_no_listed_items_past_a_runs_last_report(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    """A layer-A record lists its first items for pytest-html, which shows them at the
+    item's last report; from there the session keeps the record without them (the case
+    panels read the raw run), on the report too: no second form of it stays."""
+    from pytest_ragv2.run_record import RetrievalRecord
+
+    recorder = project.inline_run("--ragv2-layer=A", *RUN_ID, *workers, "--html=html.html")
+    calls = [
+        report
+        for report in recorder.getreports("pytest_runtest_logreport")
+        if report.when == "call" and hasattr(report, "ragv2")
+    ]
+    assert len(calls) == 10
+    assert all(type(report.ragv2) is RetrievalRecord for report in calls)
+    assert [report.nodeid for report in calls if report.ragv2.top] == []
+    assert sum(report.ragv2.returned for report in calls) >= 10  # what was listed
+    html = (project.path / "html.html").read_text(encoding="utf-8")
+    assert html.count("Top items") == 10
+    assert "the raw run is missing" not in html  # pytest-html lists them while on disk
+    assert "datasheet" in html

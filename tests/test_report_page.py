@@ -370,3 +370,22 @@ def test_pytest_html_shows_a_hostile_case_file_name_as_text(project: pytest.Pyte
     assert len(ids) == 10
     assert all("&lt;img src=x onerror=alert(1)&gt;.yaml::C0" in cell for cell in ids)
     assert not any("<img" in cell for cell in ids)
+
+
+def test_a_run_whose_items_are_neither_kept_nor_on_disk_says_so() -> None:
+    """The session keeps no listed items past a run's report: with the raw run gone, its
+    panel says the items cannot be listed, and counts none as "more"; a rescored record
+    still shows its first items."""
+    listed = case_view.ListedItem(rank=1, where="a.pdf, p. 2", text="", level=None)
+    empty = page_module.items_html(case_view.ItemList((), 7, complete=False), "raw", "Retrieved")
+    assert "(7 returned)" in empty
+    assert "the raw run is missing: its items cannot be listed" in empty
+    assert "more" not in empty
+    short = page_module.items_html(
+        case_view.ItemList((listed,), 7, complete=False), "raw", "Retrieved"
+    )
+    assert "the raw run is missing: the record's first items" in short
+    assert "and 6 more, all in raw" in short
+    whole = page_module.items_html(case_view.ItemList((listed,), 7), "raw", "Retrieved")
+    assert "missing" not in whole
+    assert "and 6 more, all in raw" in whole

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -112,3 +113,29 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
     assert isinstance(changed.metrics, RecordMetrics)
     assert changed.metric("mrr") == 1.0
     assert first.metric("mrr") == 0.5
+
+
+def test_equal_list_metrics_are_one_list_kept_by_every_record_with_them() -> None:
+    from pytest_ragv2.run_record import RecordMetrics
+
+    def hits(full: int | None) -> list[dict[str, Any]]:
+        ranks = {"document": 1, "page": 1, "section": None, "full": full}
+        return [{"index": 0, "first_rank": ranks}]
+
+    first = RecordMetrics({"evidence_hits": hits(1), "leaked": []})
+    second = RecordMetrics({"evidence_hits": hits(1), "leaked": []})
+    other = RecordMetrics({"evidence_hits": hits(2), "leaked": ["x.pdf"]})
+    assert first["evidence_hits"] is second["evidence_hits"]
+    assert first["leaked"] is second["leaked"]
+    assert other["evidence_hits"] is not first["evidence_hits"]
+    assert other["evidence_hits"] == hits(2)
+    assert other["leaked"] == ["x.pdf"]
+    # equal as JSON only: True is not 1, 1.0 is not 1, and the order of the keys is kept
+    typed = RecordMetrics({"a": [True], "b": [1], "c": [1.0], "d": [{"y": 1, "x": 2}]})
+    assert [type(typed[name][0]) for name in "abc"] == [bool, int, float]
+    assert list(RecordMetrics({"d": [{"x": 2, "y": 1}]})["d"][0]) == ["x", "y"]
+    assert list(typed["d"][0]) == ["y", "x"]
+    nan = float("nan")
+    assert RecordMetrics({"n": [nan]})["n"] is not RecordMetrics({"n": [nan]})["n"]
+    unhashable = RecordMetrics({"s": [{1, 2}]})
+    assert unhashable["s"] == [{1, 2}]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -375,8 +375,14 @@ class _ReportSink:
     def __init__(self, controller: Controller) -> None:
         self._controller = controller
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._controller.add_report(report)
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> Generator[None, None, None]:
+        # after every other plugin: pytest-html lists a run's items from its record at the
+        # item's last report, and only then may the controller drop them
+        try:
+            return (yield)
+        finally:
+            self._controller.add_report(report)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         self._controller.add_report(report)

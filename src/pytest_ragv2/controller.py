@@ -40,7 +40,7 @@ from pytest_ragv2.report.terminal import (
     write_session_summary,
     write_terminal_summary,
 )
-from pytest_ragv2.run_record import RunRecord, as_record
+from pytest_ragv2.run_record import RetrievalRecord, RunRecord, as_record
 from pytest_ragv2.session import SessionResults
 
 if TYPE_CHECKING:
@@ -50,6 +50,8 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.plot_worker import PlotWorker
 
 RECORD_ATTRIBUTE = "ragv2"
+
+
 # the end's imports are warmed once the main thread is seen mostly waiting on the systems
 WARM_PROBE_RUNS = 8
 WARM_MAX_BUSY = 0.5  # of the wall time of the last WARM_PROBE_RUNS runs, in CPU time
@@ -84,6 +86,9 @@ class Controller:
     _warming: threading.Thread | None = field(default=None, repr=False)
     _probe: tuple[float, float] | None = field(default=None, repr=False)  # wall, CPU time
     plot_workers: dict[str, PlotWorker] = field(default_factory=dict, repr=False)  # by layer
+    # node id → the position in ``records`` and the report of a record still listing its
+    # items: until the item's last report, which pytest-html waits for to show them
+    _listing: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
 
     @property
     def expected_runs(self) -> int | None:
@@ -197,6 +202,9 @@ class Controller:
         self.set_expected(counts)
 
     def add_report(self, report: pytest.TestReport | pytest.CollectReport) -> None:
+        """Take a report once every other plugin has read it."""
+        if getattr(report, "when", None) == "teardown":
+            self._unlist(report.nodeid)
         record = getattr(report, RECORD_ATTRIBUTE, None)
         not_written = getattr(report, "ragv2_raw_write_error", None)
         if not_written is not None:
@@ -204,7 +212,11 @@ class Controller:
             # session ends with exit status 3 once the others have finished theirs
             self.raw_write_error = self.raw_write_error or str(not_written)
         elif record is not None:
-            self.records.append(as_record(record))  # read back once from the report's JSON
+            kept = as_record(record)  # read back once from the report's JSON
+            setattr(report, RECORD_ATTRIBUTE, kept)  # the report keeps no second form
+            self.records.append(kept)
+            if isinstance(kept, RetrievalRecord) and kept.top:
+                self._listing[report.nodeid] = (len(self.records) - 1, report)
             self.reused_runs += bool(getattr(report, "ragv2_reused", False))
             self._warm_if_waiting()
             if self.progress is not None:
@@ -218,6 +230,19 @@ class Controller:
             else:
                 # an ordinary test (or a collection error) failed: the gates cannot clear that
                 self.other_failures += 1
+
+    def _unlist(self, nodeid: str) -> None:
+        """The item's record from here to the session's end: without its listed items
+        (about 0.6 KB a run), which pytest-html has shown by the item's last report and a
+        case panel reads from the raw run."""
+        listing = self._listing.pop(nodeid, None)
+        if listing is not None:
+            position, report = listing
+            record = self.records[position]
+            if isinstance(record, RetrievalRecord):
+                kept = dataclasses.replace(record, top=())
+                self.records[position] = kept
+                setattr(report, RECORD_ATTRIBUTE, kept)
 
     def _is_case_run(self, nodeid: str) -> bool:
         """A node id of a gold-case item: it lies in the cases folder (xdist's controller

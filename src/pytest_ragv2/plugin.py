@@ -157,6 +157,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         report.ragv2_raw_write_error = str(call.excinfo.value)  # the controller stops
     if call.when == "call" and record is not None:
         report.ragv2 = record  # as JSON where the report is serialised (below)
+        item.ragv2_record = None  # type: ignore[attr-defined]  # held by the report now
         if getattr(item, "ragv2_reused", False):
             report.ragv2_reused = True  # scored from an earlier session's raw run
         if report.failed and record.role in NOT_DECISIVE:

@@ -28,7 +28,8 @@ _NOT_NUMBERS = (str, list, tuple, dict)
 class RecordMetrics(Mapping[str, Any]):
     """A record's metrics, read as a mapping: the values in a tuple, and their names'
     positions in a dict that every record with the same names shares (one per layer and
-    setting). A session keeps a record per run: a dict of sixteen metrics is twice as big."""
+    setting). A session keeps a record per run: a dict of sixteen metrics is twice as big.
+    Equal list values (the evidence hits) are one list shared by the records: read-only."""
 
     __slots__ = ("_index", "_values")
 
@@ -67,18 +68,52 @@ class RecordMetrics(Mapping[str, Any]):
 
 def _shared_value(value: Any) -> Any:
     """1.0 and 0.0 (most recalls, hits and rates) as one float object each, not a new one
-    per metric and run; any other value as it is (-0.0 keeps its sign)."""
+    per metric and run; a list (the evidence hits, the leaked files) as the one list every
+    record with an equal one holds; any other value as it is (-0.0 keeps its sign)."""
     if type(value) is float:
         if value == 1.0:
             return 1.0
         if value == 0.0 and math.copysign(1.0, value) > 0.0:
             return 0.0
+    elif type(value) is list:
+        return _shared_list(value)
     return value
+
+
+def _shared_list(value: list[Any]) -> list[Any]:
+    # the evidence hits of a run (where each gold entry was first found) take few distinct
+    # values over a session: kept once, they cost a record a pointer instead of ~0.5 KB
+    try:
+        key = _frozen(value)
+        shared = _LISTS.get(key)
+    except TypeError:  # a value that cannot be a key: kept as it is
+        return value
+    if shared is None:
+        shared = value
+        if len(_LISTS) < _LISTS_KEPT:
+            _LISTS[key] = value
+    return shared
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable key equal for equal JSON values (and only for them: the type is in it)."""
+    kind = type(value)
+    if kind is list:
+        return (list, *[_frozen(item) for item in value])
+    if kind is dict:
+        return (dict, *[(name, _frozen(item)) for name, item in value.items()])
+    if kind is float and value != value:
+        raise TypeError("NaN is never equal to itself")
+    hash(value)
+    return (kind, value)
 
 
 # the names' positions of each shape of metrics seen (a session has a few)
 _SHAPES: dict[tuple[str, ...], dict[str, int]] = {}
 _SHAPES_KEPT = 256
+# the list values seen, each kept once (a record's metrics are read-only: never changed)
+_LISTS: dict[Any, list[Any]] = {}
+_LISTS_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)

@@ -230,8 +230,11 @@ def _listed(items: Sequence[RetrievedItem], required: Sequence[Evidence]) -> Ite
     return ItemList(shown, len(ordered))
 
 
-def listed_from_record(record: RetrievalRecord) -> ItemList:
-    """The record's short list, gold hits read from the first ranks the scorer recorded."""
+def listed_from_record(record: RetrievalRecord, *, raw_missing: bool = True) -> ItemList:
+    """The record's short list, gold hits read from the first ranks the scorer recorded
+    (``raw_missing``: it stands for a raw run that cannot be read). The session's own
+    records keep no list past their report (``controller.kept_record``): for them it is
+    empty, and only a rescored record lists its items."""
     levels: dict[int, int] = {}
     for hit in record.metrics.get("evidence_hits") or ():
         for step, name in ((1, "document"), (2, "page"), (3, "section"), (4, "full")):
@@ -247,7 +250,7 @@ def listed_from_record(record: RetrievalRecord) -> ItemList:
         )
         for position, item in enumerate(record.top, start=1)
     )
-    return ItemList(shown, max(record.returned, len(shown)), complete=False)
+    return ItemList(shown, max(record.returned, len(shown)), complete=not raw_missing)
 
 
 def _evidence_marks(record: RetrievalRecord, required: Sequence[Evidence]) -> tuple[GoldMark, ...]:

@@ -160,7 +160,8 @@ def run_extras_html(record: RunRecord) -> str:
             + "</ul>"
         )
     if isinstance(record, RetrievalRecord):
-        parts.append(items_html(listed_from_record(record), "the raw runs", "Top items"))
+        listed = listed_from_record(record, raw_missing=False)  # the raw run is on disk
+        parts.append(items_html(listed, "the raw runs", "Top items"))
     if isinstance(record, ChatRecord):
         marks = [GoldMark("required claim", text, False) for text in record.claims_missed]
         marks += [

@@ -407,16 +407,15 @@ def items_html(listed: ItemList, raw_runs: str, title: str) -> str:
             f"<li value='{item.rank}'{attrs}><span class='where'>{escape(item.where)}</span>"
             f"{level}{score}{text}</li>"
         )
-    if listed.more:
+    if listed.more and rows:
         rows.append(
             f"<li class='more'>{escape(capped_note(len(listed.items), listed.total, raw_runs))}"
             "</li>"
         )
-    note = (
-        ""
-        if listed.complete
-        else " <span class='note'>(the raw run is missing: the record's first items)</span>"
-    )
+    note = ""
+    if not listed.complete:
+        shown = "the record's first items" if listed.items else "its items cannot be listed"
+        note = f" <span class='note'>(the raw run is missing: {shown})</span>"
     empty = "<p class='note'>nothing returned</p>" if not listed.total else ""
     return (
         f"<div class='ranked'><b>{escape(title)}</b> ({listed.total} returned){note}"
