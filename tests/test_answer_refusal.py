@@ -7,6 +7,7 @@ The development set below is written for the detector's tests; the held-apart se
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 from pathlib import Path
@@ -15,9 +16,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest_ragv2.scoring.refusal as refusal_module
 from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES
-from pytest_ragv2.scoring.refusal import clauses, find_refusal, is_refusal
+from pytest_ragv2.scoring.refusal import Refusal, clauses, find_refusal, is_refusal
 from pytest_ragv2.scoring.refusal_eval import precision_recall, read_heldout
+from pytest_ragv2.scoring.refusal_lexicon import LEXICONS
 
 ROOT = Path(__file__).resolve().parent.parent
 HELDOUT = ROOT / "tests" / "data" / "refusal_heldout.yaml"
@@ -511,6 +514,53 @@ def test_an_answer_without_a_negation_or_absence_word_never_refuses(words: list[
     text = " ".join(words)
     for lang in ("fr", "de", "en"):
         assert find_refusal(text, lang, NO_PHRASES) is None
+
+
+def _every_clause_read(text: str, lang: str) -> Refusal | None:
+    """find_refusal as it reads without its shortcut: every language's every clause."""
+    if not text.strip():
+        return None
+    prepared = refusal_module._prepared(text)
+    for code in dict.fromkeys([lang, *LEXICONS]):
+        lexicon = LEXICONS[code]
+        for clause in clauses(prepared, lexicon.splitters):
+            how = refusal_module.clause_refusal(clause, lexicon)
+            if how is not None:
+                return Refusal(clause, how, code)
+    return None
+
+
+def _lexicon_words() -> list[str]:
+    """Every word of every lexicon (a stem completed), and the glue of a sentence."""
+    found: list[str] = []
+    for lexicon in LEXICONS.values():
+        for field in dataclasses.fields(lexicon):
+            value = getattr(lexicon, field.name)
+            if isinstance(value, (tuple, frozenset)):
+                found += [
+                    entry.rstrip("*") + ("en" if entry[-1:] == "*" else "") for entry in value
+                ]
+    glue = "the le der price Preis prix X2 1.8 m/s . , ; : - ( [1] ) but mais aber n't can't"
+    return sorted(set(found)) + glue.split()
+
+
+@given(
+    st.lists(st.sampled_from(_lexicon_words()), min_size=1, max_size=25),
+    st.sampled_from(list(LEXICONS)),
+)
+def test_skipping_a_language_whose_words_cannot_refuse_changes_no_finding(
+    words: list[str], lang: str
+) -> None:
+    """A language whose negations, absence and incompatibility words and self-refusals
+    none of the answer holds is not cut into clauses: the finding is the one every clause
+    read gives, refusal or not, down to the clause and the construction."""
+    text = " ".join(words)
+    assert find_refusal(text, lang, {}) == _every_clause_read(text, lang)
+
+
+@pytest.mark.parametrize(("lang", "text"), _cases("refusals") + _cases("non_refusals"))
+def test_the_development_set_is_found_as_every_clause_read_finds_it(lang: str, text: str) -> None:
+    assert find_refusal(text, lang, {}) == _every_clause_read(text, lang)
 
 
 def test_an_empty_answer_does_not_refuse() -> None:

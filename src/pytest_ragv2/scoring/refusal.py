@@ -216,6 +216,20 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     return None
 
 
+def _may_refuse(words: frozenset[str], joined: str, lexicon: Lexicon) -> bool:
+    """Whether any clause of a text (its words, and all of them joined by spaces) may
+    refuse in ``lexicon``'s language: a clause refuses only with a negation, an absence or
+    an incompatibility word, or a self-refusal; the words of the clauses, in order, are the
+    text's, so a self-refusal found in a clause is found in the whole. Most answers hold
+    none, and their clauses need not be cut and read one by one."""
+    if not words.isdisjoint(lexicon.negations):
+        return True
+    if any(_is(w, lexicon.absence) or _is(w, lexicon.incompatible) for w in words):
+        return True
+    self_refusal = _phrases_pattern(lexicon.self_refusals)
+    return self_refusal is not None and self_refusal.search(joined) is not None
+
+
 def find_refusal(
     answer: str,
     lang: str,
@@ -229,12 +243,15 @@ def find_refusal(
     languages = [lang, *(code for code in (*phrases, *lexicons) if code != lang)]
     ordered = list(dict.fromkeys(languages))
     prepared = _prepared(answer)
+    words = _WORD.findall(prepared.replace("'", " "))
+    distinct = frozenset(words)
+    joined = " ".join(words)
     for code in ordered:
         phrase = find_phrase(answer, tuple(phrases.get(code, ())))
         if phrase is not None:
             return Refusal(phrase, "phrase", code)
         lexicon = lexicons.get(code)
-        if lexicon is None:
+        if lexicon is None or not _may_refuse(distinct, joined, lexicon):
             continue
         for clause in clauses(prepared, lexicon.splitters):
             how = clause_refusal(clause, lexicon)
