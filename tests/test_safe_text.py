@@ -33,6 +33,20 @@ def test_json_text_escapes_every_unsafe_character_and_reads_back_the_same() -> N
         assert "\\u202e" in text
 
 
+def test_ascii_json_text_escapes_the_one_unsafe_character_json_leaves_raw() -> None:
+    """ASCII text is known to be ASCII without a scan: of the unsafe set, JSON escapes every
+    C0 control and leaves DEL raw, with or without ensure_ascii."""
+    value = {"del": "a\x7fb", "controls": "\x1b\x00\r", "plain": "pressure 4 bar"}
+    for ascii_only in (True, False):
+        text = json_dumps(value, ensure_ascii=ascii_only)
+        assert text.isascii()
+        assert RAW.search(text) is None
+        assert "a\\u007fb" in text
+        assert json.loads(text) == value
+    plain = json_dumps({"plain": "pressure 4 bar"}, ensure_ascii=False)
+    assert plain == json.dumps({"plain": "pressure 4 bar"})
+
+
 def test_raw_runs_and_the_manifest_hold_no_unsafe_character_raw(tmp_path: Path) -> None:
     record = {"key": {"case": "B01", "system": "v1"}, "answer": HOSTILE}
     writer = RawRunWriter(tmp_path, "main")

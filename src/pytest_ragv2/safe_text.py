@@ -45,6 +45,10 @@ def escaped(code_point: int) -> str:
 _SHOWN = {code_point: escaped(code_point) for code_point in UNSAFE_CODE_POINTS}
 _JSON = {code_point: f"\\u{code_point:04x}" for code_point in UNSAFE_CODE_POINTS}
 _UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(UNSAFE_CODE_POINTS)) + "]")
+# what JSON text may hold raw: json.dumps escapes every C0 control in a string
+_UNSAFE_BEYOND_ASCII = re.compile(
+    "[" + "".join(re.escape(chr(c)) for c in sorted(UNSAFE_CODE_POINTS) if c >= 0x7F) + "]"
+)
 
 
 def has_unsafe(text: str) -> bool:
@@ -68,7 +72,9 @@ def json_safe(dumped: str) -> str:
     """JSON text (made by :func:`json.dumps`) with every unsafe character that is left
     raw (``ensure_ascii=False`` escapes only C0 controls) written as ``\\uXXXX``. Such a
     character can only stand inside a string, where the escape means the same."""
-    return dumped.translate(_JSON) if _UNSAFE.search(dumped) else dumped
+    if dumped.isascii():  # known without a scan: of the set, JSON leaves only DEL raw
+        return dumped.translate(_JSON) if "\x7f" in dumped else dumped
+    return dumped.translate(_JSON) if _UNSAFE_BEYOND_ASCII.search(dumped) else dumped
 
 
 def json_dumps(value: Any, **options: Any) -> str:
