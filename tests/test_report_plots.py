@@ -215,14 +215,14 @@ def test_plotted_intervals_are_the_gates_numbers(
 
     summary, _ = layer_a
     gate = next(g for g in summary.gates if g.name == "category_regression")
-    intervals = _regression_intervals(summary)
+    intervals = _regression_intervals(plot_inputs(summary))
     assert len(intervals) == len(gate.details) == len(CATEGORIES)
     for item in intervals:
         assert item.low is not None
         assert item.high is not None
         shown = f"{item.name}: Δ {fmt_delta(item.estimate)} [{fmt_delta(item.low)}, "
         assert any(line.startswith(shown + f"{fmt_delta(item.high)}]") for line in gate.details)
-    overall = _overall_interval(summary)
+    overall = _overall_interval(plot_inputs(summary))
     evidence = next(g for g in summary.gates if g.name == "recall_improvement").evidence
     assert overall is not None
     assert evidence is not None
@@ -524,10 +524,12 @@ def test_the_plot_helper_is_sent_only_what_the_figures_read(
 
     summary, records = request.getfixturevalue(layer)
     inputs = plot_inputs(summary)
-    assert figures(inputs, records) == figures(summary, records)
-    assert (inputs.descriptors, inputs.by_language, inputs.unmet_runs) == ({}, {}, [])
+    assert draw(pickle.loads(pickle.dumps(inputs)), run_latencies(summary, records)) == figures(
+        summary, records
+    )
     assert set(inputs.extras) <= set(PLOTTED_EXTRAS)
-    assert summary.by_language
+    compared = {name for name, row in summary.systems.items() if row.role != "reference"}
+    assert set(inputs.by_case) == compared == {"base", "cand"}
     assert len(pickle.dumps(inputs)) < len(pickle.dumps(summary))
     # one of the two compared roles missing: no per-case row is sent at all
     alone = dataclasses.replace(
@@ -535,6 +537,29 @@ def test_the_plot_helper_is_sent_only_what_the_figures_read(
         systems={name: row for name, row in summary.systems.items() if row.role != "baseline"},
     )
     assert plot_inputs(alone).by_case == {}
+
+
+def test_the_plot_helper_unpickles_its_inputs_without_the_summarys_modules(
+    layer_a: tuple[Summary, list[RunRecord]], tmp_path: Path
+) -> None:
+    """What the helper is sent is plain: it is ready once matplotlib is, without importing
+    pytest, pydantic or httpx (through the summary's, gates' and settings' modules)."""
+    import pickle
+
+    summary, records = layer_a
+    sent = tmp_path / "inputs.pickle"
+    sent.write_bytes(pickle.dumps((plot_inputs(summary), run_latencies(summary, records))))
+    probe = (
+        "import pickle, sys\n"
+        "import pytest_ragv2.report.plots as plots\n"
+        f"inputs, latencies = pickle.loads(open({str(sent)!r}, 'rb').read())\n"
+        "assert isinstance(inputs, plots.PlotInputs)\n"
+        "heavy = ['pytest', 'pydantic', 'httpx', 'pytest_ragv2.report.summary',\n"
+        "         'pytest_ragv2.gates', 'pytest_ragv2.session']\n"
+        "print(sorted(name for name in heavy if name in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]", done.stderr
 
 
 def test_the_figures_read_of_the_records_only_their_successful_runs_latencies(
@@ -550,7 +575,8 @@ def test_the_figures_read_of_the_records_only_their_successful_runs_latencies(
         counted = [r.latency_s for r in records if r.key.system == system and r.ok]
         assert sorted(values) == sorted(counted)  # neither another layer's nor a skipped run
     assert any(not r.ok for r in records)  # and no failed run either
-    assert draw(summary, latencies) == figures(summary, [*records, other_layer, skipped])
+    drawn = draw(plot_inputs(summary), latencies)
+    assert drawn == figures(summary, [*records, other_layer, skipped])
 
 
 def test_past_its_run_limit_the_plot_worker_is_let_go(

@@ -5,9 +5,10 @@ thread busy from its first run to its last: imported in a background thread, mat
 would take the GIL from every run; imported at the end, it lengthens every session by as
 much. A helper process imports it on another core while the runs go on, then waits for
 what the figures read (pickled through its stdin: :func:`~pytest_ragv2.report.plots.
-plot_inputs` of the summary, and each system's run latencies, not the records) and sends
-the figures back (pickled through its stdout). It draws them with
-:func:`pytest_ragv2.report.plots.draw`, the very function the session would call itself.
+plot_inputs` of the summary, plain types that need none of the summary's modules, and
+each system's run latencies, not the records) and sends the figures back (pickled through
+its stdout). It draws them with :func:`pytest_ragv2.report.plots.draw`, the very function
+the session calls itself.
 
 Whatever goes wrong with the helper (it could not start, it died, it timed out, it sent
 garbage) the session draws the plots itself: the worker is only ever a head start. It
@@ -144,8 +145,7 @@ def main() -> int:
     from pytest_ragv2.report.plots import draw, warm
 
     warm()  # the head start: matplotlib's import while the session runs
-    import pytest_ragv2.report.summary  # noqa: F401  what unpickling the summary needs
-
+    # what it is sent (plots.PlotInputs) unpickles with the plots module alone: ready now
     sys.stdout.buffer.write(READY)
     sys.stdout.buffer.flush()
     try:

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
 
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
+    from pytest_ragv2.session import SystemRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,11 +100,12 @@ def warm() -> None:
 def figures(summary: Summary, records: Sequence[RunRecord]) -> list[Figure]:
     """The report's figures for one layer's summary and its records, in reading order
     (never raises: a figure whose data is absent, or that fails, is left out)."""
-    return draw(summary, run_latencies(summary, records))
+    return draw(plot_inputs(summary), run_latencies(summary, records))
 
 
-def draw(summary: Summary, latencies: Mapping[str, Sequence[float]]) -> list[Figure]:
-    """:func:`figures` from what they read of the records (:func:`run_latencies`)."""
+def draw(summary: PlotInputs, latencies: Mapping[str, Sequence[float]]) -> list[Figure]:
+    """:func:`figures` from what they read of the summary (:func:`plot_inputs`) and of the
+    records (:func:`run_latencies`)."""
     try:
         import matplotlib
     except ImportError:  # pragma: no cover - matplotlib is a dependency
@@ -143,7 +145,7 @@ class _Plot:
 # --- helpers -------------------------------------------------------------------------------
 
 
-def _prefix(summary: Summary, slug: str) -> str:
+def _prefix(summary: PlotInputs, slug: str) -> str:
     digest = hashlib.sha256(f"{summary.run_id}\0{summary.layer}\0{slug}".encode()).hexdigest()
     return f"rg{digest[:8]}-{slug}-"
 
@@ -251,11 +253,11 @@ def _label(name: object) -> str:
     return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
 
 
-def _colours(summary: Summary) -> dict[str, str]:
+def _colours(summary: PlotInputs) -> dict[str, str]:
     return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(summary.systems)}
 
 
-def _system_label(summary: Summary, name: str) -> str:
+def _system_label(summary: PlotInputs, name: str) -> str:
     role = summary.systems[name].role if name in summary.systems else None
     return f"{_label(name)} ({role})" if role and role != "unknown" else _label(name)
 
@@ -263,28 +265,89 @@ def _system_label(summary: Summary, name: str) -> str:
 PLOTTED_EXTRAS = ("rubric", "vetoes_by_system")
 
 
-def plot_inputs(summary: Summary) -> Summary:
-    """What :func:`figures` reads of a summary, and no more (what a helper process drawing
-    them is sent): the per-case rows only of a candidate and its baseline, no per-language
-    rows, descriptors, unmet runs or extras but the plotted ones."""
-    import dataclasses
+@dataclass(frozen=True, slots=True)
+class PlotRow:
+    """What a figure reads of a summary's row (a system's, a category's or a case's)."""
 
-    compared = [_role_system(summary, "candidate"), _role_system(summary, "baseline")]
-    return dataclasses.replace(
-        summary,
-        descriptors={},
-        by_language={},
+    role: str | None
+    metrics: dict[str, Any]
+    runs: int
+    cases: int
+    latency_p50: dict[str, Any]
+    p95: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlotGate:
+    """What a figure reads of a gate."""
+
+    name: str
+    description: str
+    threshold: str
+    decision: str
+    reason: str
+    details: tuple[str, ...]
+    evidence: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlotInputs:
+    """What the figures read of a layer's summary, in plain types: a helper process drawing
+    them unpickles it with this module alone (not the summary's, which import pytest,
+    pydantic and httpx), and is sent no more than the figures read."""
+
+    run_id: str
+    layer: str
+    systems: dict[str, PlotRow]
+    by_category: dict[str, dict[str, PlotRow]]
+    by_case: dict[str, dict[str, PlotRow]]  # the candidate's and the baseline's only
+    gates: tuple[PlotGate, ...]
+    extras: dict[str, Any]  # the plotted ones only (PLOTTED_EXTRAS)
+
+
+def _plot_row(row: SystemRow) -> PlotRow:
+    return PlotRow(row.role, dict(row.metrics), row.runs, row.cases, dict(row.latency_p50), row.p95)
+
+
+def plot_inputs(summary: Summary) -> PlotInputs:
+    """What :func:`draw` reads of a summary (what a helper process drawing the figures is
+    sent): the per-case rows only of a candidate and its baseline, and of the extras only
+    the plotted ones."""
+    compared = [
+        next((name for name, row in summary.systems.items() if row.role == role), None)
+        for role in ("candidate", "baseline")
+    ]
+
+    def rows(table: Mapping[str, SystemRow]) -> dict[str, PlotRow]:
+        return {name: _plot_row(row) for name, row in table.items()}
+
+    return PlotInputs(
+        run_id=summary.run_id,
+        layer=summary.layer,
+        systems=rows(summary.systems),
+        by_category={name: rows(table) for name, table in summary.by_category.items()},
         by_case={
-            name: summary.by_case.get(name, {})
+            name: rows(summary.by_case.get(name, {}))
             for name in compared
             if name is not None and None not in compared
         },
-        unmet_runs=[],
+        gates=tuple(
+            PlotGate(
+                gate.name,
+                gate.description,
+                gate.threshold,
+                gate.decision,
+                gate.reason,
+                tuple(str(line) for line in gate.details),
+                dict(gate.evidence) if gate.evidence is not None else None,
+            )
+            for gate in summary.gates
+        ),
         extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
     )
 
 
-def _role_system(summary: Summary, role: str) -> str | None:
+def _role_system(summary: PlotInputs, role: str) -> str | None:
     return next((name for name, row in summary.systems.items() if row.role == role), None)
 
 
@@ -298,7 +361,7 @@ def _number(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def _gate(summary: Summary, name: str) -> Any:
+def _gate(summary: PlotInputs, name: str) -> Any:
     """The gate of that name, when it was evaluated (a skipped gate has no numbers)."""
     return next((g for g in summary.gates if g.name == name and g.decision != "skip"), None)
 
@@ -322,7 +385,7 @@ def _tick_time(seconds: float) -> str:
 _RECALL = re.compile(r"^recall@(\d+)$")
 
 
-def _recall_at_k(summary: Summary) -> _Plot | None:
+def _recall_at_k(summary: PlotInputs) -> _Plot | None:
     ks = sorted(
         {
             int(match.group(1))
@@ -389,7 +452,7 @@ def run_latencies(summary: Summary, records: Sequence[RunRecord]) -> dict[str, l
     return by_system
 
 
-def _latency(summary: Summary, latencies: Mapping[str, Sequence[float]]) -> _Plot | None:
+def _latency(summary: PlotInputs, latencies: Mapping[str, Sequence[float]]) -> _Plot | None:
     import numpy as np
 
     by_system = {name: list(latencies.get(name, ())) for name in summary.systems}
@@ -501,7 +564,7 @@ class _Interval:
     decisive: bool = True
 
 
-def _regression_intervals(summary: Summary) -> list[_Interval]:
+def _regression_intervals(summary: PlotInputs) -> list[_Interval]:
     """The category_regression gate's per-category intervals, as its details state them."""
     gate = _gate(summary, "category_regression")
     if gate is None:
@@ -525,7 +588,7 @@ def _regression_intervals(summary: Summary) -> list[_Interval]:
     return found
 
 
-def _overall_interval(summary: Summary) -> _Interval | None:
+def _overall_interval(summary: PlotInputs) -> _Interval | None:
     """All cases: the recall_improvement gate's evidence (layer A) or the interval the
     case_wins gate states (chat layers)."""
     improvement = _gate(summary, "recall_improvement")
@@ -562,7 +625,7 @@ def _margin(gate: Any) -> float | None:
     return float(match.group(0)) if match else None
 
 
-def _compared_metric(summary: Summary) -> str:
+def _compared_metric(summary: PlotInputs) -> str:
     from pytest_ragv2.layer_registry import LAYERS
 
     for name in ("recall_improvement", "category_regression"):
@@ -574,7 +637,7 @@ def _compared_metric(summary: Summary) -> str:
     return info.headline_metric if info is not None else "met"
 
 
-def _category_deltas(summary: Summary) -> _Plot | None:
+def _category_deltas(summary: PlotInputs) -> _Plot | None:
     candidate = _role_system(summary, "candidate")
     baseline = _role_system(summary, "baseline")
     if candidate is None or baseline is None:
@@ -677,7 +740,7 @@ def _category_deltas(summary: Summary) -> _Plot | None:
 # --- per-case differences ------------------------------------------------------------------
 
 
-def _case_deltas(summary: Summary) -> _Plot | None:
+def _case_deltas(summary: PlotInputs) -> _Plot | None:
     candidate = _role_system(summary, "candidate")
     baseline = _role_system(summary, "baseline")
     if candidate is None or baseline is None:
@@ -748,7 +811,7 @@ def _case_deltas(summary: Summary) -> _Plot | None:
 # --- layer B: rubric and vetoes ------------------------------------------------------------
 
 
-def _rubric(summary: Summary) -> _Plot | None:
+def _rubric(summary: PlotInputs) -> _Plot | None:
     from pytest_ragv2.metrics import GRADES
 
     table = summary.extras.get("rubric")
@@ -821,7 +884,7 @@ def _rubric(summary: Summary) -> _Plot | None:
     )
 
 
-def _vetoes(summary: Summary) -> _Plot | None:
+def _vetoes(summary: PlotInputs) -> _Plot | None:
     table = summary.extras.get("vetoes_by_system")
     if not isinstance(table, Mapping) or not table:
         return None
