@@ -5,6 +5,8 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pytest_ragv2.stats import (
     Estimate,
@@ -162,3 +164,52 @@ def test_percentile_ci_agrees_with_scipy_bootstrap() -> None:
     spread = ours.high - ours.low
     assert abs(ours.low - theirs.low) < 0.15 * spread
     assert abs(ours.high - theirs.high) < 0.15 * spread
+
+
+_SMALL_VALUE = st.sampled_from([0.0, -0.0, 1.0, 0.5, 0.1, 0.2, 0.3, 1e16, -1e-300, math.nan])
+
+
+@given(
+    st.dictionaries(
+        st.text("abc", min_size=1, max_size=2),
+        st.lists(_SMALL_VALUE | st.floats(-1e6, 1e6), max_size=9),
+        max_size=9,
+    ),
+    st.booleans(),
+)
+def test_a_small_degenerate_interval_is_numpys_to_the_bit(
+    clusters: dict[str, list[float]], alike: bool
+) -> None:
+    """Without numpy for a few clusters of a few values with equal means, and the very
+    bits numpy gives (numpy sums fewer than eight values one after the other)."""
+    import pytest_ragv2.stats as stats
+
+    if alike:  # every cluster the same values: the degenerate case
+        first = next(iter(clusters.values()), [])
+        clusters = {name: list(first) for name in clusters}
+    fast = stats.clustered_mean_ci(clusters)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(stats, "_small_degenerate", lambda _: None)
+        slow = stats.clustered_mean_ci(clusters)
+    assert fast.method == slow.method
+    assert fast.n == slow.n
+    for mine, numpys in ((fast.value, slow.value), (fast.low, slow.low), (fast.high, slow.high)):
+        assert (math.isnan(mine) and math.isnan(numpys)) or mine.hex() == numpys.hex()
+
+
+def test_a_one_case_session_computes_its_intervals_without_importing_numpy() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys\n"
+        "from pytest_ragv2.stats import clustered_mean_ci, percentile_ci\n"
+        "one = clustered_mean_ci({'C01': [1.0, 1.0, 1.0]})\n"
+        "alike = clustered_mean_ci({'C01': [0.5], 'C02': [0.5]})\n"
+        "latency = percentile_ci([0.012], 95)\n"
+        "print(one.method, alike.method, latency.method, 'numpy' in sys.modules)\n"
+        "clustered_mean_ci({'C01': [1.0], 'C02': [0.0]})\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.split() == ["degenerate"] * 3 + ["False", "True"], done.stderr
