@@ -500,13 +500,18 @@ def test_the_plot_worker_draws_exactly_the_figures_drawn_in_process(
     assert worker.figures(summary, records) is None  # one use: later layers draw their own
 
 
-def test_a_plot_worker_not_ready_or_dead_gives_no_figures_and_ends(
-    layer_a: tuple[Summary, list[RunRecord]],
+def test_a_plot_worker_still_importing_is_waited_for_and_one_too_slow_or_dead_let_go(
+    layer_a: tuple[Summary, list[RunRecord]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import pytest_ragv2.report.plot_worker as plot_worker
+
     summary, records = layer_a
-    early = PlotWorker()
-    process = early._process
-    assert early.figures(summary, records) is None  # still importing: drawn in-process
+    early = PlotWorker()  # asked at once: still in its imports, which it began first
+    assert early.figures(summary, records) == figures(summary, records)
+    monkeypatch.setattr(plot_worker, "READY_WAIT_S", 0.0)
+    slow = PlotWorker()
+    process = slow._process
+    assert slow.figures(summary, records) is None  # not ready in time: drawn in-process
     assert process is not None
     assert process.poll() is not None  # and let go
     dead = PlotWorker()
@@ -608,3 +613,29 @@ def test_plots_submitted_early_are_collected_later_or_let_go(
     abandoned.close()  # a session ending before it collects: the helper and thread end
     assert process.poll() is not None
     assert not job[0].is_alive()
+
+
+def test_a_helper_started_as_the_plugin_is_configured_is_the_first_workers_or_stopped() -> None:
+    """The plugin starts a helper before its own modules are imported (0.2 s sooner); the
+    first PlotWorker takes it, and one nobody took is stopped at the session's cleanup."""
+    probe = (
+        "import sys\n"
+        "from pytest_ragv2.report import plot_worker as w\n"
+        "w.start_early()\n"
+        "early = w._EARLY[0]\n"
+        "w.start_early()\n"
+        "assert len(w._EARLY) == 1  # one at most\n"
+        "taken = w.PlotWorker()\n"
+        "assert taken._process is early and not w._EARLY\n"
+        "w.start_early()\n"
+        "unused = w._EARLY[0]\n"
+        "w.discard_early()\n"
+        "assert unused.wait(10) is not None and not w._EARLY\n"
+        "taken.close()\n"
+        "assert early.wait(10) is not None\n"
+        "import matplotlib.figure\n"
+        "w.start_early()\n"
+        "print(len(w._EARLY))  # this process draws cheaper than a helper starts\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    assert done.stdout.strip() == "0", done.stderr

@@ -705,3 +705,17 @@ def test_items_without_file_identity_are_an_adapter_error_not_a_leak(
         "nothing in it (its keys: doc_id, source, text)"
     )
     assert result.items == []
+
+
+def test_a_plain_http_endpoint_gets_a_client_that_loads_no_certificates() -> None:
+    """Loading the certificate bundle costs a client 20-50 ms: an http:// endpoint never
+    does TLS, any other is verified as httpx does by default."""
+    import ssl
+
+    from pytest_ragv2.systems.base import tls_verify
+
+    plain = tls_verify("HTTP://127.0.0.1:8000/query")
+    assert isinstance(plain, ssl.SSLContext)
+    assert plain.cert_store_stats()["x509_ca"] == 0
+    assert tls_verify("https://rag.example.com") is True
+    assert tls_verify("") is True

@@ -189,7 +189,7 @@ def fetch_stored_chunks(
     None when it cannot list them or the listing fails (never raises)."""
     import httpx
 
-    from pytest_ragv2.systems.base import AdapterFailure, headers_from_env
+    from pytest_ragv2.systems.base import AdapterFailure, headers_from_env, tls_verify
     from pytest_ragv2.systems.query_env import query_from_env
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
@@ -209,7 +209,7 @@ def fetch_stored_chunks(
             headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
             to_gold = None
         query = query_from_env(getattr(retrieval, "query_env", {}))
-        with httpx.Client(timeout=timeout_s, params=query) as client:
+        with httpx.Client(timeout=timeout_s, params=query, verify=tls_verify(url)) as client:
             documents = stored_documents(client, url, headers, queried, one_by_one=True)
         if documents is None:
             return None

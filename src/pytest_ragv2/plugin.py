@@ -58,6 +58,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _CONFIGURED += 1
     config.add_cleanup(_unconfigured)
     if _requested_layer(config):
+        drawing = not (config.option.collectonly or config.getoption("ragv2_plan"))
+        if drawing and not hasattr(config, "workerinput"):  # xdist's workers draw nothing
+            from pytest_ragv2.report.plot_worker import discard_early, start_early
+
+            start_early()  # its imports beside this process's (activate's are 0.2 s)
+            config.add_cleanup(discard_early)
         from pytest_ragv2.activate import activate
 
         activate(config)

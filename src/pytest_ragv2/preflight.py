@@ -34,7 +34,7 @@ import httpx
 
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
-from pytest_ragv2.systems.base import AdapterFailure, headers_from_env
+from pytest_ragv2.systems.base import AdapterFailure, headers_from_env, tls_verify
 from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
@@ -156,7 +156,7 @@ def _check_rag_api(
     try:
         headers = retriever.auth_headers()
         query = query_from_env(config.query_env)
-        with httpx.Client(timeout=PROBE_TIMEOUT_S, params=query) as client:
+        with httpx.Client(timeout=PROBE_TIMEOUT_S, params=query, verify=tls_verify(base)) as client:
             ids_reply = client.get(f"{base}/ids", headers=headers)
             if _refused(name, "GET /ids", ids_reply, report):
                 return
@@ -231,7 +231,7 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
     url = _models_url(chat)
     query = query_from_env(getattr(chat, "query_env", {}))
     try:
-        with httpx.Client(timeout=PROBE_TIMEOUT_S) as client:
+        with httpx.Client(timeout=PROBE_TIMEOUT_S, verify=tls_verify(url)) as client:
             reply = client.get(url, headers=headers, params=query)
     except httpx.HTTPError as exc:
         report.findings.append(

@@ -18,6 +18,7 @@ reads its input until EOF, so it ends when the session does, however the session
 from __future__ import annotations
 
 import contextlib
+import os
 import pickle
 import select
 import subprocess
@@ -33,6 +34,9 @@ if TYPE_CHECKING:
     from pytest_ragv2.run_record import RunRecord
 
 PLOT_TIMEOUT_S = 120.0  # drawing 100,000 runs' plots takes a few seconds
+# a helper is ready 0.5 s after its start on an idle machine: one that is not within this
+# much of the end (a loaded machine, a stuck process) is let go
+READY_WAIT_S = 3.0
 READY = b"R"
 # past this many runs, sending what the plots read (a row per case of the compared
 # systems, a latency per run) may cost more than the helper saves: the session draws the
@@ -41,27 +45,52 @@ READY = b"R"
 MAX_RUNS_SENT = 100_000
 
 
+def _spawn() -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "pytest_ragv2.report.plot_worker"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+# a helper started as the plugin is configured, before the session's own modules are
+# imported (0.2 s): the first PlotWorker takes it
+_EARLY: list[subprocess.Popen[bytes]] = []
+
+
+def start_early() -> None:
+    """Start one helper now, for the first layer's figures (none in a process that has
+    matplotlib already, nor off POSIX: see ``Controller.start_plot_workers``)."""
+    if _EARLY or "matplotlib.figure" in sys.modules or os.name != "posix":
+        return
+    with contextlib.suppress(OSError):  # no helper: a later one, or the plots drawn here
+        _EARLY.append(_spawn())
+
+
+def discard_early() -> None:
+    """Stop a helper started early that no PlotWorker took (no case, a usage error)."""
+    while _EARLY:
+        _stop(_EARLY.pop())
+
+
 class PlotWorker:
     """One helper process, used for one layer's figures, then done."""
 
     def __init__(self) -> None:
-        self._process: subprocess.Popen[bytes] | None = subprocess.Popen(
-            [sys.executable, "-m", "pytest_ragv2.report.plot_worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-        )
+        self._process: subprocess.Popen[bytes] | None = _EARLY.pop() if _EARLY else _spawn()
         # the exchange with the helper once submitted: its thread and what it received
         self._job: tuple[threading.Thread, list[object]] | None = None
 
     def submit(self, summary: Summary, records: Sequence[RunRecord]) -> None:
         """Hand the helper its work now, to draw while the session builds the rest of the
-        page; :meth:`figures` collects it. A helper that has not finished its imports yet
-        (a session of a few runs) is let go: drawing here is then sooner than waiting."""
+        page; :meth:`figures` collects it. A helper still in its imports (a session of a
+        few runs) is waited for: it started them before this process would, on another
+        core. One not ready within ``READY_WAIT_S`` is let go, and the plots drawn here."""
         process = self._process
         if process is None or self._job is not None:
             return
-        if len(records) > MAX_RUNS_SENT or not _ready(process):
+        if len(records) > MAX_RUNS_SENT or not _ready(process, READY_WAIT_S):
             self.close()
             return
         try:
@@ -122,13 +151,14 @@ class PlotWorker:
         job[0].join(5.0)
 
 
-def _ready(process: subprocess.Popen[bytes]) -> bool:
-    """The helper said it is ready (one byte on its stdout), without waiting for it."""
+def _ready(process: subprocess.Popen[bytes], timeout_s: float = 0.0) -> bool:
+    """The helper said it is ready (one byte on its stdout), waited for ``timeout_s`` at
+    most."""
     stdout = process.stdout
     if stdout is None:
         return False
     try:
-        readable, _, _ = select.select([stdout], [], [], 0)
+        readable, _, _ = select.select([stdout], [], [], timeout_s)
         return bool(readable) and stdout.read(1) == READY
     except (OSError, ValueError):
         return False
