@@ -534,14 +534,20 @@ def test_the_plot_helper_is_sent_only_what_the_figures_read(
     )
     assert set(inputs.extras) <= set(PLOTTED_EXTRAS)
     compared = {name for name, row in summary.systems.items() if row.role != "reference"}
-    assert set(inputs.by_case) == compared == {"base", "cand"}
+    assert set(inputs.case_values) == compared == {"base", "cand"}
+    metric = inputs.case_metric
+    assert metric == ("recall@5" if layer == "layer_a" else "exact_answer")
+    for name, values in inputs.case_values.items():  # a value per case, not a row
+        assert values == {
+            case: row.metrics.get(metric) for case, row in summary.by_case[name].items()
+        }
     assert len(pickle.dumps(inputs)) < len(pickle.dumps(summary))
     # one of the two compared roles missing: no per-case row is sent at all
     alone = dataclasses.replace(
         summary,
         systems={name: row for name, row in summary.systems.items() if row.role != "baseline"},
     )
-    assert plot_inputs(alone).by_case == {}
+    assert plot_inputs(alone).case_values == {}
 
 
 def test_the_plot_helper_unpickles_its_inputs_without_the_summarys_modules(

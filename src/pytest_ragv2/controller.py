@@ -50,8 +50,6 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.plot_worker import PlotWorker
 
 RECORD_ATTRIBUTE = "ragv2"
-
-
 # the end's imports are warmed once the main thread is seen mostly waiting on the systems
 WARM_PROBE_RUNS = 8
 WARM_MAX_BUSY = 0.5  # of the wall time of the last WARM_PROBE_RUNS runs, in CPU time

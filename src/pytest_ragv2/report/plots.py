@@ -25,6 +25,7 @@ named ``$x$`` or ``<script>`` is shown as written.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import io
 import math
@@ -32,7 +33,7 @@ import re
 import threading
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.safe_text import printable
@@ -300,9 +301,12 @@ class PlotInputs:
     layer: str
     systems: dict[str, PlotRow]
     by_category: dict[str, dict[str, PlotRow]]
-    by_case: dict[str, dict[str, PlotRow]]  # the candidate's and the baseline's only
     gates: tuple[PlotGate, ...]
     extras: dict[str, Any]  # the plotted ones only (PLOTTED_EXTRAS)
+    # the compared metric (case_metric) of each case, the candidate's and the baseline's
+    # only: what the per-case figure reads of a row (a float per case, not a row per case)
+    case_values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_metric: str = ""
 
 
 def _plot_row(row: SystemRow) -> PlotRow:
@@ -311,26 +315,17 @@ def _plot_row(row: SystemRow) -> PlotRow:
 
 def plot_inputs(summary: Summary) -> PlotInputs:
     """What :func:`draw` reads of a summary (what a helper process drawing the figures is
-    sent): the per-case rows only of a candidate and its baseline, and of the extras only
-    the plotted ones."""
-    compared = [
-        next((name for name, row in summary.systems.items() if row.role == role), None)
-        for role in ("candidate", "baseline")
-    ]
+    sent): of the per-case rows only the compared metric, and only a candidate's and its
+    baseline's; of the extras only the plotted ones."""
 
     def rows(table: Mapping[str, SystemRow]) -> dict[str, PlotRow]:
         return {name: _plot_row(row) for name, row in table.items()}
 
-    return PlotInputs(
+    inputs = PlotInputs(
         run_id=summary.run_id,
         layer=summary.layer,
         systems=rows(summary.systems),
         by_category={name: rows(table) for name, table in summary.by_category.items()},
-        by_case={
-            name: rows(summary.by_case.get(name, {}))
-            for name in compared
-            if name is not None and None not in compared
-        },
         gates=tuple(
             PlotGate(
                 gate.name,
@@ -345,6 +340,16 @@ def plot_inputs(summary: Summary) -> PlotInputs:
         ),
         extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
     )
+    compared = [_role_system(inputs, "candidate"), _role_system(inputs, "baseline")]
+    if None in compared:
+        return inputs
+    metric = _compared_metric(inputs) if summary.layer == "A" else "exact_answer"
+    values = {
+        str(name): {case: row.metrics.get(metric) for case, row in summary.by_case[name].items()}
+        for name in compared
+        if name in summary.by_case
+    }
+    return dataclasses.replace(inputs, case_values=values, case_metric=metric)
 
 
 def _role_system(summary: PlotInputs, role: str) -> str | None:
@@ -745,13 +750,13 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
     baseline = _role_system(summary, "baseline")
     if candidate is None or baseline is None:
         return None
-    metric = _compared_metric(summary) if summary.layer == "A" else "exact_answer"
-    cand_rows = summary.by_case.get(candidate, {})
-    base_rows = summary.by_case.get(baseline, {})
+    metric = summary.case_metric
+    cand_values = summary.case_values.get(candidate, {})
+    base_values = summary.case_values.get(baseline, {})
     deltas: list[tuple[float, str]] = []
-    for case in sorted(set(cand_rows) & set(base_rows)):
-        cand = _number(cand_rows[case].metrics.get(metric))
-        base = _number(base_rows[case].metrics.get(metric))
+    for case in sorted(set(cand_values) & set(base_values)):
+        cand = _number(cand_values[case])
+        base = _number(base_values[case])
         if cand is not None and base is not None:
             deltas.append((cand - base, case))
     if not deltas:
