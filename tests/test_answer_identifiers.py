@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pytest_ragv2.scoring import identifiers
 from pytest_ragv2.scoring.grounding import answer_facts, text_support
 from pytest_ragv2.scoring.identifiers import phone_keys, typed_identifiers, url_key
 
@@ -103,3 +104,74 @@ def test_a_french_number_reads_the_same_in_both_forms(pairs: list[int]) -> None:
     [two] = typed_identifiers(international)
     assert one.type == two.type == "phone"
     assert one.keys == two.keys
+
+
+# every pattern skipped on a text without its literals (identifiers._scan) has no match there
+_GUARDED = [
+    *identifiers._PHONES,
+    (identifiers._EMAIL, identifiers.EMAIL_NEEDS),
+    (identifiers._BARE_URL, identifiers.BARE_URL_NEEDS),
+    (identifiers._PART_GROUPS, identifiers.PART_GROUPS_NEEDS),
+]
+_PIECES = st.sampled_from(
+    [
+        "+",
+        "00",
+        "0",
+        "(0)",
+        "(0",
+        "@",
+        "/",
+        "-",
+        ".",
+        " ",
+        "\u00a0",
+        "49",
+        "711",
+        "12345",
+        "1",
+        "٠١٢٣٤٥",
+        "０１２",
+        "www",
+        "WWW",
+        "Www.",
+        "http",
+        "://",
+        "a",
+        "Z",
+        "x.de",
+        "ſ",
+        "info",
+        "DE89",
+        "-0",
+        "/2",
+        "12-34-56",
+        "\u2011",
+    ]
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_a_pattern_skipped_for_want_of_its_literals_would_match_nothing(text: str) -> None:
+    for pattern, needs in _GUARDED:
+        if not any(literal in text for literal in needs):
+            assert pattern.search(text) is None, (pattern.pattern, text)
+    if "://" not in text and "www." not in text.lower():
+        assert identifiers.URL.search(text) is None, text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mail info@example.com",
+        "see WWW.Example.com/x",
+        "HTTPS://x.org",
+        "+49 711 12345-0",
+        "0711 123450",
+        "part 301-224-05",
+        "x.de/path",
+    ],
+)
+def test_a_text_with_the_literals_is_still_scanned(text: str) -> None:
+    assert typed_identifiers(text, support=True)

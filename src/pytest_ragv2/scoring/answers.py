@@ -278,7 +278,7 @@ class _Context:
             raise ScoringBudgetExceeded(budget, stage)
 
 
-def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
+def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool) -> TurnScore:
     lang, options = context.lang, context.options
     answer, cut_from = cut_for_scoring(turn.answer if turn.ran else "", options.max_scored_chars)
     completed = turn.ran and turn.error is None and bool(answer.strip())
@@ -398,8 +398,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context) -> TurnScore:
     score.vetoes = dedupe(vetoes)
     score.rubric = turn_rubric(score)
 
-    context.history.extend([prompt_support, text_support(answer), *own])
-    context.history_names.extend(_turn_filenames(turn))
+    if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
+        context.history.extend([prompt_support, text_support(answer), *own])
+        context.history_names.extend(_turn_filenames(turn))
     return score
 
 
@@ -554,7 +555,7 @@ def score_transcript(
             chat_turn = transcript.turns[index]
         else:
             chat_turn = ChatTurn(prompt=gold.prompt(lang) or "", ran=False)
-        turns.append(_score_turn(gold, chat_turn, context))
+        turns.append(_score_turn(gold, chat_turn, context, last=index == len(golds) - 1))
     vetoes = [veto for turn in turns for veto in turn.vetoes]
     rubric = run_rubric(turns)
     overall = worst(list(rubric.values()))

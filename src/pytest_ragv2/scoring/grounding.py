@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Literal
 
 from pytest_ragv2.scoring.answer_text import (
     FILENAME,
@@ -57,6 +57,8 @@ from pytest_ragv2.scoring.numbers import parse_numbers, unit_scale
 FactKind = Literal["number", "identifier", "filename"]
 
 _RUN = re.compile(r"[^\W_]+")
+_RUN_SPLIT = re.compile(r"([^\W_]+)")
+_JOINERS = " -_/."
 _TOKEN = re.compile(r"(?<![\w])[^\W_]+(?:[-_/.][^\W_]+)*")
 _ORDINAL_SUFFIXES = frozenset(
     {"st", "nd", "rd", "th", "er", "re", "e", "eme", "ieme", "ème", "ième", "te", "ten", "ter"}
@@ -84,7 +86,8 @@ class Fact:
 
 @dataclass(frozen=True, slots=True)
 class Support:
-    """What a set of texts can back: numbers, identifier keys and filenames."""
+    """What one text can back: numbers, identifier keys and filenames (:func:`text_support`),
+    or several texts' together (:meth:`merge`)."""
 
     unitless: frozenset[Decimal]
     written: frozenset[Decimal]  # every number's value as written, whatever its unit
@@ -95,21 +98,40 @@ class Support:
     filenames: frozenset[str]
     typed: frozenset[str] = frozenset()  # keys of typed identifiers (phone, e-mail, URL, ...)
 
+    @property
+    def parts(self) -> tuple[Support, ...]:
+        return (self,)
+
+    def holds_filename(self, name: str) -> bool:
+        return name in self.filenames
+
+    @staticmethod
+    def merge(parts: Iterable[Support | Supports], extra_filenames: Iterable[str] = ()) -> Supports:
+        return Supports.of(parts, extra_filenames)
+
+
+@dataclass(frozen=True, slots=True)
+class Supports:
+    """Several texts' support, read part by part: a turn's few facts are looked up in each
+    text's sets, instead of every set being copied into one (a tool result's identifier keys
+    alone run to thousands, and each conversation's evidence is another combination)."""
+
+    parts: tuple[Support, ...]
+    extra_filenames: frozenset[str] = frozenset()
+
     @classmethod
-    def merge(cls, parts: Iterable[Support], extra_filenames: Iterable[str] = ()) -> Support:
-        parts = list(parts)
-        extra = frozenset(normalise_filename(name) for name in extra_filenames if name)
-        empty: frozenset[Any] = frozenset()
+    def of(
+        cls, parts: Iterable[Support | Supports], extra_filenames: Iterable[str] = ()
+    ) -> Supports:
+        given = list(parts)
+        names = frozenset(normalise_filename(name) for name in extra_filenames if name)
         return cls(
-            empty.union(*(part.unitless for part in parts)),
-            empty.union(*(part.written for part in parts)),
-            empty.union(*(part.dimensioned for part in parts)),
-            empty.union(*(part.foreign for part in parts)),
-            tuple(value for part in parts for value in part.values),
-            empty.union(*(part.identifiers for part in parts)),
-            extra.union(*(part.filenames for part in parts)),
-            empty.union(*(part.typed for part in parts)),
+            tuple(single for part in given for single in part.parts),
+            names.union(*(part.extra_filenames for part in given if isinstance(part, Supports))),
         )
+
+    def holds_filename(self, name: str) -> bool:
+        return name in self.extra_filenames or any(name in part.filenames for part in self.parts)
 
 
 def _decimal(value: float) -> Decimal:
@@ -142,19 +164,19 @@ def text_support(text: str) -> Support:
             dimensioned.add((scale[0], value * scale[1]))
             values.append((scale[0], value * scale[1]))
     norm = unicodedata.normalize("NFKC", text).casefold()
-    identifiers: set[str] = set()
-    runs = list(_RUN.finditer(norm))
+    # [gap, run, gap, run, ..., gap]: a run and up to four following ones, joined by single
+    # separators, are one key each
+    pieces = _RUN_SPLIT.split(norm)
+    runs = pieces[1::2]
+    joined = [len(gap) == 1 and gap in _JOINERS for gap in pieces[2:-1:2]]
+    identifiers = set(runs)
     for index, run in enumerate(runs):
-        key = run.group()
-        identifiers.add(key)
-        end = run.end()
-        for following in runs[index + 1 : index + 5]:
-            gap = norm[end : following.start()]
-            if len(gap) != 1 or gap not in " -_/.":
+        key = run
+        for gap in range(index, min(index + 4, len(joined))):
+            if not joined[gap]:
                 break
-            key += following.group()
+            key += runs[gap + 1]
             identifiers.add(key)
-            end = following.end()
     filenames = frozenset(normalise_filename(m.group()) for m in FILENAME.finditer(text))
     return Support(
         frozenset(unitless),
@@ -168,44 +190,51 @@ def text_support(text: str) -> Support:
     )
 
 
-def number_supported(value: float, unit: str | None, decimals: int, support: Support) -> bool:
+def number_supported(
+    value: float, unit: str | None, decimals: int, support: Support | Supports
+) -> bool:
     """The number rule of the module docstring."""
+    parts = support.parts
     number = _decimal(value)
     if unit is None:
-        return number in support.written
+        return any(number in part.written for part in parts)
     scale = unit_scale(unit)
     if scale is None:
-        return (unit, number) in support.foreign or number in support.unitless
+        return any((unit, number) in part.foreign or number in part.unitless for part in parts)
     dimension, factor = scale
     base = number * factor
-    if (dimension, base) in support.dimensioned:
+    if any((dimension, base) in part.dimensioned for part in parts):
         return True
     siblings = _UNITS_BY_DIMENSION.get(dimension, ())
-    if any(base / other in support.unitless for _, other in siblings):
+    in_siblings = [base / other for _, other in siblings]
+    if any(candidate in part.unitless for part in parts for candidate in in_siblings):
         return True
     if decimals <= 0:
         return False
     quantum = Decimal(1).scaleb(-decimals)
-    for have_dimension, have in support.values:
-        if have_dimension == dimension:
-            if (have / factor).quantize(quantum, rounding=ROUND_HALF_UP) == number:
-                return True
-        elif have_dimension is None:
-            for _, other in siblings:
-                rounded = (have * other / factor).quantize(quantum, rounding=ROUND_HALF_UP)
-                if rounded == number:
+    for part in parts:
+        for have_dimension, have in part.values:
+            if have_dimension == dimension:
+                if (have / factor).quantize(quantum, rounding=ROUND_HALF_UP) == number:
                     return True
+            elif have_dimension is None:
+                for _, other in siblings:
+                    rounded = (have * other / factor).quantize(quantum, rounding=ROUND_HALF_UP)
+                    if rounded == number:
+                        return True
     return False
 
 
-def identifier_supported(fact: Fact, support: Support) -> bool:
+def identifier_supported(fact: Fact, support: Support | Supports) -> bool:
     """A typed identifier by its keys (a part number also by its letters and digits, as
     any other identifier), an identifier by its letters and digits."""
-    if fact.keys and fact.keys & support.typed:
+    parts = support.parts
+    if fact.keys and any(fact.keys & part.typed for part in parts):
         return True
     if fact.type and fact.type != "part":
         return False
-    return identifier_key(fact.text) in support.identifiers
+    key = identifier_key(fact.text)
+    return any(key in part.identifiers for part in parts)
 
 
 def _exempt_identifier(token: str) -> bool:
@@ -233,7 +262,7 @@ def identifier_spans(text: str) -> list[tuple[int, int]]:
 def answer_facts(
     answer: str,
     lang: str | None,
-    support: Support,
+    support: Support | Supports,
     *,
     markers: Sequence[str] = (),
     gold_spans: Sequence[tuple[int, int]] = (),
@@ -255,8 +284,8 @@ def answer_facts(
         name = match.group()
         stem = normalise_filename(name).rsplit(".", 1)[0]
         supported = (
-            normalise_filename(name) in support.filenames
-            or stem in support.filenames
+            support.holds_filename(normalise_filename(name))
+            or support.holds_filename(stem)
             or overlaps(match.span(), gold_spans)
         )
         facts.append(Fact("filename", name, match.span(), supported))
@@ -265,7 +294,8 @@ def answer_facts(
     masked = mask(answer, hidden)
     for start, end in identifier_spans(masked):
         token = answer[start:end]
-        supported = identifier_key(token) in support.identifiers or overlaps(
+        key = identifier_key(token)
+        supported = any(key in part.identifiers for part in support.parts) or overlaps(
             (start, end), gold_spans
         )
         facts.append(Fact("identifier", token, (start, end), supported))

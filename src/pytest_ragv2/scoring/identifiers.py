@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -46,15 +46,16 @@ COUNTRY_CODES = frozenset(
 _STYLES = (r"[ \u00a0\u202f\u2009]", r"\.", r"[-\u2010\u2011]")
 
 
-def _phone_patterns() -> tuple[re.Pattern[str], ...]:
-    patterns = []
+def _phone_patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
+    """Each pattern with the literals one of which any match holds (``_scan``)."""
+    patterns: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
     for sep in _STYLES:
         tail = rf"(?:{sep}\d{{2,8}}){{1,6}}(?:-\d{{1,4}})?(?![\w]|[.,]\d)"
         international = rf"(?:\+|00)[1-9]\d{{0,2}}(?:{sep}?\(0\))?{sep}?\(?\d{{1,6}}\)?"
         national = r"(?:\(0[1-9]\d{0,4}\)|0[1-9]\d{0,4})"
         lead = r"(?<![\w+.,/\-])(?<!\d[ \u00a0\u202f\u2009])"
-        patterns.append(re.compile(lead + international + tail))
-        patterns.append(re.compile(lead + national + tail))
+        patterns.append((re.compile(lead + international + tail), ("+", "00")))
+        patterns.append((re.compile(lead + national + tail), ("0",)))
     return tuple(patterns)
 
 
@@ -76,6 +77,25 @@ _PART_LABEL = re.compile(
     re.IGNORECASE,
 )
 _TRAILING = ".,;:!?)]}>\"'"
+
+# the literals one of which every match of a pattern holds: a text without any is not scanned
+# (each scan tries every position of the text: a dozen patterns over every support text)
+EMAIL_NEEDS = ("@",)
+BARE_URL_NEEDS = ("/",)
+PART_GROUPS_NEEDS = ("-", "/")
+
+
+def _scan(pattern: re.Pattern[str], needs: tuple[str, ...], text: str) -> Iterator[re.Match[str]]:
+    if any(literal in text for literal in needs):
+        yield from pattern.finditer(text)
+
+
+def _url_matches(text: str, *, support: bool) -> Iterator[re.Match[str]]:
+    # "http(s)://" and "www." (any case: "www." has no other case-insensitive spelling)
+    if "://" in text or "www." in text.lower():
+        yield from URL.finditer(text)
+    if support:
+        yield from _scan(_BARE_URL, BARE_URL_NEEDS, text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,19 +154,17 @@ def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifi
             found.append(TypedIdentifier(kind, value, (start, end), keys))
             taken.append((start, end))
 
-    for match in _EMAIL.finditer(text):
+    for match in _scan(_EMAIL, EMAIL_NEEDS, text):
         value, start, end = _strip(match)
         add("email", value, start, end, frozenset({"mail:" + value.casefold()}))
-    patterns = (URL, _BARE_URL) if support else (URL,)
-    for pattern in patterns:
-        for match in pattern.finditer(text):
-            value, start, end = _strip(match)
-            add("url", value, start, end, frozenset({"url:" + url_key(value)}))
+    for match in _url_matches(text, support=support):
+        value, start, end = _strip(match)
+        add("url", value, start, end, frozenset({"url:" + url_key(value)}))
     for match in _IBAN.finditer(text):
         compact = re.sub(r"\s", "", match.group())
         if 15 <= len(compact) <= 34:
             add("iban", match.group(), *match.span(), frozenset({"iban:" + compact.upper()}))
-    phones = [match for pattern in _PHONES for match in pattern.finditer(text)]
+    phones = [match for pattern, needs in _PHONES for match in _scan(pattern, needs, text)]
     for match in sorted(phones, key=lambda m: (m.start(), -m.end())):
         value = match.group()
         count = len(_digits(value))
@@ -156,7 +174,7 @@ def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifi
         value = match.group(1).rstrip(_TRAILING)
         start = match.start(1)
         add("part", value, start, start + len(value), frozenset({"part:" + _key(value)}))
-    for match in _PART_GROUPS.finditer(text):
+    for match in _scan(_PART_GROUPS, PART_GROUPS_NEEDS, text):
         if not _DATE.match(match.group()):
             add("part", match.group(), *match.span(), frozenset({"part:" + _key(match.group())}))
     found.sort(key=lambda identifier: identifier.span)
