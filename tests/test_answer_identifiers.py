@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -110,7 +112,6 @@ def test_a_french_number_reads_the_same_in_both_forms(pairs: list[int]) -> None:
 _GUARDED = [
     *identifiers._PHONES,
     (identifiers._EMAIL, identifiers.EMAIL_NEEDS),
-    (identifiers._BARE_URL, identifiers.BARE_URL_NEEDS),
     (identifiers._PART_GROUPS, identifiers.PART_GROUPS_NEEDS),
 ]
 _PIECES = st.sampled_from(
@@ -147,11 +148,25 @@ _PIECES = st.sampled_from(
         "/2",
         "12-34-56",
         "\u2011",
+        "Art.-Nr. ",
+        "PART no ",
+        "p/N",
+        "Réf.",
+        "RÉFÉRENCE pièce ",
+        "N° de pièce ",
+        "numéro de piece ",
+        "Model No. ",
+        "Teile-Nr",
+        "İ",
+        "K",
+        ".DE/",
+        ".de",
+        "x.y",
     ]
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=1500, deadline=None)
 @given(st.lists(_PIECES, max_size=14).map("".join))
 def test_a_pattern_skipped_for_want_of_its_literals_would_match_nothing(text: str) -> None:
     for pattern, needs in _GUARDED:
@@ -159,6 +174,10 @@ def test_a_pattern_skipped_for_want_of_its_literals_would_match_nothing(text: st
             assert pattern.search(text) is None, (pattern.pattern, text)
     if "://" not in text and "www." not in text.lower():
         assert identifiers.URL.search(text) is None, text
+    if not any(literal in text.lower() for literal in identifiers.PART_LABEL_NEEDS):
+        assert identifiers._PART_LABEL.search(text) is None, text
+    if identifiers.BARE_URL_HINT.search(text) is None:
+        assert identifiers._BARE_URL.search(text) is None, text
 
 
 @pytest.mark.parametrize(
@@ -171,7 +190,66 @@ def test_a_pattern_skipped_for_want_of_its_literals_would_match_nothing(text: st
         "0711 123450",
         "part 301-224-05",
         "x.de/path",
+        "Art.-Nr. 4711",
+        "réf. 12.345",
+        "PART NO. 0815",
+        "N° de pièce 12",
     ],
 )
 def test_a_text_with_the_literals_is_still_scanned(text: str) -> None:
     assert typed_identifiers(text, support=True)
+
+
+def phone_patterns_with_leading_checks() -> list[re.Pattern[str]]:
+    """The phone patterns as the module docstring reads them: what may not precede a number
+    is checked before its first character."""
+    patterns = []
+    lead = r"(?<![\w+.,/\-])(?<!\d[ \u00a0\u202f\u2009])"
+    for sep in identifiers._STYLES:
+        tail = rf"(?:{sep}\d{{2,8}}){{1,6}}(?:-\d{{1,4}})?(?![\w]|[.,]\d)"
+        international = rf"(?:\+|00)[1-9]\d{{0,2}}(?:{sep}?\(0\))?{sep}?\(?\d{{1,6}}\)?"
+        national = r"(?:\(0[1-9]\d{0,4}\)|0[1-9]\d{0,4})"
+        patterns += [re.compile(lead + international + tail), re.compile(lead + national + tail)]
+    return patterns
+
+
+_PHONE_PIECES = st.sampled_from(
+    [
+        "+",
+        "00",
+        "0",
+        "(0)",
+        "(0",
+        ")",
+        "49",
+        "711",
+        "12345",
+        "7",
+        " ",
+        "\u00a0",
+        ".",
+        "-",
+        "/",
+        ",",
+        "a",
+        "_",
+        "\u2011",
+        "1",
+        "٣",
+        "+33",
+        " 2 85 52 41 90",
+        "0711",
+        "x",
+    ]
+)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.lists(_PHONE_PIECES, max_size=16).map("".join))
+def test_phone_patterns_match_as_with_their_checks_in_front(text: str) -> None:
+    for (pattern, _), reference in zip(
+        identifiers._PHONES, phone_patterns_with_leading_checks(), strict=True
+    ):
+        assert [m.span() for m in pattern.finditer(text)] == [
+            m.span() for m in reference.finditer(text)
+        ], (reference.pattern, text)

@@ -46,16 +46,33 @@ COUNTRY_CODES = frozenset(
 _STYLES = (r"[ \u00a0\u202f\u2009]", r"\.", r"[-\u2010\u2011]")
 
 
+# what may not stand right before a phone number: a word character or one of "+.,/-", or a
+# digit and a space (one character, two characters before its first)
+_NOT_AFTER = (r"[\w+.,/\-]", r"\d[ \u00a0\u202f\u2009]")
+_PLUS, _PAREN = r"\+", r"\("
+
+
+def _first(literal: str) -> str:
+    """``literal`` as a phone number's first character, then what may not stand before it.
+
+    The checks follow the character instead of preceding it: a pattern that starts with a
+    literal in every branch is searched for that character alone (re skips to it), where a
+    leading lookbehind is tried at every position of the text (seven times slower)."""
+    return literal + "".join(rf"(?<!{before}{literal})" for before in _NOT_AFTER)
+
+
 def _phone_patterns() -> tuple[tuple[re.Pattern[str], tuple[str, ...]], ...]:
-    """Each pattern with the literals one of which any match holds (``_scan``)."""
+    """Each pattern with the literals one of which any match holds (``_scan``): a number
+    with a ``+`` or ``00`` country prefix, or with a national ``(0`` or ``0`` trunk prefix,
+    in each separator style."""
     patterns: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
     for sep in _STYLES:
         tail = rf"(?:{sep}\d{{2,8}}){{1,6}}(?:-\d{{1,4}})?(?![\w]|[.,]\d)"
-        international = rf"(?:\+|00)[1-9]\d{{0,2}}(?:{sep}?\(0\))?{sep}?\(?\d{{1,6}}\)?"
-        national = r"(?:\(0[1-9]\d{0,4}\)|0[1-9]\d{0,4})"
-        lead = r"(?<![\w+.,/\-])(?<!\d[ \u00a0\u202f\u2009])"
-        patterns.append((re.compile(lead + international + tail), ("+", "00")))
-        patterns.append((re.compile(lead + national + tail), ("0",)))
+        prefix = rf"(?:{_first(_PLUS)}|{_first('0')}0)"
+        international = rf"{prefix}[1-9]\d{{0,2}}(?:{sep}?\(0\))?{sep}?\(?\d{{1,6}}\)?"
+        national = rf"(?:{_first(_PAREN)}0[1-9]\d{{0,4}}\)|{_first('0')}[1-9]\d{{0,4}})"
+        patterns.append((re.compile(international + tail), ("+", "00")))
+        patterns.append((re.compile(national + tail), ("0",)))
     return tuple(patterns)
 
 
@@ -81,21 +98,29 @@ _TRAILING = ".,;:!?)]}>\"'"
 # the literals one of which every match of a pattern holds: a text without any is not scanned
 # (each scan tries every position of the text: a dozen patterns over every support text)
 EMAIL_NEEDS = ("@",)
-BARE_URL_NEEDS = ("/",)
 PART_GROUPS_NEEDS = ("-", "/")
+# in the lower-cased text (none of their letters has another case-insensitive spelling):
+# every label holds "nr", "num", "part", "p/n", "model", "ref", "réf" or "n°"
+PART_LABEL_NEEDS = ("nr", "num", "part", "p/n", "model", "ref", "réf", "n°")
+# a bare URL holds ".tld/"; searched from its "." (re skips to it)
+BARE_URL_HINT = re.compile(r"\.[a-z]{2,}/", re.IGNORECASE)
 
 
-def _scan(pattern: re.Pattern[str], needs: tuple[str, ...], text: str) -> Iterator[re.Match[str]]:
-    if any(literal in text for literal in needs):
+def _scan(
+    pattern: re.Pattern[str], needs: tuple[str, ...], text: str, *, lowered: str | None = None
+) -> Iterator[re.Match[str]]:
+    """``pattern``'s matches in ``text``, if it (or ``lowered``) holds one of ``needs``."""
+    haystack = text if lowered is None else lowered
+    if any(literal in haystack for literal in needs):
         yield from pattern.finditer(text)
 
 
-def _url_matches(text: str, *, support: bool) -> Iterator[re.Match[str]]:
+def _url_matches(text: str, lowered: str, *, support: bool) -> Iterator[re.Match[str]]:
     # "http(s)://" and "www." (any case: "www." has no other case-insensitive spelling)
-    if "://" in text or "www." in text.lower():
+    if "://" in text or "www." in lowered:
         yield from URL.finditer(text)
-    if support:
-        yield from _scan(_BARE_URL, BARE_URL_NEEDS, text)
+    if support and BARE_URL_HINT.search(text) is not None:
+        yield from _BARE_URL.finditer(text)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,7 +182,8 @@ def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifi
     for match in _scan(_EMAIL, EMAIL_NEEDS, text):
         value, start, end = _strip(match)
         add("email", value, start, end, frozenset({"mail:" + value.casefold()}))
-    for match in _url_matches(text, support=support):
+    lowered = text.lower()
+    for match in _url_matches(text, lowered, support=support):
         value, start, end = _strip(match)
         add("url", value, start, end, frozenset({"url:" + url_key(value)}))
     for match in _IBAN.finditer(text):
@@ -170,7 +196,7 @@ def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifi
         count = len(_digits(value))
         if 8 <= count <= 15 and not _DATE.match(value.strip()):
             add("phone", value, *match.span(), phone_keys(value))
-    for match in _PART_LABEL.finditer(text):
+    for match in _scan(_PART_LABEL, PART_LABEL_NEEDS, text, lowered=lowered):
         value = match.group(1).rstrip(_TRAILING)
         start = match.start(1)
         add("part", value, start, start + len(value), frozenset({"part:" + _key(value)}))
