@@ -78,6 +78,7 @@ def measure(run_dir: Path) -> dict[str, float]:
     from pytest_ragv2.rawruns import read_raw_runs
     from pytest_ragv2.scoring.grounding import text_support
     from pytest_ragv2.scoring.language import rank_languages
+    from pytest_ragv2.scoring.normalisation import normalise
 
     allowlist = load_allowlist(REPO / "gold" / "allowlist.yaml")
     catalog = load_catalog(REPO / "cases", REPO / "gold", allowlist=allowlist)
@@ -103,6 +104,7 @@ def measure(run_dir: Path) -> dict[str, float]:
     second = one_pass()
     distinct = sorted({text for raw, _, _ in work for text in _support_texts(raw)})
     text_support.cache_clear()
+    normalise.cache_clear()
     started = time.perf_counter()
     for text in distinct:
         text_support(text)

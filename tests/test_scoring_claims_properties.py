@@ -107,3 +107,74 @@ def test_the_ascii_fast_path_normalises_exactly_as_the_general_path(text: str) -
     fast = claims._normalise_ascii(text)
     assert fast.text == "".join(general)
     assert fast.starts == tuple(starts)
+
+
+def by_cluster(text: str) -> tuple[str, tuple[int, ...], tuple[int, ...]]:
+    """The normalisation as the module docstring defines it, one cluster at a time."""
+    from pytest_ragv2.scoring import normalisation
+
+    out: list[str] = []
+    starts: list[int] = []
+    ends: list[int] = []
+    for start, end in normalisation._clusters(text):
+        cluster = text[start:end]
+        if cluster in normalisation._DROPPED:
+            continue
+        if cluster in normalisation._SUPERSCRIPT_DIGITS and start and text[start - 1].isdigit():
+            continue
+        for char in normalisation._fold_cluster(cluster):
+            if char.isspace():
+                if not out or out[-1] == " ":
+                    continue
+                char = " "
+            out.append(char)
+            starts.append(start)
+            ends.append(end)
+    if out and out[-1] == " ":
+        out.pop()
+        starts.pop()
+        ends.pop()
+    return "".join(out), tuple(starts), tuple(ends)
+
+
+MIXED = st.lists(
+    st.one_of(
+        st.text(alphabet=st.characters(max_codepoint=127), max_size=20),
+        st.sampled_from(
+            [
+                "é",
+                "e\u0301",
+                "\u0301",
+                "Straße",
+                "ÉTÉ",
+                "\u00a0",
+                "\u202f",
+                "²",
+                "m³",
+                "℃",
+                "\u00ad",
+                "\u200b",
+                "’",
+                "«",
+                "—",
+                "İ",
+                "ﬁ",
+                "Ⅻ",
+                "\u2028",
+                "\x85",
+                "\x00",
+                "  ",
+            ]
+        ),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(MIXED)
+def test_a_mixed_text_normalises_as_folded_cluster_by_cluster(text: str) -> None:
+    from pytest_ragv2.scoring.normalisation import normalise
+
+    found = normalise(text)
+    assert (found.text, found.starts, found.ends) == by_cluster(text)

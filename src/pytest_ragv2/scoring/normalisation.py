@@ -93,14 +93,45 @@ def _normalise_ascii(text: str) -> Normalised:
     return Normalised(normalised, tuple(starts), tuple(ends))
 
 
+_ASCII_RUN = re.compile(r"[\x01-\x7f]+")
+_SHORT_ASCII_RUN = 8  # shorter runs go through the cluster loop with what surrounds them
+
+
 @lru_cache(maxsize=4096)
 def normalise(text: str) -> Normalised:
     if text.isascii() and "\x00" not in text:
         return _normalise_ascii(text)
-    out: list[str] = []
+    # the ASCII runs of a text (a French or German text is mostly ASCII) lower-cased whole,
+    # the rest cluster by cluster: the same result as every cluster folded one by one
+    out: list[str] = []  # characters, and whole ASCII pieces (never ending with a space)
     starts: list[int] = []
     ends: list[int] = []
-    for start, end in _clusters(text):
+    done = 0
+    for run in _ASCII_RUN.finditer(text):
+        start, end = run.span()
+        if end < len(text) and unicodedata.combining(text[end]):
+            end -= 1  # the run's last character takes the marks that follow it
+        if end - start < _SHORT_ASCII_RUN:
+            continue
+        _fold_clusters(text, done, start, out, starts, ends)
+        _fold_ascii(text, start, end, out, starts, ends)
+        done = end
+    _fold_clusters(text, done, len(text), out, starts, ends)
+    if out and out[-1] == " ":
+        out.pop()
+        starts.pop()
+        ends.pop()
+    return Normalised("".join(out), tuple(starts), tuple(ends))
+
+
+def _fold_clusters(
+    text: str, begin: int, stop: int, out: list[str], starts: list[int], ends: list[int]
+) -> None:
+    """Fold ``text[begin:stop]`` (whole clusters) cluster by cluster onto ``out``."""
+    if begin >= stop:
+        return
+    for start, end in _clusters(text[begin:stop]):
+        start, end = start + begin, end + begin
         cluster = text[start:end]
         if cluster in _DROPPED:
             continue
@@ -114,11 +145,29 @@ def normalise(text: str) -> Normalised:
             out.append(char)
             starts.append(start)
             ends.append(end)
-    if out and out[-1] == " ":
-        out.pop()
-        starts.pop()
-        ends.pop()
-    return Normalised("".join(out), tuple(starts), tuple(ends))
+
+
+def _fold_ascii(
+    text: str, begin: int, stop: int, out: list[str], starts: list[int], ends: list[int]
+) -> None:
+    """Fold the ASCII run ``text[begin:stop]`` onto ``out``: lower-cased (its NFKC and
+    casefold), each whitespace run one space (none first in the text, nor after a space)."""
+    lowered = text[begin:stop].lower()
+    position = 0
+    for space in _ASCII_SPACE_RUN.finditer(lowered):
+        if space.start() > position:
+            out.append(lowered[position : space.start()])
+            starts.extend(range(begin + position, begin + space.start()))
+            ends.extend(range(begin + position + 1, begin + space.start() + 1))
+        if out and out[-1] != " ":
+            out.append(" ")
+            starts.append(begin + space.start())
+            ends.append(begin + space.start() + 1)
+        position = space.end()
+    if position < len(lowered):
+        out.append(lowered[position:])
+        starts.extend(range(begin + position, stop))
+        ends.extend(range(begin + position + 1, stop + 1))
 
 
 def normalise_answer_text(text: str) -> str:
