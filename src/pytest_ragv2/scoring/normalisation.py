@@ -64,33 +64,28 @@ class Normalised:
         return self.ends[-1] if self.ends else 0
 
 
-_ASCII_SPACE_RUN = re.compile(r"[ \t\n\r\f\v\x1c-\x1f\x85]+")
+# every ASCII whitespace character (``str.isspace``) as a space
+_ASCII_SPACES = str.maketrans(dict.fromkeys("\t\n\v\f\r\x1c\x1d\x1e\x1f", " "))
+_SPACES = re.compile(r"  +")
 
 
 def _normalise_ascii(text: str) -> Normalised:
     """The same result for ASCII text, without per-character Unicode work (NFKC leaves
     ASCII unchanged and casefold is lower): only whitespace runs collapse."""
-    lowered = text.lower()
-    parts: list[str] = []
+    out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
-    position = 0
-    for match in _ASCII_SPACE_RUN.finditer(lowered):
-        chunk = lowered[position : match.start()]
-        parts.append(chunk)
-        starts.extend(range(position, match.start()))
-        if chunk or parts[:-1]:  # a run after text becomes one space; a leading run goes
-            parts.append(" ")
-            starts.append(match.start())
-        position = match.end()
-    parts.append(lowered[position:])
-    starts.extend(range(position, len(lowered)))
-    normalised = "".join(parts)
-    if normalised.endswith(" "):
-        normalised = normalised[:-1]
+    _fold_ascii(text, 0, len(text), out, starts, ends)
+    return _finished(out, starts, ends)
+
+
+def _finished(out: list[str], starts: list[int], ends: list[int]) -> Normalised:
+    """The normalised text, its trailing space dropped."""
+    if out and out[-1].endswith(" "):
+        out[-1] = out[-1][:-1]
         starts.pop()
-    ends = [start + 1 for start in starts]
-    return Normalised(normalised, tuple(starts), tuple(ends))
+        ends.pop()
+    return Normalised("".join(out), tuple(starts), tuple(ends))
 
 
 _ASCII_RUN = re.compile(r"[\x01-\x7f]+")
@@ -103,7 +98,7 @@ def normalise(text: str) -> Normalised:
         return _normalise_ascii(text)
     # the ASCII runs of a text (a French or German text is mostly ASCII) lower-cased whole,
     # the rest cluster by cluster: the same result as every cluster folded one by one
-    out: list[str] = []  # characters, and whole ASCII pieces (never ending with a space)
+    out: list[str] = []  # characters, and whole ASCII pieces
     starts: list[int] = []
     ends: list[int] = []
     done = 0
@@ -117,11 +112,7 @@ def normalise(text: str) -> Normalised:
         _fold_ascii(text, start, end, out, starts, ends)
         done = end
     _fold_clusters(text, done, len(text), out, starts, ends)
-    if out and out[-1] == " ":
-        out.pop()
-        starts.pop()
-        ends.pop()
-    return Normalised("".join(out), tuple(starts), tuple(ends))
+    return _finished(out, starts, ends)
 
 
 def _fold_clusters(
@@ -139,7 +130,7 @@ def _fold_clusters(
             continue  # a footnote marker glued to a number: "16² bar" is 16 bar
         for char in _fold_cluster(cluster):
             if char.isspace():
-                if not out or out[-1] == " ":
+                if not out or out[-1].endswith(" "):
                     continue
                 char = " "
             out.append(char)
@@ -151,23 +142,32 @@ def _fold_ascii(
     text: str, begin: int, stop: int, out: list[str], starts: list[int], ends: list[int]
 ) -> None:
     """Fold the ASCII run ``text[begin:stop]`` onto ``out``: lower-cased (its NFKC and
-    casefold), each whitespace run one space (none first in the text, nor after a space)."""
-    lowered = text[begin:stop].lower()
+    casefold), each whitespace run one space at its first character's place (none first in
+    the text, nor after a space). Every kept character maps to itself: a piece is copied
+    whole, only the runs of two or more spaces are stepped over."""
+    run = text[begin:stop].lower().translate(_ASCII_SPACES)
     position = 0
-    for space in _ASCII_SPACE_RUN.finditer(lowered):
-        if space.start() > position:
-            out.append(lowered[position : space.start()])
-            starts.extend(range(begin + position, begin + space.start()))
-            ends.extend(range(begin + position + 1, begin + space.start() + 1))
-        if out and out[-1] != " ":
-            out.append(" ")
-            starts.append(begin + space.start())
-            ends.append(begin + space.start() + 1)
-        position = space.end()
-    if position < len(lowered):
-        out.append(lowered[position:])
-        starts.extend(range(begin + position, stop))
-        ends.extend(range(begin + position + 1, stop + 1))
+    if run.startswith(" ") and (not out or out[-1].endswith(" ")):
+        position = len(run) - len(run.lstrip(" "))
+    for spaces in _SPACES.finditer(run, position):
+        _keep(run, begin, position, spaces.start() + 1, out, starts, ends)
+        position = spaces.end()
+    _keep(run, begin, position, len(run), out, starts, ends)
+
+
+def _keep(
+    run: str,
+    begin: int,
+    start: int,
+    stop: int,
+    out: list[str],
+    starts: list[int],
+    ends: list[int],
+) -> None:
+    if start < stop:
+        out.append(run[start:stop])
+        starts.extend(range(begin + start, begin + stop))
+        ends.extend(range(begin + start + 1, begin + stop + 1))
 
 
 def normalise_answer_text(text: str) -> str:
