@@ -178,3 +178,44 @@ def test_a_mixed_text_normalises_as_folded_cluster_by_cluster(text: str) -> None
 
     found = normalise(text)
     assert (found.text, found.starts, found.ends) == by_cluster(text)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "TVS-75",
+                "75",
+                "x7",
+                "7x",
+                "a/b1",
+                "1.5",
+                "ab",
+                "-",
+                "/",
+                ".",
+                " ",
+                "\u00a0",
+                "\n",
+                "_",
+                "٣",
+                "²",
+                "é1",
+                "DE-2024-117",
+                "m3/min",
+                "+49",
+                "  ",
+            ]
+        ),
+        max_size=12,
+    ).map("".join)
+)
+def test_identifiers_are_masked_as_every_compound_of_the_text_would_be(text: str) -> None:
+    from pytest_ragv2.scoring import numbers
+
+    by_compound = numbers._COMPOUND.sub(numbers._mask_compound, text)
+    with_spans = numbers._masked_identifiers(text)
+    for start, end in numbers.typed_spans(text):
+        by_compound = by_compound[:start] + "#" * (end - start) + by_compound[end:]
+    assert with_spans == (by_compound if numbers._DIGIT.search(text) else text)

@@ -127,8 +127,10 @@ def _find_number(answer: _Answer, target: _Target) -> tuple[int, int] | None:
     return None
 
 
+@functools.lru_cache(maxsize=4096)
 def _as_number(text: str, gold_lang: str | None) -> Num | None:
-    """The single number (with or without unit) that a whole claim text consists of."""
+    """The single number (with or without unit) that a whole claim text consists of (a
+    gold phrase: read once per process, not once per run scored against it)."""
     norm = normalise(text).text
     numbers = read_numbers(norm, gold_lang)
     if len(numbers) == 1 and numbers[0].start == 0 and numbers[0].end == len(norm):

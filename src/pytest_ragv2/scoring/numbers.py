@@ -381,10 +381,19 @@ def _mask_compound(match: re.Match[str]) -> str:
     return word
 
 
+# a whitespace-delimited token holding a digit: a compound that needs masking lies in one
+# (compounds hold no whitespace), so the others are not cut into compounds at all
+_DIGIT_TOKEN = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
+
+
+def _mask_token(match: re.Match[str]) -> str:
+    return _COMPOUND.sub(_mask_compound, match.group())
+
+
 def _masked_identifiers(text: str) -> str:
     if not _DIGIT.search(text):
         return text
-    masked = _COMPOUND.sub(_mask_compound, text)
+    masked = _DIGIT_TOKEN.sub(_mask_token, text)
     for start, end in typed_spans(text):
         # a phone number, e-mail address, URL or IBAN is one identifier, not numbers
         masked = masked[:start] + "#" * (end - start) + masked[end:]
