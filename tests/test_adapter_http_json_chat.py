@@ -215,6 +215,25 @@ def test_malformed_json_is_a_malformed_error(server: Server, token: str) -> None
     assert len(server.seen) == 1
 
 
+@pytest.mark.parametrize(
+    ("content_type", "raw", "kept"),
+    [
+        ("text/plain; charset=iso-8859-1", "Dépassement: réessayez".encode("latin-1"), None),
+        ("text/plain; charset=utf-8", "Dépassement: réessayez".encode(), None),
+        ("text/plain", "Dépassement: réessayez".encode(), None),
+        ("text/plain; charset=no-such-codec", "Dépassement".encode(), "Dépassement"),
+    ],
+)
+def test_a_body_that_is_not_json_is_kept_as_text_in_its_charset(
+    server: Server, token: str, content_type: str, raw: bytes, kept: str | None
+) -> None:
+    server.answer(Reply(status=400, raw=raw, headers={"Content-Type": content_type}))
+    (turn,) = _converse(_adapter(server), "q").turns
+    assert turn.error is not None
+    assert turn.exchanges[-1].response_body == (kept or "Dépassement: réessayez")
+    assert (kept or "Dépassement: réessayez") in turn.error.message
+
+
 def test_missing_answer_path_is_a_malformed_error_naming_the_path(
     server: Server, token: str
 ) -> None:

@@ -17,7 +17,7 @@ CODE = "c0de/Secret+value=="
 def test_a_urls_credentials_are_found_and_redacted() -> None:
     url = f"https://svc:{PASSWORD}@rag.example/api?code={CODE.replace('+', '%2B')}&lang=en&k=5"
     # decoded, and as written in the URL (a server may echo either)
-    assert url_secrets(url) == [PASSWORD, CODE, CODE.replace("+", "%2B")]
+    assert url_secrets(url) == (PASSWORD, CODE, CODE.replace("+", "%2B"))
     shown = redact_url(url)
     assert PASSWORD not in shown
     assert "c0de" not in shown

@@ -165,14 +165,16 @@ SECRET_QUERY = re.compile(
 )
 
 
-def url_secrets(url: str) -> list[str]:
+@functools.lru_cache(maxsize=256)
+def url_secrets(url: str) -> tuple[str, ...]:
     """The credentials a URL carries: its userinfo's password and the values of the query
-    parameters named like credentials, each as written in the URL and decoded."""
+    parameters named like credentials, each as written in the URL and decoded (a system's
+    URLs are few and asked for at every call: kept)."""
     try:
         parts = urllib.parse.urlsplit(url)
         password = parts.password
     except ValueError:
-        return []
+        return ()
     found: list[str] = []
     if password:
         raw = parts.netloc.rpartition("@")[0].partition(":")[2]
@@ -181,9 +183,10 @@ def url_secrets(url: str) -> list[str]:
         name, _, raw = pair.partition("=")
         if raw and SECRET_QUERY.search(urllib.parse.unquote_plus(name)):
             found += [urllib.parse.unquote(raw), raw]
-    return [value for value in dict.fromkeys(found) if value not in _MARKERS]
+    return tuple(value for value in dict.fromkeys(found) if value not in _MARKERS)
 
 
+@functools.lru_cache(maxsize=256)
 def redact_url(url: str) -> str:
     """``url`` as a record may show it: the credentials it carries replaced."""
     return str(scrub(url, secret_values(url_secrets(url))))
@@ -250,13 +253,22 @@ def decode_body(response: httpx.Response) -> tuple[Any, bool]:
     return decode_content(response.content, response.charset_encoding)
 
 
-def decode_content(content: bytes, charset: str | None) -> tuple[Any, bool]:
-    """A body as JSON when it is JSON, else as text (undecodable bytes replaced)."""
+def _charset_of(response: httpx.Response) -> Callable[[], str | None]:
+    return lambda: response.charset_encoding
+
+
+def decode_content(
+    content: bytes, charset: str | Callable[[], str | None] | None
+) -> tuple[Any, bool]:
+    """A body as JSON when it is JSON, else as text (undecodable bytes replaced) in
+    ``charset`` (or what it returns: a response's is parsed from its header only here)."""
     if not content:
         return "", False
     try:
         return json.loads(content), True
     except ValueError:  # json.JSONDecodeError and UnicodeDecodeError are both ValueErrors
+        if callable(charset):
+            charset = charset()
         try:
             return content.decode(charset or "utf-8", errors="replace"), False
         except LookupError:  # a charset Python does not know
@@ -459,7 +471,7 @@ def send_with_retry(
                 return HttpReply(
                     method, redact_url(url), response.status_code, frames, is_json=False
                 )
-            body, is_json = decode_content(content, response.charset_encoding)
+            body, is_json = decode_content(content, _charset_of(response))
             body = scrub(body, secrets)
             latency_s = time.perf_counter() - started
             exchanges.append(
