@@ -341,3 +341,18 @@ def test_de_a_refusal_claim_is_credited_only_by_a_refusal_of_its_kind() -> None:
     score = score_transcript(k15, "de", one_turn(prompt, absent), options=NO_LANGID)
     assert score.vetoes == []  # a safe refusal, but not the gold's "nicht zugelassen"
     assert len(score.turns[0].required_missed) == 2
+
+
+def test_an_allow_list_is_normalised_once_for_every_conversation_scored_against_it() -> None:
+    from pytest_ragv2.allowlist import AllowedFile, Allowlist
+    from pytest_ragv2.scoring.vetoes import Allowed
+
+    allowlist = Allowlist(
+        (AllowedFile("contrat", "Contrat Cadre.PDF", None), AllowedFile("x2", "x2.docx", None))
+    )
+    assert allowlist.names == {"contrat", "Contrat Cadre.PDF", "x2", "x2.docx"}
+    first = Allowed.of(allowlist.names)
+    assert Allowed.of(frozenset(allowlist.names)) is first
+    assert first.allows(None, "contrat cadre.pdf")
+    assert first.allows_mention("X2.docx")
+    assert not first.allows("other", "other.pdf")

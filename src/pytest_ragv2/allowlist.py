@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -40,14 +40,17 @@ class AllowedFile:
 @dataclass(frozen=True, slots=True)
 class Allowlist:
     files: tuple[AllowedFile, ...]
+    # built once: every conversation's allow-list checks read them
+    file_ids: frozenset[str] = field(init=False, repr=False, compare=False)
+    filenames: frozenset[str] = field(init=False, repr=False, compare=False)
+    names: frozenset[str] = field(init=False, repr=False, compare=False)  # ids and filenames
 
-    @property
-    def file_ids(self) -> frozenset[str]:
-        return frozenset(f.file_id for f in self.files)
-
-    @property
-    def filenames(self) -> frozenset[str]:
-        return frozenset(f.filename for f in self.files)
+    def __post_init__(self) -> None:
+        file_ids = frozenset(f.file_id for f in self.files)
+        filenames = frozenset(f.filename for f in self.files)
+        object.__setattr__(self, "file_ids", file_ids)
+        object.__setattr__(self, "filenames", filenames)
+        object.__setattr__(self, "names", file_ids | filenames)
 
     def filename_by_file_id(self) -> dict[str, str]:
         return {f.file_id: f.filename for f in self.files}

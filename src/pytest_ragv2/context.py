@@ -251,7 +251,7 @@ class RunContext:
                 split=split,
                 role=system.role,
                 transcript=transcript,
-                allowed_files=(allow.file_ids | allow.filenames) if allow else None,
+                allowed_files=allow.names if allow else None,
                 options=self.scoring_options(key.system),
             )
         except Exception as exc:  # a scorer bug costs this run's score, never its record

@@ -77,7 +77,7 @@ class ChatLayer:
             raw,
             case=case,
             split=split,
-            allowed_files=(allowlist.file_ids | allowlist.filenames) if allowlist else None,
+            allowed_files=allowlist.names if allowlist else None,
             options=scoring_options(settings.answer_scoring, cast(KbPath, kb_path)),
         )
 

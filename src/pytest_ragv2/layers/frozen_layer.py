@@ -229,7 +229,7 @@ def frozen_record(
         split=split,
         role=role,
         transcript=transcript,
-        allowed_files=(allowlist.file_ids | allowlist.filenames) if allowlist else None,
+        allowed_files=allowlist.names if allowlist else None,
         options=options,
     )
     evidence = transcript.turns[0].evidence if transcript.turns else []

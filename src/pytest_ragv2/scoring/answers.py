@@ -543,7 +543,7 @@ def score_transcript(
     context = _Context(
         lang=lang,
         options=options,
-        allowed=Allowed(allowlist_files) if allowlist_files is not None else None,
+        allowed=Allowed.of(frozenset(allowlist_files)) if allowlist_files is not None else None,
         history=[],
         history_names=[],
         deadline=time.monotonic() + budget if budget is not None else None,

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Mapping, Sequence
 from decimal import Decimal
+from functools import lru_cache
 from typing import Any
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
@@ -52,6 +53,13 @@ class Allowed:
     def __init__(self, names: Collection[str]) -> None:
         self.raw = frozenset(names)
         self.normalised = frozenset(normalise_filename(name) for name in names)
+
+    @staticmethod
+    @lru_cache(maxsize=8)
+    def of(names: frozenset[str]) -> Allowed:
+        """The allow-list of ``names``, built once per set: a session scores every
+        conversation against the same one (thousands of files, each name normalised)."""
+        return Allowed(names)
 
     def allows(self, file_id: str | None, filename: str | None) -> bool:
         if file_id is None and filename is None:
