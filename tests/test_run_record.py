@@ -50,6 +50,31 @@ def test_a_retrieval_record_survives_the_report_round_trip() -> None:
     assert back.metric("leaked") is None  # not a number
 
 
+def test_a_record_without_its_listed_items_is_the_record_with_none() -> None:
+    import dataclasses
+
+    record = RetrievalRecord(
+        key=KEY_A,
+        category="technical_table",
+        split="development",
+        role="candidate",
+        ok=True,
+        met=True,
+        latency_s=0.01,
+        error=RunError("timeout", "slow"),
+        metrics={"recall@5": 1.0},
+        adjudication={"by": "reviewer"},
+        returned=3,
+        top=(TopItem.of(1, "a.pdf", 1, None, None),),
+    )
+    bare = record.without_top()
+    assert bare == dataclasses.replace(record, top=())
+    assert type(bare) is RetrievalRecord
+    assert bare.top == ()
+    assert record.top  # the record itself is unchanged
+    assert bare.metrics is record.metrics
+
+
 def test_a_chat_record_keeps_its_error_vetoes_and_rubric() -> None:
     record = ChatRecord(
         key=KEY_B,

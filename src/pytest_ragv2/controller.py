@@ -238,7 +238,7 @@ class Controller:
             position, report = listing
             record = self.records[position]
             if isinstance(record, RetrievalRecord):
-                kept = dataclasses.replace(record, top=())
+                kept = record.without_top()
                 self.records[position] = kept
                 setattr(report, RECORD_ATTRIBUTE, kept)
 

@@ -196,6 +196,16 @@ class TopItem(NamedTuple):
         return cls.of(*data)
 
 
+_FIELD_NAMES: dict[type[RunRecord], tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[RunRecord]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(item.name for item in dataclasses.fields(kind))
+    return names
+
+
 @dataclass(frozen=True, slots=True)
 class RetrievalRecord(RunRecord):
     """Layer A: one retrieval call."""
@@ -207,6 +217,16 @@ class RetrievalRecord(RunRecord):
     def leaked(self) -> tuple[str, ...]:
         """Files outside the allow-list among the returned items."""
         return tuple(self.metrics.get("leaked") or ())
+
+    def without_top(self) -> RetrievalRecord:
+        """This record without its listed items: ``dataclasses.replace(self, top=())``
+        made slot by slot (a third of the time: no ``__init__``, no field checks; every
+        value is already in its kept form)."""
+        copy = object.__new__(type(self))
+        for name in _field_names(type(self)):
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "top", ())
+        return copy
 
 
 @dataclass(frozen=True, slots=True)
