@@ -164,3 +164,23 @@ def test_equal_list_metrics_are_one_list_kept_by_every_record_with_them() -> Non
     assert RecordMetrics({"n": [nan]})["n"] is not RecordMetrics({"n": [nan]})["n"]
     unhashable = RecordMetrics({"s": [{1, 2}]})
     assert unhashable["s"] == [{1, 2}]
+
+
+def test_run_keys_sort_by_their_sort_key_as_by_themselves() -> None:
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    keys = st.builds(
+        RunKey,
+        st.sampled_from(["A1", "A10", "B2", "a1"]),
+        st.sampled_from(["v1", "v2"]),
+        st.integers(1, 12),
+        st.sampled_from(["de", "en", "fr"]),
+        st.sampled_from(["A", "B", "C"]),
+    )
+
+    @given(st.lists(keys, max_size=30))
+    def check(given_keys: list[RunKey]) -> None:
+        assert sorted(given_keys, key=RunKey.sort_key) == sorted(given_keys)
+
+    check()

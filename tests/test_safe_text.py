@@ -47,6 +47,17 @@ def test_ascii_json_text_escapes_the_one_unsafe_character_json_leaves_raw() -> N
     assert plain == json.dumps({"plain": "pressure 4 bar"})
 
 
+@pytest.mark.parametrize("code", [c for c in range(0x110000) if RAW.match(chr(c))])
+def test_each_unsafe_character_alone_in_printable_text_is_escaped(code: int) -> None:
+    """Text of printable characters is written as it is; one unsafe character in it (none
+    is printable) is escaped."""
+    text = json_dumps({"text": f"Zulässige Medien 5 °C {chr(code)} « fin »"}, ensure_ascii=False)
+    assert RAW.search(text) is None
+    assert json.loads(text)["text"].endswith(f"{chr(code)} « fin »")
+    clean = json_dumps({"text": "Zulässige Medien 5 °C « fin »"}, ensure_ascii=False)
+    assert clean == json.dumps({"text": "Zulässige Medien 5 °C « fin »"}, ensure_ascii=False)
+
+
 def test_raw_runs_and_the_manifest_hold_no_unsafe_character_raw(tmp_path: Path) -> None:
     record = {"key": {"case": "B01", "system": "v1"}, "answer": HOSTILE}
     writer = RawRunWriter(tmp_path, "main")

@@ -20,6 +20,11 @@ class RunKey:
     lang: str
     layer: str
 
+    def sort_key(self) -> tuple[str, str, int, str, str]:
+        """The key's fields in order: sorting by it gives the keys' own order, without a
+        comparison method called per pair (a session sorts every run's key)."""
+        return (self.case, self.system, self.rep, self.lang, self.layer)
+
     @property
     def item_name(self) -> str:
         """The readable pytest item name, e.g. ``B07[v2-de-r3]``."""

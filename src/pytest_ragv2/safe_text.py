@@ -74,6 +74,8 @@ def json_safe(dumped: str) -> str:
     character can only stand inside a string, where the escape means the same."""
     if dumped.isascii():  # known without a scan: of the set, JSON leaves only DEL raw
         return dumped.translate(_JSON) if "\x7f" in dumped else dumped
+    if dumped.isprintable():  # every unsafe character is a control, format or separator
+        return dumped
     return dumped.translate(_JSON) if _UNSAFE_BEYOND_ASCII.search(dumped) else dumped
 
 

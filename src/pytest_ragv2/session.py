@@ -390,7 +390,7 @@ def aggregate(
     for given in records:
         record = as_record(given)
         unique[record.key] = record
-    ordered = [unique[key] for key in sorted(unique)]
+    ordered = [unique[key] for key in sorted(unique, key=RunKey.sort_key)]
     results = SessionResults(
         records=ordered, roles=dict(roles), expected_runs=expected_runs, layer=layer
     )

@@ -260,7 +260,7 @@ def _outline(value: Any, indent: str, depths: Depths, allow_nan: bool = True) ->
     if isinstance(value, Mapping):
         yield "{"
         for key, item in value.items():
-            yield f"{separator}\n{inner}{json.dumps(str(key), ensure_ascii=False)}: "
+            yield f"{separator}\n{inner}{_KEY(str(key))}: "
             yield from _outline(item, inner, below(key), allow_nan)
             separator = ","
         yield f"\n{indent}}}"
@@ -274,6 +274,8 @@ def _outline(value: Any, indent: str, depths: Depths, allow_nan: bool = True) ->
 
 
 def _dumps(value: Any, allow_nan: bool, indent: int | None = None) -> str:
+    if indent is None:  # a per-case row: one encoder for them all, not one per row
+        return _ONE_LINE[allow_nan].encode(value)
     return json.dumps(
         value, ensure_ascii=False, indent=indent, allow_nan=allow_nan, default=_as_dict
     )
@@ -284,6 +286,15 @@ def _as_dict(value: object) -> dict[str, Any]:
     if isinstance(value, Mapping):
         return dict(value)
     raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
+
+
+# json.dumps(value, ensure_ascii=False, allow_nan=..., default=_as_dict), its encoder made once;
+# a key as json.dumps(key, ensure_ascii=False) writes it
+_KEY = json.encoder.encode_basestring
+_ONE_LINE = {
+    allow: json.JSONEncoder(ensure_ascii=False, allow_nan=allow, default=_as_dict)
+    for allow in (True, False)
+}
 
 
 def write_summary(
