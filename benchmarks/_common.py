@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import textwrap
 import threading
 import time
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -120,12 +122,25 @@ def write_project(root: Path, url: str, n_cases: int) -> None:
     )
 
 
-def timed_pytest(root: Path, *args: str) -> tuple[float, int, str, float]:
-    """Wall time, exit status, output and peak RSS (MB) of one pytest session in a fresh
-    interpreter (GNU time's maximum resident set size)."""
+@dataclass(frozen=True)
+class Measured:
+    """One pytest session in a fresh interpreter: wall seconds, exit status, output, peak
+    RSS (MB, GNU time's maximum resident set size) and the CPU seconds (user and system)
+    of the session's processes."""
+
+    seconds: float
+    status: int
+    out: str
+    peak_mb: float
+    cpu_s: float
+
+
+def measured_pytest(root: Path, *args: str) -> Measured:
+    """A pytest session in ``root`` (see :class:`Measured`)."""
     # as on an installed package: byte code cached (a PYTHONDONTWRITEBYTECODE environment
     # would make every run recompile every module, pytest's assertion rewriting included)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     completed = subprocess.run(
         [*TIME_PREFIX, sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
@@ -136,9 +151,18 @@ def timed_pytest(root: Path, *args: str) -> tuple[float, int, str, float]:
         env=env,
     )
     seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu_s = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     lines = completed.stderr.strip().splitlines()
     peak_kb = float(lines[-1]) if TIME_PREFIX and lines and lines[-1].isdigit() else float("nan")
-    return seconds, completed.returncode, completed.stdout, peak_kb / 1024
+    return Measured(seconds, completed.returncode, completed.stdout, peak_kb / 1024, cpu_s)
+
+
+def timed_pytest(root: Path, *args: str) -> tuple[float, int, str, float]:
+    """Wall time, exit status, output and peak RSS (MB) of one pytest session in a fresh
+    interpreter (GNU time's maximum resident set size)."""
+    measured = measured_pytest(root, *args)
+    return measured.seconds, measured.status, measured.out, measured.peak_mb
 
 
 ROBOTICS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-robotics"

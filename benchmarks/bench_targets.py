@@ -41,7 +41,7 @@ import shutil
 import statistics
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -52,8 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import (
     chat_run_times,
     demo_server,
+    measured_pytest,
     serve,
-    timed_pytest,
     write_chat_project,
     write_project,
 )
@@ -102,10 +102,12 @@ QUICK = Sizes(
 
 @dataclass
 class Run:
-    """One timed pytest session: wall seconds, peak RSS (MiB) and target-specific extras."""
+    """One timed pytest session: wall seconds, peak RSS (MiB), CPU seconds (its processes'
+    user and system time) and target-specific extras."""
 
     seconds: float
     peak_mb: float
+    cpu_s: float = float("nan")
     extra: dict[str, float] = field(default_factory=dict)
 
 
@@ -125,10 +127,12 @@ def log(message: str) -> None:
 
 def session(root: Path, *args: str, ok: tuple[int, ...] = OK) -> Run:
     """A pytest session in ``root`` (see ``timed_pytest``); an unexpected status stops here."""
-    seconds, status, out, peak_mb = timed_pytest(root, *args)
-    if status not in ok:
-        raise SystemExit(f"pytest {' '.join(args)} exited {status}:\n{out[-3000:]}")
-    return Run(seconds, peak_mb)
+    measured = measured_pytest(root, *args)
+    if measured.status not in ok:
+        raise SystemExit(
+            f"pytest {' '.join(args)} exited {measured.status}:\n{measured.out[-3000:]}"
+        )
+    return Run(measured.seconds, measured.peak_mb, measured.cpu_s)
 
 
 def remove_run_folders(root: Path) -> None:
@@ -191,6 +195,10 @@ def per_pair(
 
 def wall(runs: Iterable[Run]) -> list[float]:
     return [run.seconds for run in runs]
+
+
+def cpu(runs: Iterable[Run]) -> list[float]:
+    return [run.cpu_s for run in runs]
 
 
 def peaks(runs: Iterable[Run]) -> list[float]:
@@ -271,6 +279,31 @@ class Bench:
             self.layer_a_runs["ragv2", size] = runs["ragv2"]
             self.layer_a_runs["bare", size] = runs["bare"]
 
+    @staticmethod
+    def cpu_slope_row(
+        title: str,
+        ragv2: str,
+        bare: str,
+        small: int,
+        big: int,
+        runs: Mapping[tuple[str, int], Sequence[Run]],
+    ) -> Row:
+        """The CPU seconds each side adds per item between the two sizes (information: the
+        wall-time slope is the target; CPU time does not carry the server's or the sleeps'
+        jitter, so it shows a small difference the wall time's spread hides)."""
+        span = big - small
+        ragv2_slope = slopes(cpu(runs[ragv2, small]), cpu(runs[ragv2, big]), span)
+        bare_slope = slopes(cpu(runs[bare, small]), cpu(runs[bare, big]), span)
+        added = per_pair(ragv2_slope, bare_slope, lambda r, b: r - b)
+        return Row(
+            title,
+            spread(ragv2_slope, millis),
+            spread(bare_slope, millis),
+            spread(added, millis),
+            "(information)",
+            None,
+        )
+
     # -- the targets ------------------------------------------------------------------------
 
     def target_layer_a(self) -> list[Row]:
@@ -307,6 +340,16 @@ class Bench:
                 spread(added, millis),
                 "≤ 0.3 ms",
                 statistics.median(added) <= 0.0003,
+            )
+        )
+        rows.append(
+            self.cpu_slope_row(
+                f"layer A CPU added per item (slope {small:,}→{big:,})",
+                "ragv2",
+                "bare",
+                small,
+                big,
+                self.layer_a_runs,
             )
         )
         fixed = [
@@ -484,6 +527,21 @@ class Bench:
                 statistics.median(added) <= 0.001,
             )
         ]
+        by_size = {
+            (kind, size): runs[f"{kind} {size}"]
+            for kind in ("ragv2", "bare")
+            for size in (small, big)
+        }
+        rows.append(
+            self.cpu_slope_row(
+                f"layer B CPU added per conversation (slope {small}→{big})",
+                "ragv2",
+                "bare",
+                small,
+                big,
+                by_size,
+            )
+        )
         # the protocol's bar: (session - start-up - model - searches) / (model + searches)
         system = [run.extra["model_s"] + run.extra["search_s"] for run in runs[f"ragv2 {big}"]]
         harness = [
