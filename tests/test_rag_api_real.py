@@ -67,12 +67,15 @@ def stored_chunks(filename: str) -> tuple[RetrievedItem, ...]:
         ("/srv/files/handbook.pdf", "u1", "handbook.pdf"),
         ("/srv/files/report_2025.pdf", None, "report_2025.pdf"),
         ("/tmp/tmpk7p2rk8b.csv", "u1", None),  # a re-encoded CSV: the name is lost
+        ("/app/uploads/temp/7-Preisliste.xlsx", 7, "7-Preisliste.xlsx"),  # not a user id
+        ("/app/uploads/temp/u1-Preisliste.xlsx", ["u1"], "u1-Preisliste.xlsx"),
     ],
 )
 def test_every_source_form_rag_api_has_written_maps_to_the_original_name(
-    source: str, user_id: str | None, expected: str
+    source: str, user_id: object, expected: str
 ) -> None:
     assert filename_from_source(source, user_id) == expected
+    assert filename_from_source(source, user_id) == expected  # the second time, as kept
 
 
 def test_real_query_answers_map_to_original_file_names_and_one_based_pages() -> None:

@@ -116,7 +116,10 @@ def item_from_source(source: Mapping[str, Any]) -> RetrievedItem:
 
 def numbered(items: Sequence[RetrievedItem], start: int = 1) -> list[RetrievedItem]:
     """``items`` with rank = source number (what ``render_sources(items, start)`` shows)."""
-    return [replace(item, rank=n) for n, item in enumerate(items, start=start)]
+    return [
+        item if item.rank == n else replace(item, rank=n)
+        for n, item in enumerate(items, start=start)
+    ]
 
 
 def _marker_numbers(inside: str) -> list[int]:

@@ -4,10 +4,12 @@ runner, a subprocess per turn, imports it too)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _UPLOAD_SUFFIX = re.compile(r"^(?P<stem>.+)_[0-9a-f]{32}(?P<suffix>\.[^./\\]*)?$")
 # Python's tempfile names: rag_api re-encodes a CSV that is not UTF-8 (chardet says "ascii"
 # for a plain ASCII file) into a temporary copy, and that copy's path becomes the source.
+_SEPARATORS = re.compile(r"[\\/]")
 _TEMP_NAME = re.compile(r"^tmp[a-z0-9_]{8}(?:\.[^./\\]*)?$")
 
 
@@ -22,7 +24,14 @@ def filename_from_source(source: str, user_id: object = None) -> str | None:
       name is lost, and the file is known by its ``file_id`` only;
     - any other path -> its basename.
     """
-    basename = re.split(r"[\\/]", source)[-1]
+    if user_id is None or isinstance(user_id, str):  # a corpus's few paths, met again and again
+        return _name_in(source, user_id)
+    return _name_in.__wrapped__(source, user_id)
+
+
+@lru_cache(maxsize=4096)
+def _name_in(source: str, user_id: object) -> str | None:
+    basename = _SEPARATORS.split(source)[-1]
     if _TEMP_NAME.match(basename):
         return None
     unique = _UPLOAD_SUFFIX.match(basename)
