@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ragv2_demo.server import DemoServer
@@ -163,6 +163,29 @@ def timed_pytest(root: Path, *args: str) -> tuple[float, int, str, float]:
     interpreter (GNU time's maximum resident set size)."""
     measured = measured_pytest(root, *args)
     return measured.seconds, measured.status, measured.out, measured.peak_mb
+
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bundled_config(folder: Path) -> Path:
+    """A copy of the repository's ``[tool.ragv2]`` configuration in ``folder`` whose paths
+    are absolute and whose raw runs and reports go to ``folder``: the bundled benchmark run
+    from the repository root leaves the repository as it was."""
+    from pytest_ragv2.configfile import read_config
+    from pytest_ragv2.settings import PATH_FIELDS, Settings
+
+    config: dict[str, Any] = read_config(REPO / "pyproject.toml")
+    defaults = Settings()
+    for name in PATH_FIELDS:
+        value = config.get(name, getattr(defaults, name))
+        if value is not None:
+            config[name] = str(REPO / value)
+    config["raw_runs"] = str(folder / "raw-runs")
+    config["reports"] = str(folder / "reports")
+    path = folder / "ragv2.yaml"
+    path.write_text(json.dumps(config))  # JSON is YAML
+    return path
 
 
 ROBOTICS = Path(__file__).resolve().parent.parent / "corpus" / "nimbus-robotics"

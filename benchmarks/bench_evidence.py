@@ -30,26 +30,17 @@ import time
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _common import REPO, bundled_config
+
 PYTEST = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 SESSION = ["--ragv2-seed=20261130", "--ragv2-run-id=bench"]
 
 
 def bundled_run(folder: Path) -> Path:
     """A layer-B session on the bundled benchmark (``-n 2``), its raw runs under ``folder``."""
-    from pytest_ragv2.configfile import read_config
-    from pytest_ragv2.settings import PATH_FIELDS, Settings
-
-    config: dict[str, Any] = read_config(REPO / "pyproject.toml")
-    defaults = Settings()
-    for name in PATH_FIELDS:
-        value = config.get(name, getattr(defaults, name))
-        if value is not None:
-            config[name] = str(REPO / value)
-    config["raw_runs"] = str(folder / "raw-runs")
-    config["reports"] = str(folder / "reports")
-    path = folder / "ragv2.yaml"
-    path.write_text(json.dumps(config))  # JSON is YAML
+    path = bundled_config(folder)
     subprocess.run(
         [*PYTEST, "--ragv2-layer=B", "-n", "2", f"--ragv2-config={path}", *SESSION],
         cwd=REPO,
@@ -154,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
         f"{first['conversations']:,} layer-B conversations,"
         f" {first['support_kb_per_conversation']:.1f} KB of support texts each,"
         f" {first['distinct_support_kb']:,.0f} KB distinct;"
-        f" {len(results)} fresh interpreters, median (min–max)"
+        f" {len(results)} fresh interpreter{'s' if len(results) > 1 else ''}, median (min–max)"
     )
     print(f"scoring, first pass (texts new)   : {spread('first_ms')} ms a conversation")
     print(f"scoring, second pass (all cached) : {spread('second_ms')} ms a conversation")

@@ -34,7 +34,6 @@ Targets (names for ``--only``):
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import shutil
@@ -45,11 +44,12 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _common import (
+    REPO,
+    bundled_config,
     chat_run_times,
     demo_server,
     measured_pytest,
@@ -60,7 +60,6 @@ from _common import (
 
 from ragv2_demo.server import DemoServer
 
-REPO = Path(__file__).resolve().parent.parent
 TARGETS = ("layer-a", "layer-b", "collection", "memory", "startup", "xdist", "raw-runs")
 OK = (0,)
 VERDICT = (0, 1)  # a session whose gates fail still ran every item (the bundled benchmark)
@@ -675,22 +674,11 @@ class Bench:
     def target_raw_runs(self) -> list[Row]:
         """The bundled benchmark, run from the repository root; its raw runs and reports go
         to a temporary folder through a configuration naming every path absolutely."""
-        from pytest_ragv2.configfile import read_config
         from pytest_ragv2.rawruns import read_raw_runs
-        from pytest_ragv2.settings import PATH_FIELDS, Settings
 
         folder = self.directory / "bundled"
         folder.mkdir()
-        config: dict[str, Any] = read_config(REPO / "pyproject.toml")
-        defaults = Settings()
-        for name in PATH_FIELDS:
-            value = config.get(name, getattr(defaults, name))
-            if value is not None:
-                config[name] = str(REPO / value)
-        config["raw_runs"] = str(folder / "raw-runs")
-        config["reports"] = str(folder / "reports")
-        path = folder / "ragv2.yaml"
-        path.write_text(json.dumps(config))  # JSON is YAML
+        path = bundled_config(folder)
         args = ["--ragv2-layer=B", "-n", "2", f"--ragv2-config={path}", "--ragv2-seed=20261130"]
         if self.sizes.raw_runs_reps is not None:
             args.append(f"--ragv2-reps={self.sizes.raw_runs_reps}")
