@@ -182,11 +182,13 @@ def test_without_a_baseline_the_comparisons_are_skipped_and_a_deselected_one_fai
     assert "not run" in gate(deselected, "category_regression").reason
 
 
-def test_latency_and_errors_are_judged_on_the_candidate() -> None:
+def test_latency_is_judged_on_the_candidate_and_errors_on_both_compared_systems() -> None:
     slow = [*pair("C1", 1.0, 1.0, latency=3.0), *pair("C2", 1.0, 1.0, latency=3.0)]
     assert gate(decided(slow, retrieval_p95_max_s=2.0), "retrieval_p95").decision == "fail"
     error = {"kind": "timeout", "message": "read timed out", "status_code": None}
     failing = [*GOOD, run("C3", "v1", 1.0), run("C3", "v2", 0.0, ok=False, error=error)]
     found = gate(decided(failing, error_rate_max=0.01), "error_rate")
     assert found.decision == "fail"
-    assert found.reason == "1 of 3 runs failed (timeout: all, e.g. C3: read timed out)"
+    assert found.reason == (
+        "v2: 1 of 3 runs failed (timeout: all, e.g. C3: read timed out); v1: 0 of 3 runs failed"
+    )

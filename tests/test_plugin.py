@@ -145,7 +145,8 @@ def test_unreachable_rag_api_completes_with_errors(project: pytest.Pytester) -> 
     assert summary["systems"]["v2"]["errors"] == summary["systems"]["v2"]["runs"] == 5
     error_gate = gate(summary, "error_rate")
     assert error_gate["decision"] == "fail"
-    assert error_gate["reason"].startswith("5 of 5 runs failed (transport: all, e.g. C01: ")
+    assert error_gate["reason"].startswith("v2: 5 of 5 runs failed (transport: all, e.g. C01: ")
+    assert error_gate["reason"].endswith("; v1: 0 of 5 runs failed")
     assert all(
         raw["error"]["kind"] == "transport"
         for raw in raw_lines(project)

@@ -101,7 +101,7 @@ def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:
     assert latency.decision == "fail"
     assert "no successful run: all 4 failed" in latency.reason
     assert "http: all, e.g. C0: 401 Unauthorized" in latency.reason
-    errors = error_rate_gate(row, 0.02)
+    errors = error_rate_gate([("v2", row)], 0.02)
     assert errors.decision == "fail"
     assert errors.reason == "4 of 4 runs failed (http: all, e.g. C0: 401 Unauthorized)"
 

@@ -10,11 +10,11 @@ effect size printed beside the decision).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
-from pytest_ragv2.run_record import RetrievalRecord
+from pytest_ragv2.run_record import RetrievalRecord, RunRecord
 from pytest_ragv2.session import SessionResults, SystemRow, case_metric_means
 from pytest_ragv2.settings import GateSettings
 
@@ -86,14 +86,20 @@ def completeness_gate(results: SessionResults) -> GateResult:
     )
 
 
-def empty_results_gate(results: SessionResults) -> GateResult:
+def empty_results_gate(results: SessionResults, compared: Sequence[str] = ()) -> GateResult:
     """Fails when a system answered every run successfully with nothing: an unindexed file
-    id, a token of a user who owns no file, an empty index — recall 0 with no error."""
-    silent = [
-        f"{name}: all {row.runs} successful runs returned no item"
-        for name, row in results.systems.items()
-        if row.runs and row.errors < row.runs and row.value("empty_runs") == row.runs - row.errors
-    ]
+    id, a token of a user who owns no file, an empty index — recall 0 with no error; and
+    when a ``compared`` system (candidate, baseline) returned nothing because every run
+    failed."""
+    silent = []
+    for name, row in results.systems.items():
+        if not row.runs:
+            continue
+        if row.errors >= row.runs:
+            if name in compared:
+                silent.append(f"{name}: all {row.runs} runs failed ({_dominant_error(row)})")
+        elif row.value("empty_runs") == row.runs - row.errors:
+            silent.append(f"{name}: all {row.runs - row.errors} successful runs returned no item")
     return GateResult(
         name="results_returned",
         description="every system returns items for some query (an all-empty system is "
@@ -192,11 +198,19 @@ class PairedCases:
         return [c - b for c, b in zip(self.candidate, self.baseline, strict=True)]
 
 
+def successful(records: Iterable[RunRecord]) -> list[RunRecord]:
+    """The runs that ended with an answer: a comparison is over these only, on both sides.
+    A failed call says nothing about retrieval quality; ``error_rate`` judges it."""
+    return [record for record in records if record.ok and not record.skipped]
+
+
 def paired_cases(
     results: SessionResults, candidate: str, baseline: str, metric: str
 ) -> PairedCases:
-    cand = case_metric_means(results.records_of(candidate))
-    base = case_metric_means(results.records_of(baseline))
+    """Paired over the cases where both systems have successful runs, each case's mean taken
+    over its successful runs (a baseline that failed cannot make a candidate look better)."""
+    cand = case_metric_means(successful(results.records_of(candidate)))
+    base = case_metric_means(successful(results.records_of(baseline)))
     category = {record.key.case: record.category for record in results.records_of(candidate)}
     common = sorted(case for case in cand if metric in cand[case] and metric in base.get(case, {}))
     return PairedCases(
@@ -214,23 +228,65 @@ def _mean(values: Sequence[float]) -> float:
 BaselineState = Literal["none", "not_run", "run"]
 
 
-def _baseline_missing(
-    name: str, description: str, threshold: str, state: BaselineState
-) -> GateResult:
-    if state == "none":
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Who the candidate is compared with, and why that comparison cannot be made (if so)."""
+
+    baseline: str | None
+    state: BaselineState
+    blocked: str | None = None  # the baseline failed too often to be compared with
+
+
+def comparison_of(
+    results: SessionResults, roles: Mapping[str, str], error_rate_max: float
+) -> Comparison:
+    """The session's baseline, whether it ran, and whether its runs can carry a comparison:
+    one with no successful run, or an error rate over ``error_rate_max``, cannot."""
+    baseline = next((name for name, role in roles.items() if role == "baseline"), None)
+    if baseline is None:
+        return Comparison(None, "none")
+    row = results.systems.get(baseline)
+    if row is None:
+        return Comparison(baseline, "not_run")
+    return Comparison(baseline, "run", comparison_blocker(baseline, row, error_rate_max))
+
+
+def comparison_blocker(name: str, row: SystemRow, error_rate_max: float) -> str | None:
+    if row.runs == 0 or row.errors >= row.runs:
+        failed = f"all {row.runs} runs failed ({_dominant_error(row)})" if row.runs else "no run"
+        return f"the baseline {name} has no successful run: {failed}; nothing to compare with"
+    rate = row.errors / row.runs
+    if rate > error_rate_max + 1e-12:
+        return (
+            f"the baseline {name} failed {row.errors} of {row.runs} runs ({rate:.2f} > "
+            f"error_rate_max {error_rate_max:.2f}; {_dominant_error(row)}): a comparison with "
+            "it proves nothing"
+        )
+    return None
+
+
+def comparison_unavailable(
+    name: str, description: str, threshold: str, comparison: Comparison
+) -> GateResult | None:
+    """The gate's result when the comparison cannot be made; None when it can."""
+    if comparison.state == "none":
         return GateResult(name, description, None, threshold, "skip", "no baseline configured")
-    return GateResult(
-        name,
-        description,
-        None,
-        threshold,
-        "fail",
-        "the configured baseline was not run (deselected?): nothing to compare with",
-    )
+    if comparison.state == "not_run":
+        return GateResult(
+            name,
+            description,
+            None,
+            threshold,
+            "fail",
+            "the configured baseline was not run (deselected?): nothing to compare with",
+        )
+    if comparison.blocked is not None:
+        return GateResult(name, description, None, threshold, "fail", comparison.blocked)
+    return None
 
 
 def recall_improvement_gate(
-    paired: PairedCases | None, state: BaselineState, settings: GateSettings
+    paired: PairedCases | None, comparison: Comparison, settings: GateSettings
 ) -> GateResult:
     from pytest_ragv2.comparisons import improvement_gate, paired_values
 
@@ -238,8 +294,9 @@ def recall_improvement_gate(
     margin = settings.recall_improvement_min
     description = f"{metric} improves over the baseline by at least the margin (paired by case)"
     threshold = f">= +{margin:.2f}"
-    if paired is None or state != "run":
-        return _baseline_missing("recall_improvement", description, threshold, state)
+    unavailable = comparison_unavailable("recall_improvement", description, threshold, comparison)
+    if unavailable is not None or paired is None:
+        return unavailable or _not_paired("recall_improvement", description, threshold)
     if not paired.cases:
         return GateResult(
             "recall_improvement",
@@ -247,7 +304,8 @@ def recall_improvement_gate(
             None,
             threshold,
             "fail",
-            f"no case with required evidence was run on both systems ({metric} undefined)",
+            f"no case with required evidence has a successful run on both systems ({metric} "
+            "undefined)",
         )
     return improvement_gate(
         "recall_improvement",
@@ -260,7 +318,7 @@ def recall_improvement_gate(
 
 
 def category_regression_gate(
-    paired: PairedCases | None, state: BaselineState, settings: GateSettings
+    paired: PairedCases | None, comparison: Comparison, settings: GateSettings
 ) -> GateResult:
     from pytest_ragv2.comparisons import paired_values, regression_gate
 
@@ -268,8 +326,9 @@ def category_regression_gate(
     margin = settings.category_regression_max
     description = f"no category's {metric} is materially worse than the baseline's"
     threshold = f">= -{margin:.2f}"
-    if paired is None or state != "run":
-        return _baseline_missing("category_regression", description, threshold, state)
+    unavailable = comparison_unavailable("category_regression", description, threshold, comparison)
+    if unavailable is not None or paired is None:
+        return unavailable or _not_paired("category_regression", description, threshold)
     return regression_gate(
         "category_regression",
         description,
@@ -279,6 +338,10 @@ def category_regression_gate(
         alpha=settings.alpha,
         min_cases=settings.category_min_cases,
     )
+
+
+def _not_paired(name: str, description: str, threshold: str) -> GateResult:
+    return GateResult(name, description, None, threshold, "fail", "no paired case")
 
 
 def latency_gate(
@@ -308,24 +371,52 @@ def latency_gate(
 
 
 def error_rate_gate(
-    row: SystemRow,
+    rows: Sequence[tuple[str, SystemRow]],
     maximum: float,
     *,
     description: str = "share of runs that failed (timeout, transport, non-2xx, malformed)",
     noun: str = "runs",
 ) -> GateResult:
-    rate = row.error_rate
-    if rate is None:
-        return GateResult("error_rate", description, None, f"<= {maximum:.2f}", "fail", "no runs")
+    """The share of failed runs of every compared system (the candidate first, then the
+    baseline): a baseline that fails is no yardstick, so it fails this gate too. The value
+    is the highest share."""
+    threshold = f"<= {maximum:.2f}"
+    if not rows or all(row.error_rate is None for _, row in rows):
+        return GateResult("error_rate", description, None, threshold, "fail", "no runs")
+    parts = []
+    worst = 0.0
+    failing = False
+    for name, row in rows:
+        if row.error_rate is None:
+            parts.append(f"{name}: no runs")
+            failing = True
+            continue
+        worst = max(worst, row.error_rate)
+        failing = failing or row.error_rate > maximum
+        parts.append(
+            f"{row.errors} of {row.runs} {noun} failed"
+            + (f" ({_dominant_error(row)})" if row.errors else "")
+        )
+        if len(rows) > 1:
+            parts[-1] = f"{name}: {parts[-1]}"
     return GateResult(
         name="error_rate",
         description=description,
-        value=rate,
-        threshold=f"<= {maximum:.2f}",
-        decision=_decide(rate <= maximum),
-        reason=f"{row.errors} of {row.runs} {noun} failed"
-        + (f" ({_dominant_error(row)})" if row.errors else ""),
+        value=worst,
+        threshold=threshold,
+        decision=_decide(not failing),
+        reason="; ".join(parts),
     )
+
+
+def compared_rows(
+    results: SessionResults, candidate: str, comparison: Comparison
+) -> list[tuple[str, SystemRow]]:
+    """The rows the error-rate gate judges: the candidate's, and the baseline's when run."""
+    rows = [(candidate, results.systems[candidate])]
+    if comparison.baseline is not None and comparison.state == "run":
+        rows.append((comparison.baseline, results.systems[comparison.baseline]))
+    return rows
 
 
 def _dominant_error(row: SystemRow) -> str:
@@ -353,7 +444,12 @@ def evaluate_layer_a(
     every configured system, run or not: a configured baseline that was not run fails the
     comparisons instead of letting them pass unexamined."""
     roles = dict(configured_roles) if configured_roles else dict(results.roles)
-    gates = [case_file_gate(case_errors), completeness_gate(results), empty_results_gate(results)]
+    compared = [name for name, role in roles.items() if role in ("candidate", "baseline")]
+    gates = [
+        case_file_gate(case_errors),
+        completeness_gate(results),
+        empty_results_gate(results, compared),
+    ]
     candidate = next((name for name, role in roles.items() if role == "candidate"), None)
     if candidate is None or candidate not in results.systems:
         gates.append(
@@ -369,21 +465,22 @@ def evaluate_layer_a(
             )
         )
         return gates
-    baseline = next((name for name, role in roles.items() if role == "baseline"), None)
-    state: BaselineState = (
-        "none" if baseline is None else ("run" if baseline in results.systems else "not_run")
-    )
+    comparison = comparison_of(results, roles, settings.error_rate_max)
     metric = f"recall@{settings.recall_k}"
     paired = (
-        paired_cases(results, candidate, baseline, metric) if baseline and state == "run" else None
+        paired_cases(results, candidate, comparison.baseline, metric)
+        if comparison.baseline and comparison.state == "run"
+        else None
     )
     row = results.systems[candidate]
     gates.append(leak_gate(results, candidate, allowlist_present))
     gates.append(exact_lookup_gate(row, settings.exact_lookup_min))
-    gates.append(recall_improvement_gate(paired, state, settings))
-    gates.append(category_regression_gate(paired, state, settings))
+    gates.append(recall_improvement_gate(paired, comparison, settings))
+    gates.append(category_regression_gate(paired, comparison, settings))
     gates.append(latency_gate(row, settings.retrieval_p95_max_s))
-    gates.append(error_rate_gate(row, settings.error_rate_max))
+    gates.append(
+        error_rate_gate(compared_rows(results, candidate, comparison), settings.error_rate_max)
+    )
     return gates
 
 

@@ -14,17 +14,20 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.gates import (
-    BaselineState,
+    Comparison,
     GateResult,
-    _baseline_missing,
     _decide,
     _fmt,
     case_file_gate,
+    compared_rows,
+    comparison_of,
+    comparison_unavailable,
     completeness_gate,
     error_rate_gate,
     fmt_delta,
     latency_gate,
     minimum_gate,
+    successful,
 )
 from pytest_ragv2.run_record import ChatRecord, RunRecord
 from pytest_ragv2.schema import VETO_KINDS, VetoKind
@@ -106,8 +109,7 @@ def veto_gates(records: Sequence[RunRecord], *, allowlist_present: bool) -> list
 def case_wins_gate(
     results: SessionResults,
     candidate: str,
-    baseline: str | None,
-    state: BaselineState,
+    comparison: Comparison,
     minimum: float,
     ties: str = "both_met",
 ) -> GateResult:
@@ -117,17 +119,28 @@ def case_wins_gate(
     case right at least once: two systems that never do are not "as good" as each other."""
     description = "the candidate wins or ties the baseline on the share of cases (correct runs)"
     threshold = f">= {minimum:.2f}"
-    if baseline is None or state != "run":
-        return _baseline_missing("case_wins", description, threshold, state)
-    cand = case_metric_means(results.records_of(candidate), ("exact_answer",))
-    base = case_metric_means(results.records_of(baseline), ("exact_answer",))
+    unavailable = comparison_unavailable("case_wins", description, threshold, comparison)
+    if unavailable is not None or comparison.baseline is None:
+        return unavailable or GateResult(
+            "case_wins", description, None, threshold, "skip", "no baseline configured"
+        )
+    # over the successful runs of each side: a baseline's failed call is no loss of its own
+    cand = case_metric_means(successful(results.records_of(candidate)), ("exact_answer",))
+    base = case_metric_means(successful(results.records_of(comparison.baseline)), ("exact_answer",))
     common = sorted(
         case
         for case in cand
         if "exact_answer" in cand[case] and "exact_answer" in base.get(case, {})
     )
     if not common:
-        return GateResult("case_wins", description, None, threshold, "fail", "no paired case")
+        return GateResult(
+            "case_wins",
+            description,
+            None,
+            threshold,
+            "fail",
+            "no case with a successful run on both systems",
+        )
     wins = tied = failing_ties = losses = 0
     lost: list[str] = []
     for case in common:
@@ -212,10 +225,7 @@ def evaluate_layer_b(
         )
         return gates
     gates.extend(veto_gates(results.records_of(candidate), allowlist_present=allowlist_present))
-    baseline = next((name for name, role in roles.items() if role == "baseline"), None)
-    state: BaselineState = (
-        "none" if baseline is None else ("run" if baseline in results.systems else "not_run")
-    )
+    comparison = comparison_of(results, roles, settings.error_rate_max)
     row = results.systems[candidate]
     gates.append(
         minimum_gate(
@@ -237,7 +247,7 @@ def evaluate_layer_b(
     )
     gates.append(
         case_wins_gate(
-            results, candidate, baseline, state, settings.case_wins_min, settings.case_wins_ties
+            results, candidate, comparison, settings.case_wins_min, settings.case_wins_ties
         )
     )
     gates.append(
@@ -250,7 +260,7 @@ def evaluate_layer_b(
     )
     gates.append(
         error_rate_gate(
-            row,
+            compared_rows(results, candidate, comparison),
             settings.error_rate_max,
             description="share of conversations that failed (timeout, transport, tool, malformed)",
             noun="conversations",
