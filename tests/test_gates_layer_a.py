@@ -192,3 +192,39 @@ def test_latency_is_judged_on_the_candidate_and_errors_on_both_compared_systems(
     assert found.reason == (
         "v2: 1 of 3 runs failed (timeout: all, e.g. C3: read timed out); v1: 0 of 3 runs failed"
     )
+
+
+TIMEOUT = {"kind": "timeout", "message": "read timed out", "status_code": None}
+
+
+def test_a_comparison_is_over_the_cases_both_systems_answered() -> None:
+    """A baseline's failed run is no recall 0 of its own: the case it failed on is left out
+    of the paired comparison, which then finds no improvement where there is none."""
+    records = [record for n in range(1, 41) for record in pair(f"C{n}", 1.0, 1.0)]
+    # the baseline times out on one case of 40 (within an error_rate_max of 0.05)
+    records[0] = run("C1", "v1", 0.0, ok=False, error=TIMEOUT)
+    decision = decided(records, error_rate_max=0.05)
+    improvement = gate(decision, "recall_improvement")
+    assert improvement.decision == "fail"  # +0.00, not +0.025 from the baseline's failure
+    assert improvement.value == pytest.approx(0.0)
+    assert gate(decision, "error_rate").decision == "pass"
+
+
+@pytest.mark.parametrize("failed", [3, 40])
+def test_a_baseline_failing_past_the_error_rate_cannot_carry_a_comparison(failed: int) -> None:
+    records = [record for n in range(1, 41) for record in pair(f"C{n}", 0.0, 1.0)]
+    for index in range(failed):
+        records[2 * index] = run(f"C{index + 1}", "v1", 0.0, ok=False, error=TIMEOUT)
+    decision = decided(records, error_rate_max=0.05)
+    for name in ("recall_improvement", "category_regression"):
+        found = gate(decision, name)
+        assert found.decision == "fail"
+        assert found.value is None
+        if failed == 40:
+            assert found.reason.startswith("the baseline v1 has no successful run: all 40")
+        else:
+            assert found.reason.startswith("the baseline v1 failed 3 of 40 runs (0.07 > ")
+    errors = gate(decision, "error_rate")
+    assert errors.decision == "fail"
+    assert f"v1: {failed} of 40 runs failed" in errors.reason
+    assert not decision.passed

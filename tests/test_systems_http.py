@@ -586,15 +586,18 @@ def test_http_json_wrong_shapes_are_malformed(
     assert expected in result.error.message
 
 
-def test_http_json_unusable_url_is_an_adapter_error() -> None:
-    config = parse_retrieval_config({"adapter": "http-json", "url": "127.0.0.1:9/search"})
+@pytest.mark.parametrize(
+    "url",
+    ["127.0.0.1:9/search", "not a url", "file:///etc/passwd", "http://[zz::1]:80", "http://"],
+)
+def test_a_url_no_call_could_be_made_to_is_refused_when_read(url: str) -> None:
+    """Refused with the configuration, not found run after run as adapter errors."""
+    from pydantic import ValidationError
 
-    retriever = build_retriever("x", config, file_ids=[])
-    result = retriever.retrieve("q", 3)
-
-    assert result.error is not None
-    assert result.error.kind == "adapter"
-    assert len(result.exchanges) == 1  # a configuration error is not retried
+    with pytest.raises(ValidationError) as raised:
+        parse_retrieval_config({"adapter": "http-json", "url": url})
+    assert [error["loc"][-1] for error in raised.value.errors()] == ["url"]
+    assert repr(url) in str(raised.value)
 
 
 # --- bounded responses ------------------------------------------------------------------

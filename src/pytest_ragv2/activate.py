@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import sys
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -63,6 +63,8 @@ def activate(config: pytest.Config) -> None:
         check_layers(settings, systems)
     except ValueError as exc:
         raise pytest.UsageError(str(exc)) from None
+    if workerinput is None and not (config.option.collectonly or config.getoption("ragv2_plan")):
+        check_usable(settings, systems)
     resumption: Resumption | None = None
     lock: SessionLock | None = None
     fresh_root = False
@@ -267,6 +269,32 @@ def check_layers(settings: Settings, systems: dict[str, SystemSettings]) -> None
                 f"({layer_info(layer).title})"
             )
         implementation.check_systems(serving, settings)
+
+
+def check_usable(settings: Settings, systems: Mapping[str, SystemSettings]) -> None:
+    """Every system the session calls can make a call: one that cannot (its function is
+    not importable) would fail every run, and a baseline failing every run compares with
+    nothing. A usage error naming each, located in the configuration."""
+    from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+    from pytest_ragv2.systems.registry import unusable_retrieval
+
+    infos = [layer_info(layer) for layer in settings.layers]
+    problems = []
+    for name, system in systems.items():
+        retrieval = system.retrieval
+        searched = any(
+            not info.chat
+            or (not info.answer_models_only and isinstance(system.chat, OpenAIChatConfig))
+            for info in infos
+        )
+        if retrieval is None or not searched:
+            continue
+        problem = unusable_retrieval(retrieval)
+        if problem is not None:
+            where = settings.where("systems", name, "retrieval", "callable")
+            problems.append(f"{where}: systems.{name}.retrieval.callable: {problem}")
+    if problems:
+        raise pytest.UsageError("\n".join(problems))
 
 
 def _preflight(config: pytest.Config, ctx: RunContext) -> None:

@@ -21,6 +21,7 @@ from pydantic import (
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
 from pytest_ragv2.schema import Split
+from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.registry import ChatConfig, RetrievalConfig
 
@@ -196,7 +197,11 @@ class Settings(_Strict):
         "comma-separated), for testing how a session records a failing system",
     )
     demo_timeout_s: float = Field(
-        default=30.0, gt=0, description="embedded demo only: the chat and command timeout"
+        default=30.0,
+        gt=0,
+        le=CALL_TIMEOUT_MAX_S,
+        allow_inf_nan=False,
+        description="embedded demo only: the chat and command timeout",
     )
     max_minutes: float | None = Field(
         default=None,

@@ -13,9 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from pydantic import Field
-
-from pytest_ragv2.systems.config import AdapterConfig
+from pytest_ragv2.systems.config import CONVERSATION_TIMEOUT_MAX_S, AdapterConfig, seconds_field
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,10 +41,10 @@ class Deadline:
 class ChatAdapterConfig(AdapterConfig):
     """A chat adapter's configuration: what bounds one conversation as a whole."""
 
-    conversation_timeout_s: float | None = Field(
-        default=None,
-        gt=0.0,
-        description="total deadline of one conversation (every turn, tool round, retry); "
+    conversation_timeout_s: float | None = seconds_field(
+        None,
+        CONVERSATION_TIMEOUT_MAX_S,
+        "total deadline of one conversation (every turn, tool round, retry); "
         "when it passes the turn under way is a timeout and the later turns are not run; "
         "None: only the per-call timeout_s bounds",
     )

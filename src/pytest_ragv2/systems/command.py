@@ -72,6 +72,7 @@ from typing import IO, Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
+from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RESPONSE_MB_MAX, seconds_field
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.process_tree import ProcessTree
@@ -104,10 +105,12 @@ class CommandConfig(ChatAdapterConfig):
         default_factory=list,
         description="environment variables passed through besides PATH, HOME and LANG",
     )
-    timeout_s: float = Field(default=300.0, gt=0.0, description="per turn, whole process group")
+    timeout_s: float = seconds_field(300.0, CALL_TIMEOUT_MAX_S, "per turn, whole process group")
     max_output_mb: float = Field(
         default=32.0,
         gt=0,
+        le=RESPONSE_MB_MAX,
+        allow_inf_nan=False,
         description="the most a turn's process may print on stdout, and on stderr; more is "
         "the turn's error (too_large), its processes killed",
     )

@@ -24,7 +24,14 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
     timed_retrieval,
 )
-from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy, StrictConfig
+from pytest_ragv2.systems.config import (
+    CALL_TIMEOUT_MAX_S,
+    RetrievalAdapterConfig,
+    RetryPolicy,
+    ServiceUrl,
+    StrictConfig,
+    seconds_field,
+)
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 
@@ -57,7 +64,7 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
     """
 
     adapter: Literal["http-json"]
-    url: str
+    url: ServiceUrl
     method: Literal["POST", "GET"] = "POST"
     body: dict[str, Any] | None = None
     params: dict[str, str] = Field(default_factory=dict)
@@ -66,7 +73,7 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
     higher_score_is_better: bool = Field(
         default=True, description="kept as metadata; ranks are the list order"
     )
-    documents_url: str | None = Field(
+    documents_url: ServiceUrl | None = Field(
         default=None,
         description='a rag_api-shaped "GET …/documents?ids=" listing every stored chunk of '
         "the queried files; with it the report shows the system's attainable ceiling",
@@ -75,7 +82,7 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
-    timeout_s: float = Field(default=30.0, gt=0.0)
+    timeout_s: float = seconds_field(30.0, CALL_TIMEOUT_MAX_S)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
     @model_validator(mode="after")

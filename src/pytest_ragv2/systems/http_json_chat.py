@@ -34,7 +34,13 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
-from pytest_ragv2.systems.config import RetryPolicy, StrictConfig
+from pytest_ragv2.systems.config import (
+    CALL_TIMEOUT_MAX_S,
+    RetryPolicy,
+    ServiceUrl,
+    StrictConfig,
+    seconds_field,
+)
 from pytest_ragv2.systems.http_json import (
     MISSING,
     HttpJsonFields,
@@ -75,7 +81,7 @@ class HttpJsonToolCallFields(StrictConfig):
 
 class HttpJsonChatConfig(ChatAdapterConfig):
     adapter: Literal["http-json-chat"]
-    url: str
+    url: ServiceUrl
     method: Literal["POST", "PUT"] = "POST"
     body: dict[str, Any] = Field(default_factory=lambda: dict(DEFAULT_BODY))
     answer_path: str = Field(description="dotted path to the answer text")
@@ -93,7 +99,7 @@ class HttpJsonChatConfig(ChatAdapterConfig):
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
-    timeout_s: float = Field(default=120.0, gt=0.0)
+    timeout_s: float = seconds_field(120.0, CALL_TIMEOUT_MAX_S)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
     @model_validator(mode="after")

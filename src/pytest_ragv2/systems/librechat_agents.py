@@ -76,7 +76,7 @@ from pytest_ragv2.systems.base import (
     secret_values,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
-from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
@@ -99,7 +99,7 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     """LibreChat's OpenAI-compatible Agents API; the agent id is sent as ``model``."""
 
     adapter: Literal["librechat-agents"]
-    url: str = Field(description='base URL of LibreChat, e.g. "http://host:3080"')
+    url: ServiceUrl = Field(description='base URL of LibreChat, e.g. "http://host:3080"')
     agent_id: str = Field(description='the agent\'s id ("agent_..."), sent as "model"')
     stream: bool = Field(
         default=True, description="only a streamed answer carries file-search sources"
@@ -114,8 +114,8 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     pages_base: Literal[0, 1] = Field(
         default=0, description="numbering of the sources' pages (LibreChat passes rag_api's 0)"
     )
-    timeout_s: float = Field(
-        default=120.0, gt=0.0, description="per try; bounds a whole streamed answer too"
+    timeout_s: float = seconds_field(
+        120.0, CALL_TIMEOUT_MAX_S, "per try; bounds a whole streamed answer too"
     )
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 

@@ -70,7 +70,7 @@ from pytest_ragv2.systems.base import (
     secret_values,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
-from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     SEARCH_TOOL_NAME,
@@ -91,7 +91,7 @@ class OpenAIChatConfig(ChatAdapterConfig):
     """Any OpenAI-compatible ``POST {url}/chat/completions`` (llama.cpp, vLLM, Ollama, ...)."""
 
     adapter: Literal["openai-chat"]
-    url: str = Field(description='base URL, e.g. "http://host:8080/v1"')
+    url: ServiceUrl = Field(description='base URL, e.g. "http://host:8080/v1"')
     model: str
     temperature: float = Field(default=0.0, ge=0.0)
     stream: bool = False
@@ -130,8 +130,8 @@ class OpenAIChatConfig(ChatAdapterConfig):
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
-    timeout_s: float = Field(
-        default=120.0, gt=0.0, description="per try; bounds a whole streamed answer too"
+    timeout_s: float = seconds_field(
+        120.0, CALL_TIMEOUT_MAX_S, "per try; bounds a whole streamed answer too"
     )
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 

@@ -97,6 +97,20 @@ def import_callable(spec: str) -> RetrieveFunction:
     return function
 
 
+def callable_problem(spec: str) -> str | None:
+    """Why ``spec`` names no callable this process can import, or None."""
+    try:
+        import_callable(spec)
+    except Exception as exc:  # whatever the import raises: the module is the user's
+        if isinstance(exc, ImportError):
+            return f"{spec} cannot be imported: {type(exc).__name__}: {exc}"
+        if isinstance(exc, AttributeError):
+            module, _, path = spec.partition(":")
+            return f"{spec} cannot be imported: {module} has no attribute {path}"
+        return f"{spec} cannot be loaded: {type(exc).__name__}: {exc}"
+    return None
+
+
 def to_items(returned: Any, spec: str) -> list[RetrievedItem]:
     """The function's answer as items; anything else is a malformed answer."""
     if not isinstance(returned, list | tuple):

@@ -25,7 +25,13 @@ from pytest_ragv2.systems.base import (
     send_with_retry,
     timed_retrieval,
 )
-from pytest_ragv2.systems.config import RetrievalAdapterConfig, RetryPolicy
+from pytest_ragv2.systems.config import (
+    CALL_TIMEOUT_MAX_S,
+    RetrievalAdapterConfig,
+    RetryPolicy,
+    ServiceUrl,
+    seconds_field,
+)
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.systems.upload_names import filename_from_source
@@ -39,7 +45,7 @@ class RagApiRetrieval(RetrievalAdapterConfig):
     """LibreChat rag_api: ``POST /query_multiple`` (one call) or ``POST /query`` per file."""
 
     adapter: Literal["rag-api"]
-    url: str = Field(description='base URL, e.g. "http://host:8000"')
+    url: ServiceUrl = Field(description='base URL, e.g. "http://host:8000"')
     endpoint: Literal["query_multiple", "query"] = "query_multiple"
     file_ids: list[str] | None = Field(
         default=None, description="None: the run's allow-list file ids are queried"
@@ -59,7 +65,7 @@ class RagApiRetrieval(RetrievalAdapterConfig):
     headers_env: dict[str, str] = Field(
         default_factory=dict, description="header name -> environment variable name"
     )
-    timeout_s: float = Field(default=30.0, gt=0.0)
+    timeout_s: float = seconds_field(30.0, CALL_TIMEOUT_MAX_S)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
 
 

@@ -24,7 +24,11 @@ from pytest_ragv2.systems.http_json import HttpJsonRetrieval, HttpJsonRetriever
 from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
 from pytest_ragv2.systems.librechat_agents import LibreChatAgents, LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
-from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
+from pytest_ragv2.systems.python_callable import (
+    PythonRetrieval,
+    PythonRetriever,
+    callable_problem,
+)
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
 from pytest_ragv2.transcripts import Transcript
 
@@ -52,6 +56,9 @@ class RetrievalAdapter(Generic[R]):
     name: str
     config: type[R]
     build: Callable[[str, R, Sequence[str]], Retriever]
+    # why this configuration cannot make a single call, found at start without calling
+    # (None: it can); what only a call can tell is the preflight's and the runs' to find
+    unusable: Callable[[R], str | None] = lambda config: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +93,10 @@ RETRIEVAL_ADAPTERS: Mapping[str, RetrievalAdapter[Any]] = _table(
         lambda name, config, file_ids: HttpJsonRetriever(name, config, file_ids=file_ids),
     ),
     RetrievalAdapter(
-        "python", PythonRetrieval, lambda name, config, file_ids: PythonRetriever(name, config)
+        "python",
+        PythonRetrieval,
+        lambda name, config, file_ids: PythonRetriever(name, config),
+        unusable=lambda config: callable_problem(config.callable),
     ),
 )
 
@@ -139,6 +149,15 @@ def build_retriever(name: str, config: RetrievalConfig, *, file_ids: Sequence[st
     if row is None or not isinstance(config, row.config):
         raise _no_adapter(config)
     return row.build(name, config, file_ids)
+
+
+def unusable_retrieval(config: RetrievalConfig) -> str | None:
+    """Why ``config`` cannot make a single call (a function that cannot be imported), or
+    None; checked at the start of a session, before any item runs."""
+    row = RETRIEVAL_ADAPTERS.get(config.adapter)
+    if row is None or not isinstance(config, row.config):
+        raise _no_adapter(config)
+    return row.unusable(config)
 
 
 def build_chat(name: str, config: ChatConfig, *, retriever: RetrieverSource) -> ChatSystem:
