@@ -690,3 +690,60 @@ def test_a_failed_start_is_reported_by_its_error_line_not_its_backtrace(tmp_path
         "exit status 1: thread/start failed: required MCP servers failed to initialize: kb"
     )
     assert turn.stderr_tail.endswith("   0: <unknown>\n")
+
+
+# a daemon made the classic way, at once: fork, setsid, fork again, the middle process writes
+# the daemon's pid and exits at once, so the daemon is an orphan in a session of its own
+# before any scan could see it
+_DAEMON = """\
+import os, signal, sys, time
+if os.fork() == 0:
+    os.setsid()
+    daemon = os.fork()
+    if daemon == 0:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        devnull = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(devnull, fd)
+        time.sleep(120)
+    open(sys.argv[1], "w").write(str(daemon))
+    os._exit(0)
+os.wait()
+"""
+
+_SETSID_CHILD = (
+    "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)"
+)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("way", ["double-fork", "setsid-child"])
+def test_a_daemon_started_and_left_at_once_does_not_outlive_the_turn(
+    tmp_path: Path, way: str
+) -> None:
+    """The command starts a helper that leaves its session at once and exits with no pause:
+    no scan of the turn's processes ever saw the helper as the command's descendant."""
+    pid_file = tmp_path / "daemon.pid"
+    if way == "double-fork":
+        start = f"subprocess.run([sys.executable, '-c', {_DAEMON!r}, {str(pid_file)!r}])"
+    else:
+        start = (
+            f"child = subprocess.Popen([sys.executable, '-c', {_SETSID_CHILD!r}], "
+            "start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL); "
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid))"
+        )
+    script = _script(
+        tmp_path,
+        f"""\
+        {start}
+        emit({{"type": "thread.started", "thread_id": "t-1"}})
+        emit({{"type": "item.completed", "item": {{"id": "i", "type": "agent_message",
+              "text": "done"}}}})
+        emit({{"type": "turn.completed", "usage": {{"input_tokens": 1}}}})
+        """,
+    )
+    transcript = _runner(script, timeout_s=10.0).converse(["q"])
+
+    assert transcript.ok
+    daemon = int(pid_file.read_text())
+    assert _wait_gone(daemon), "the daemon the turn started outlived it"

@@ -391,6 +391,68 @@ def test_answer_without_choices_is_malformed(server: ChatServer) -> None:
     assert "model not loaded" in error.message
 
 
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [(None, "no content and no tool call"), ({"text": "16 bar"}, "message.content is an object")],
+    ids=["null", "object"],
+)
+def test_an_answer_without_text_content_is_malformed_not_empty(
+    server: ChatServer, content: Any, expected: str
+) -> None:
+    """content null with no tool call, or an object, is the service failing to answer: a
+    recorded error, never an empty answer scored as the model's."""
+    server.answer(Reply(body=completion(content)))
+
+    transcript = converse(server, ["Pression ?"])
+
+    error = transcript.error
+    assert error is not None
+    assert error.kind == "malformed"
+    assert expected in error.message
+    assert len(server.seen) == 1  # not retried: the same request would get the same answer
+
+
+def test_a_structured_refusal_is_the_answer(server: ChatServer) -> None:
+    answer = completion(None)
+    answer["choices"][0]["message"]["refusal"] = "I can't help with that."
+    server.answer(Reply(body=answer))
+
+    transcript = converse(server, ["Pression ?"])
+
+    assert transcript.error is None
+    assert transcript.turns[0].answer == "I can't help with that."
+
+
+def test_an_empty_string_is_an_empty_answer_not_an_error(server: ChatServer) -> None:
+    server.answer(Reply(body=completion("")))
+
+    transcript = converse(server, ["Pression ?"])
+
+    assert transcript.error is None
+    assert transcript.turns[0].answer == ""
+
+
+@pytest.mark.parametrize(
+    ("frames", "expected"),
+    [
+        ([event(chunk({"role": "assistant", "content": None}))], "no content and no tool call"),
+        ([event(chunk({"content": {"text": "16 bar"}}))], "delta.content is an object"),
+        ([event(chunk({"content": ["16 bar"]}))], "delta.content is a list"),
+    ],
+    ids=["never-content", "object", "list"],
+)
+def test_a_stream_without_text_content_is_malformed(
+    server: ChatServer, frames: list[bytes], expected: str
+) -> None:
+    server.answer(Reply(frames=[*frames, DONE_EVENT]))
+
+    error = converse(server, ["Pression ?"], stream=True).error
+
+    assert error is not None
+    assert error.kind == "malformed"
+    assert expected in error.message
+
+
 def test_malformed_stream_frame_keeps_partial_answer(server: ChatServer) -> None:
     frames = [*content_events("Réponse partielle", pieces=2), b'data: {"choices": [\n\n']
     server.answer(Reply(frames=[*frames, DONE_EVENT]))

@@ -65,6 +65,7 @@ import signal
 import subprocess
 import threading
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any, Literal
@@ -75,7 +76,7 @@ from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RESPONSE_MB_MAX, seconds_field
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
-from pytest_ragv2.systems.process_tree import ProcessTree
+from pytest_ragv2.systems.process_tree import MARK_VARIABLE, ProcessTree
 from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 PROMPT_PLACEHOLDER = "{prompt}"
@@ -312,10 +313,11 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], bounds: _Bounds)
     lines as they arrive; then kill whatever it started and left behind, in whatever
     process group or session."""
     deadline, by_conversation = bounds.deadline()
+    mark = uuid.uuid4().hex  # finds the turn's processes that left its session
     process = subprocess.Popen(
         argv,
         cwd=cwd,
-        env=env,
+        env={**env, MARK_VARIABLE: mark},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -323,7 +325,7 @@ def _run(argv: list[str], cwd: str | None, env: dict[str, str], bounds: _Bounds)
     )
     assert process.stdout is not None
     assert process.stderr is not None
-    tree = ProcessTree(process.pid)
+    tree = ProcessTree(process.pid, mark)
     breach = threading.Event()
     stdout = _Sink("stdout", bounds.max_output_bytes, breach)
     stderr = _Sink("stderr", bounds.max_output_bytes, breach, tail_bytes=_STDERR_TAIL_CHARS * 4)

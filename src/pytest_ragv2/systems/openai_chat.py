@@ -66,6 +66,7 @@ from pytest_ragv2.systems.base import (
     Retriever,
     env_secret,
     headers_from_env,
+    redact_url,
     scrub,
     secret_values,
 )
@@ -252,6 +253,14 @@ class OpenAIChat(HttpAdapter):
                 deadline=conversation.deadline,
             )
             calls = draft.tool_calls()
+            if not calls and not draft.has_content:
+                # content null (or never streamed) and nothing to call: no answer was given,
+                # which is the service's failure, not an empty answer to score
+                raise AdapterFailure(
+                    "malformed",
+                    f"POST {redact_url(self.config.completions_url)}: the answer has no "
+                    "content and no tool call",
+                )
             if not calls or self.retriever is None:
                 break
             if any(call.name != SEARCH_TOOL_NAME for call in calls):

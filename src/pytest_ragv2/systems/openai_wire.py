@@ -92,6 +92,7 @@ class AnswerDraft:
     tool_slots: dict[int, int] = field(default_factory=dict)  # stream index -> tools position
     usage: dict[str, int] = field(default_factory=dict)
     finish_reason: str | None = None
+    has_content: bool = False  # a content string (even "") arrived, or a refusal text
 
     def answer(self) -> str:
         return "".join(self.content_parts)
@@ -150,6 +151,7 @@ class AnswerDraft:
         content = delta.get("content")
         if isinstance(content, str):
             self.content_parts.append(content)
+            self.has_content = True
         for position, fragment in enumerate(delta.get("tool_calls") or []):
             self.fold_tool_fragment(fragment, position)
 
@@ -192,6 +194,12 @@ def flatten_usage(usage: Any, prefix: str = "") -> dict[str, int]:
         elif isinstance(value, dict):
             counts.update(flatten_usage(value, f"{name}."))
     return counts
+
+
+def _json_kind(value: Any) -> str:
+    """ "an object", "a number" ...: what a JSON value is, for an error message."""
+    kinds = {dict: "an object", list: "a list", bool: "a boolean", int: "a number"}
+    return kinds.get(type(value), "a number" if isinstance(value, float) else "not text")
 
 
 def text_of(content: Any) -> str:
@@ -269,7 +277,18 @@ def read_completion(answer: Any, draft: AnswerDraft, url: str) -> None:
     message = choice.get("message")
     if not isinstance(message, dict):
         raise AdapterFailure("malformed", f"answer of {url} has no message: {excerpt(answer)}")
-    draft.content_parts.append(text_of(message.get("content")))
+    content = message.get("content")
+    refusal = message.get("refusal")
+    if content is None and isinstance(refusal, str):
+        content = refusal  # OpenAI's structured refusal: the model's answer is its refusal
+    if not (content is None or isinstance(content, str | list)):
+        raise AdapterFailure(
+            "malformed",
+            f"answer of {url}: message.content is {_json_kind(content)}, not text: "
+            f"{excerpt(answer)}",
+        )
+    draft.content_parts.append(text_of(content))
+    draft.has_content = content is not None
     raw_calls = message.get("tool_calls") or []
     if not isinstance(raw_calls, list):
         raise AdapterFailure("malformed", f"tool_calls of {url} is not a list: {excerpt(answer)}")
@@ -404,4 +423,12 @@ def read_chunk(chunk: Any, draft: AnswerDraft, call: str, number: int) -> None:
         if not isinstance(choice, dict) or choice.get("index", 0) != 0:
             continue
         delta = choice.get("delta")
-        draft.fold_choice(choice.get("finish_reason"), delta if isinstance(delta, dict) else {})
+        delta = delta if isinstance(delta, dict) else {}
+        content = delta.get("content")
+        if content is not None and not isinstance(content, str):
+            raise AdapterFailure(
+                "malformed",
+                f"{call}: frame {number}: delta.content is {_json_kind(content)}, not text: "
+                f"{excerpt(content)}",
+            )
+        draft.fold_choice(choice.get("finish_reason"), delta)

@@ -11,6 +11,14 @@ adapter does, a few times a second) is what keeps track of a process whose paren
 The root must stay unreaped while the tree is used: its pid is then the session id of the
 processes still in its session and cannot be taken by another process.
 
+A process that leaves at once — a helper that calls ``setsid`` and is orphaned, a daemon
+that forks twice — can be gone from the session and from the descent before any scan. So
+the command is started with a variable of its own (:data:`MARK_VARIABLE`, a fresh token per
+turn) in its environment, which every descendant inherits whatever its session: a process
+started after the root whose environment carries the token is the command's too. (Jenkins'
+process-tree killer finds a build's processes by the same kind of cookie.) A descendant that
+clears its environment and double-forks at once is the one left out.
+
 Without ``/proc`` (not Linux) only the root's process group is signalled.
 """
 
@@ -22,6 +30,7 @@ import signal
 from dataclasses import dataclass
 
 _PROC = "/proc"
+MARK_VARIABLE = "RAGV2_TURN_TOKEN"
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,10 +77,15 @@ def _all_stats() -> list[_Stat]:
 class ProcessTree:
     """The processes of one command, remembered across scans (pid -> start time)."""
 
-    def __init__(self, root: int) -> None:
+    def __init__(self, root: int, mark: str | None = None) -> None:
         self.root = root
         self.known: dict[int, int] = {}
         self.available = os.path.isdir(f"{_PROC}/self")
+        # MARK_VARIABLE=<token> as it stands in /proc/<pid>/environ, NUL-separated
+        self._mark = None if mark is None else f"\0{MARK_VARIABLE}={mark}\0".encode()
+        self._not_marked: dict[int, int] = {}  # pid -> start time: read once, not marked
+        root_stat = _read_stat(root) if self.available else None
+        self._root_start = root_stat.start if root_stat is not None else None
 
     def scan(self) -> list[_Stat]:
         """The command's live processes now (the root excluded), remembering them."""
@@ -82,7 +96,11 @@ class ProcessTree:
         for stat in stats:
             if stat.pid == self.root:
                 continue
-            if stat.session == self.root or self.known.get(stat.pid) == stat.start:
+            if (
+                stat.session == self.root
+                or self.known.get(stat.pid) == stat.start
+                or self._marked(stat)
+            ):
                 members[stat.pid] = stat
         parents = {self.root, *members}
         grew = True
@@ -96,6 +114,24 @@ class ProcessTree:
         for stat in members.values():
             self.known[stat.pid] = stat.start
         return [stat for stat in members.values() if not stat.zombie]
+
+    def _marked(self, stat: _Stat) -> bool:
+        """Whether ``stat``'s process was started after the root and carries the turn's
+        token in its environment (each process is read once: its environment's start is
+        fixed when it execs, and a process that did not inherit the token never will)."""
+        if self._mark is None or self._root_start is None or stat.start < self._root_start:
+            return False
+        if self._not_marked.get(stat.pid) == stat.start:
+            return False
+        try:
+            with open(f"{_PROC}/{stat.pid}/environ", "rb") as stream:
+                environment = b"\0" + stream.read() + b"\0"
+        except OSError:  # gone, or another user's: not ours either way
+            return False
+        if self._mark in environment:
+            return True
+        self._not_marked[stat.pid] = stat.start
+        return False
 
     def alive(self) -> list[int]:
         """The pids of the command's processes still running (the root excluded)."""
