@@ -71,6 +71,7 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
+from pytest_ragv2.secret_policy import ALWAYS_PASSED_ENV, env_pass_secrets, scrub, secret_values
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
@@ -79,7 +80,7 @@ from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_convers
 
 PROMPT_PLACEHOLDER = "{prompt}"
 THREAD_PLACEHOLDER = "{thread_id}"
-ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
+
 NON_JSON_KEY = "non_json_line"
 KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the turn's processes
 DUPLICATE_KEYS = "_duplicate_keys"
@@ -212,6 +213,13 @@ class CommandRunner:
         names = [*ALWAYS_PASSED_ENV, *self.config.env_pass]
         return {name: os.environ[name] for name in names if name in os.environ}
 
+    def secrets(self) -> list[str]:
+        """The forms of every value ``env_pass`` hands the command (``PATH``, ``HOME`` and
+        ``LANG`` are no secret): whatever the command prints of them is replaced."""
+        return secret_values(
+            os.environ.get(name, "") for name in env_pass_secrets(self.config.env_pass)
+        )
+
     def _turn(
         self, prompt: str, argv: list[str], deadline: Deadline | None = None
     ) -> tuple[ChatTurn, str | None]:
@@ -222,16 +230,23 @@ class CommandRunner:
             return ChatTurn(prompt=prompt, error=error), None
         started = time.perf_counter()
         bounds = _Bounds(self.config.timeout_s, deadline, self.config.max_output_bytes)
+        secrets = self.secrets()
+        request = scrub(request, secrets)
         try:
             run = _run(argv, self.config.cwd, self.environment(), bounds)
         except OSError as exc:  # the command could not be started
             latency_s = time.perf_counter() - started
-            error = RunError(kind="adapter", message=f"cannot start {argv[0]!r}: {exc}")
+            message = scrub(f"cannot start {argv[0]!r}: {exc}", secrets)
+            error = RunError(kind="adapter", message=message)
             exchange = Exchange(request=request, status_code=None, response_body=[], latency_s=0)
             failed = ChatTurn(prompt=prompt, latency_s=latency_s, error=error, exchanges=[exchange])
             return failed, None
         latency_s = time.perf_counter() - started
-        events = [_parse_line(line) for line in run.lines]
+        # what the command printed of its env_pass values is replaced before anything reads
+        # it: the events (parsed first, so a JSON-escaped value is seen as the value), the
+        # standard error kept, and so every answer, tool call and error made of them
+        events = scrub([_parse_line(line) for line in run.lines], secrets)
+        run.stderr_tail = scrub(run.stderr_tail, secrets)
         if run.too_large is not None:
             events.append({CUT_KEY: f"{run.too_large}: the rest was not kept"})
         turn = ChatTurn(
