@@ -61,7 +61,7 @@ def test_configured_secrets_are_every_env_value_and_url_credential() -> None:
             "retrieval": {"url": "https://u:pw-Zq81x@rag.example/q", "jwt_secret_env": "JWT"},
             "chat": {
                 "headers_env": {"Authorization": "AUTH", "X-Unset": "UNSET"},
-                "env_pass": ["OPENAI_API_KEY", "CODEX_HOME", "HOME", "PATH"],
+                "env_pass": ["OPENAI_API_KEY", "CODEX_HOME", "HOME", "PATH", "DEBUG", "PORT"],
                 "argv": ["fetch", "--from", "https://tok3n-in-argv@mirror.example/x"],
             },
         }
@@ -73,12 +73,15 @@ def test_configured_secrets_are_every_env_value_and_url_credential() -> None:
         "CODEX_HOME": "/srv/codex-home",
         "HOME": "/home/me",
         "PATH": "/usr/bin",
+        "DEBUG": "true",
+        "PORT": "8080",
     }
     found = configured_secrets(systems, environ)
     basic = base64.b64encode(b"u:pw-Zq81x").decode()
     token_basic = base64.b64encode(b"tok3n-in-argv:").decode()
-    # every env_pass value but PATH, HOME and LANG; a URL's user name and password, and
-    # the Basic token made of them, wherever the URL is written
+    # every env_pass value but PATH, HOME, LANG and plain settings (a switch, a small
+    # number); a URL's user name and password, and the Basic token made of them, wherever
+    # the URL is written
     assert sorted(found) == sorted(
         [
             "jwt-secret",

@@ -21,7 +21,7 @@ import functools
 import json
 import re
 import urllib.parse
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2 import secret_registry
@@ -35,12 +35,16 @@ MIN_WORD_CHARS = 4  # shorter: replaced only as a whole string
 
 # a command system gets these whatever its env_pass says: no secret (a path, a locale)
 ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
+# an env_pass value that is a plain setting, not a credential: a switch or a small number
+# ("1", "true", "8080") would otherwise take that word out of every answer it appears in
+_PLAIN_SETTING = re.compile(r"(?i)true|false|yes|no|on|off|none|null|[0-9]{1,7}")
 
 
-def env_pass_secrets(env_pass: Sequence[str]) -> list[str]:
-    """The ``env_pass`` variables whose values are secrets: every one but
-    ``ALWAYS_PASSED_ENV``."""
-    return [name for name in env_pass if name not in ALWAYS_PASSED_ENV]
+def env_pass_values(env_pass: Sequence[str], environ: Mapping[str, str]) -> list[str]:
+    """The values of a command's ``env_pass`` variables that are secrets: every one set,
+    but those of ``ALWAYS_PASSED_ENV`` and plain settings (a switch, a small number)."""
+    values = (environ.get(name, "") for name in env_pass if name not in ALWAYS_PASSED_ENV)
+    return [value for value in values if value and not _PLAIN_SETTING.fullmatch(value)]
 
 
 def scrub(value: Any, secrets: Sequence[str]) -> Any:
@@ -64,7 +68,7 @@ class _Plan:
     __slots__ = ("anywhere", "exact", "shortest", "words")
 
     def __init__(self, secrets: tuple[str, ...]) -> None:
-        ordered = sorted(set(secrets), key=len, reverse=True)  # longest first
+        ordered = sorted(dict.fromkeys(secrets), key=len, reverse=True)  # longest first
         self.anywhere = tuple(s for s in ordered if len(s) >= MIN_SCRUBBED_CHARS)
         self.words = tuple(s for s in ordered if MIN_WORD_CHARS <= len(s) < MIN_SCRUBBED_CHARS)
         self.exact = frozenset(s for s in ordered if 0 < len(s) < MIN_WORD_CHARS)
@@ -133,7 +137,7 @@ def _secret_forms(values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, 
                 found += _basic_parts(token)
     encoded = [form for value in found for form in _encoded_forms(value) if form != value]
     # longest first: a secret inside a longer one is replaced after it, never before
-    secrets = sorted(set(found + encoded), key=len, reverse=True)
+    secrets = sorted(dict.fromkeys(found + encoded), key=len, reverse=True)
     return tuple(dict.fromkeys(found)), tuple(secrets)
 
 

@@ -34,7 +34,7 @@ from _pytest.reports import BaseReport
 from pytest_ragv2 import secret_registry
 from pytest_ragv2.secret_policy import (
     REDACTED,
-    env_pass_secrets,
+    env_pass_values,
     scrub,
     secret_values,
     url_secrets,
@@ -50,29 +50,34 @@ def configured_secrets(systems: Mapping[str, Any], environ: Mapping[str, str]) -
     and of its ``env_pass`` variables (but ``PATH``, ``HOME``, ``LANG``), and the
     credentials of every URL it holds (user info and credential-named parameters)."""
     variables: list[str] = []
+    passed: list[str] = []
     urls: list[str] = []
     for system in systems.values():
         dumped = system.model_dump() if hasattr(system, "model_dump") else system
-        _walk(dumped, "", False, variables, urls)
+        _walk(dumped, "", False, (variables, passed, urls))
     values = [environ.get(variable, "") for variable in variables]
+    values += env_pass_values(passed, environ)
     values += [secret for url in urls for secret in url_secrets(url)]
     return [value for value in dict.fromkeys(values) if value]
 
 
-def _walk(value: Any, key: str, naming: bool, variables: list[str], urls: list[str]) -> None:
-    """Collect variable names (under a ``*_env`` key: a name, a list or a header -> name map;
-    ``env_pass``) and URLs (in any string) from a dumped configuration."""
+def _walk(
+    value: Any, key: str, naming: bool, found: tuple[list[str], list[str], list[str]]
+) -> None:
+    """Collect, from a dumped configuration, the variable names under a ``*_env`` key (a
+    name, a list or a header -> name map), those of ``env_pass``, and the URLs in any
+    string."""
+    variables, passed, urls = found
     naming = naming or key.endswith("_env")
     if isinstance(value, Mapping):
         for name, item in value.items():
-            _walk(item, str(name), naming, variables, urls)
+            _walk(item, str(name), naming, found)
     elif isinstance(value, list | tuple):
         if key == "env_pass":
-            names = [name for name in value if isinstance(name, str)]
-            variables += env_pass_secrets(names)
+            passed += [name for name in value if isinstance(name, str)]
             return
         for item in value:
-            _walk(item, key, naming, variables, urls)
+            _walk(item, key, naming, found)
     elif isinstance(value, str):
         if naming:
             variables.append(value)

@@ -71,7 +71,7 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.secret_policy import ALWAYS_PASSED_ENV, env_pass_secrets, scrub, secret_values
+from pytest_ragv2.secret_policy import ALWAYS_PASSED_ENV, env_pass_values, scrub, secret_values
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
@@ -214,11 +214,10 @@ class CommandRunner:
         return {name: os.environ[name] for name in names if name in os.environ}
 
     def secrets(self) -> list[str]:
-        """The forms of every value ``env_pass`` hands the command (``PATH``, ``HOME`` and
-        ``LANG`` are no secret): whatever the command prints of them is replaced."""
-        return secret_values(
-            os.environ.get(name, "") for name in env_pass_secrets(self.config.env_pass)
-        )
+        """The forms of every secret ``env_pass`` hands the command (``PATH``, ``HOME``,
+        ``LANG`` and plain settings are none): whatever the command prints of them is
+        replaced."""
+        return secret_values(env_pass_values(self.config.env_pass, os.environ))
 
     def _turn(
         self, prompt: str, argv: list[str], deadline: Deadline | None = None
