@@ -1,5 +1,8 @@
-"""Credentials carried by a configured URL (userinfo, ``?code=``) and short secrets never
-reach an artifact or a line on screen."""
+"""One secret policy for every channel: a credential carried by a configured URL (its user
+name and password, ``?code=``, ``?jwt=``, ``?pass=``), a header or query value read from the
+environment, a value ``env_pass`` hands a command, and the forms each takes (percent-encoded,
+JSON-escaped, base64, ``Authorization: Basic``) never reach an artifact, a log record or a
+line on screen; short secrets are replaced only where they stand alone."""
 
 from __future__ import annotations
 
@@ -204,10 +207,12 @@ def test_a_credential_in_a_configured_url_reaches_no_artifact(project: pytest.Py
 #
 # One project plants every form a credential takes in a configured system, and three real
 # sessions (log_cli at INFO; at DEBUG; -n 2 with DEBUG logs captured) with -l tracebacks,
-# JUnit XML (logs included) and pytest-html run it against a loopback server that echoes
-# every header and the query string (in the body, in response headers, in error bodies),
-# and a command system that prints the value env_pass hands it. Every file written and
-# every line printed is then searched for every form of every planted value.
+# JUnit XML (logs included), pytest-html and a DEBUG log file run it against a loopback
+# server that echoes every header and the query string (in the body, in response headers,
+# in error bodies), and a command system that prints the value env_pass hands it. A
+# conftest makes one case's HTTP call and command raise while the credentials are in the
+# frames' locals. Every file written and every line printed is then searched for every
+# form of every planted value.
 
 USER_TOKEN = "ghpUsr5e1f9a3c7b2d4068"  # a token given as a URL's user name
 SVC_USER = "svcAcct0d2b4f6e8a"  # a URL's user name beside a password
@@ -259,7 +264,40 @@ def planted_values() -> list[str]:
 
 def forms_of(value: str) -> list[str]:
     """What a value may be written as: raw, percent-encoded, JSON-escaped, base64."""
-    forms = [
+    return list(dict.fromkeys(forms_of_all(value)))
+
+
+def basic_forms() -> list[str]:
+    """The Authorization: Basic credentials httpx builds from the URLs' user info."""
+    return [_b64(f"{USER_TOKEN}:"), _b64(f"{SVC_USER}:{URL_PASSWORD}")]
+
+
+def planted_labels(minted: list[str]) -> dict[str, str]:
+    """Each planted form -> what it is ("?jwt= base64"), for a reader of the findings."""
+    named = {
+        USER_TOKEN: "URL user token",
+        SVC_USER: "URL user name",
+        URL_PASSWORD: "URL password",
+        **{value: f"?{name}=" for name, value in {**QUERY_A, **QUERY_B}.items()},
+        HEADER_KEY: "headers_env",
+        HEADER_SHORT: "headers_env (short)",
+        JWT_SIGNING: "jwt_secret_env",
+        LLM_KEY: "env_pass",
+        LLM_SHORT: "env_pass (short)",
+    }
+    kinds = ("raw", "percent", "percent", "percent", "JSON", "base64")
+    labels: dict[str, str] = {}
+    for value, label in named.items():
+        for kind, form in zip(kinds, forms_of_all(value), strict=True):
+            labels.setdefault(form, f"{label} {kind}")
+    labels.update(dict.fromkeys(basic_forms(), "Basic token"))
+    labels.update(dict.fromkeys(minted, "signed JWT"))
+    return labels
+
+
+def forms_of_all(value: str) -> list[str]:
+    """``forms_of`` without merging equal forms: one per kind, in ``planted_labels``' order."""
+    return [
         value,
         urllib.parse.quote(value, safe=""),
         urllib.parse.quote(value),
@@ -267,12 +305,6 @@ def forms_of(value: str) -> list[str]:
         json.dumps(value)[1:-1],
         _b64(value),
     ]
-    return list(dict.fromkeys(forms))
-
-
-def basic_forms() -> list[str]:
-    """The Authorization: Basic credentials httpx builds from the URLs' user info."""
-    return [_b64(f"{USER_TOKEN}:"), _b64(f"{SVC_USER}:{URL_PASSWORD}")]
 
 
 def planted_leaks(text: str, minted: list[str]) -> list[str]:
@@ -440,6 +472,8 @@ PLANTED_OUTPUTS = [
     "junit_logging=all",
     "--html=out/pytest-html.html",
     "--self-contained-html",
+    "--log-file=out/pytest.log",
+    "--log-file-level=DEBUG",
 ]
 
 
@@ -526,6 +560,7 @@ PLANTED_CHANNELS: dict[str, Callable[[str], bool]] = {
     "report.html": lambda name: name.startswith("reports/") and name.endswith("report.html"),
     "junit": lambda name: name == "out/junit.xml",
     "pytest-html": lambda name: name == "out/pytest-html.html",
+    "log file": lambda name: name == "out/pytest.log",
 }
 
 
@@ -562,6 +597,7 @@ def test_the_planted_sessions_show_what_the_leak_search_looks_for(
     }
     assert session.minted
     written = session.written()
+    assert "receive_response_headers.complete" in written["out/pytest.log"]
     if key == "log-cli-info":
         assert "HTTP Request: POST" in session.stdout  # httpx's INFO lines, live
     elif key == "log-cli-debug":

@@ -142,9 +142,12 @@ def _secret_forms(values: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, 
 
 
 def _encoded_forms(value: str) -> list[str]:
-    """How a server or a log may show ``value``: percent-encoded, JSON-escaped and (from
-    ``MIN_WORD_CHARS`` characters) base64-encoded without its padding."""
+    """How a server or a log may show ``value``: percent-encoded (every reserved character,
+    or all but "/", as a path is), JSON-escaped and (from ``MIN_WORD_CHARS`` characters)
+    base64-encoded without its padding."""
     forms = [urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1]]
+    if "/" in value:
+        forms.append(urllib.parse.quote(value))
     if len(value) >= MIN_WORD_CHARS:
         forms.append(base64_form(value))
     return forms

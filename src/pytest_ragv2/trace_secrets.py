@@ -117,18 +117,37 @@ def scrub_text(text: str, secrets: Sequence[str]) -> str:
 
 
 def _head_at_end(text: str, secret: str) -> int:
-    """The length of the longest start of ``secret`` that ``text`` ends with (0: none)."""
-    for length in range(min(len(text), len(secret) - 1), MIN_FRAGMENT_CHARS - 1, -1):
+    """The length of the longest start of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not
+    all of it) that ``text`` ends with (0: none). Such a start ends with ``text``'s last
+    ``MIN_FRAGMENT_CHARS`` characters, so only where those stand in ``secret`` is looked at
+    (a search per secret, not a comparison per length: a traceback holds many cuts)."""
+    if len(text) < MIN_FRAGMENT_CHARS:
+        return 0
+    tail = text[-MIN_FRAGMENT_CHARS:]
+    longest = min(len(text), len(secret) - 1)
+    found = 0
+    start = secret.find(tail)
+    while start >= 0 and start + MIN_FRAGMENT_CHARS <= longest:
+        length = start + MIN_FRAGMENT_CHARS
         if text.endswith(secret[:length]):
-            return length
-    return 0
+            found = length
+        start = secret.find(tail, start + 1)
+    return found
 
 
 def _tail_at_start(text: str, secret: str) -> int:
-    """The length of the longest end of ``secret`` that ``text`` starts with (0: none)."""
-    for length in range(min(len(text), len(secret) - 1), MIN_FRAGMENT_CHARS - 1, -1):
-        if text.startswith(secret[-length:]):
-            return length
+    """The length of the longest end of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not all
+    of it) that ``text`` starts with (0: none); found as ``_head_at_end`` finds a start."""
+    if len(text) < MIN_FRAGMENT_CHARS:
+        return 0
+    head = text[:MIN_FRAGMENT_CHARS]
+    longest = min(len(text), len(secret) - 1)
+    start = secret.find(head, 1)
+    while start >= 0 and len(secret) - start >= MIN_FRAGMENT_CHARS:
+        length = len(secret) - start
+        if length <= longest and text.startswith(secret[start:]):
+            return length  # the first is the longest
+        start = secret.find(head, start + 1)
     return 0
 
 

@@ -103,7 +103,9 @@ class CommandConfig(ChatAdapterConfig):
     cwd: str | None = Field(default=None, description="working directory (default: inherited)")
     env_pass: list[str] = Field(
         default_factory=list,
-        description="environment variables passed through besides PATH, HOME and LANG",
+        description="environment variables passed through besides PATH, HOME and LANG; "
+        "their values (but a switch or a small number) are secrets, replaced wherever the "
+        "command prints them",
     )
     timeout_s: float = Field(default=300.0, gt=0.0, description="per turn, whole process group")
     max_output_mb: float = Field(
