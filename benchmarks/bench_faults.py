@@ -5,10 +5,12 @@ Runs the fault-injection suite's sessions (tests/test_fault_injection.py: one lo
 server, one case per fault) serially and under -n 2 for each layer, and prints per fault the
 error kind each adapter recorded and the longest run, per session the exit status, wall time
 and the process tree's peak RSS, and per output surface the secrets, control characters and
-live HTML found. Then runs the interrupt, disk and run-folder tests and prints their
-outcomes and durations.
+live HTML found. Then runs the planted-secret sessions (tests/test_url_secrets.py: every
+form of every credential, log_cli at INFO and DEBUG, -n 2, -l) and prints per session its
+wall time and per channel the planted forms found, and finally the interrupt, disk and
+run-folder tests with their outcomes and durations.
 
-    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-probes]
+    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-planted] [--no-probes]
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -38,6 +41,13 @@ from tests.test_fault_injection import (  # noqa: E402
     leaks,
     run_session,
     secrets_of,
+)
+from tests.test_url_secrets import (  # noqa: E402
+    PLANTED_CHANNELS,
+    PLANTED_SESSIONS,
+    planted_labels,
+    planted_leaks,
+    run_planted_session,
 )
 
 PROBES = [
@@ -87,6 +97,29 @@ def report_session(session: Session, label: str) -> None:
         print(f"{name:<14} {found_secrets:>8} {control:>8} {html!s:>10}")
 
 
+def report_planted(directory: Path) -> None:
+    """Each planted-secret session: its wall time, and per channel the planted forms found
+    (each named by the value it belongs to and the form it took)."""
+    for key, options in PLANTED_SESSIONS.items():
+        started = time.monotonic()
+        session = run_planted_session(directory / f"planted-{key}", options)
+        wall_s = time.monotonic() - started
+        print(f"\n## planted secrets, {key}: exit {session.exit_status}, wall {wall_s:.1f} s")
+        labels = planted_labels(session.minted)
+        written = session.written()
+        print(f"{'channel':<14} {'forms':>6}  which")
+        for channel, belongs in PLANTED_CHANNELS.items():
+            found = sorted(
+                {
+                    labels.get(form, form)
+                    for name, text in written.items()
+                    if belongs(name)
+                    for form in planted_leaks(text, session.minted)
+                }
+            )
+            print(f"{channel:<14} {len(found):>6}  {', '.join(found)}")
+
+
 def report_probes() -> None:
     print("\n## interrupt, disk and run-folder probes")
     done = subprocess.run(
@@ -122,15 +155,18 @@ def report_probes() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", default="A-0,A-2,B-0,B-2", help="layer-workers, ...")
+    parser.add_argument("--no-planted", action="store_true")
     parser.add_argument("--no-probes", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
-        for label in args.sessions.split(","):
+        for label in filter(None, args.sessions.split(",")):
             layer, workers = label.split("-")
             session = run_session(Path(directory) / label, layer, int(workers))
             report_session(
                 session, f"layer {layer}, " + (f"-n {workers}" if int(workers) else "serial")
             )
+        if not args.no_planted:
+            report_planted(Path(directory))
     if not args.no_probes:
         report_probes()
 

@@ -20,6 +20,7 @@ base temp folder): each runs once, whichever worker needs it first.
 
 from __future__ import annotations
 
+import base64
 import functools
 import html
 import json
@@ -29,6 +30,7 @@ import signal
 import subprocess
 import sys
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +97,8 @@ def applies(tag: str, fault: str) -> bool:
 LONG_SECRETS = {tag: f"sk-{tag}-fault-0123456789abcdef" for tag in TAGS.values()}
 SHORT_SECRETS = {tag: f"Q{tag[:2]}9z"[:6].ljust(5, "7") for tag in TAGS.values()}  # 5 chars
 URL_SECRETS = {tag: f"u{tag}Secret77" for tag in ("hj", "hjc")}  # ?api_key= / ?token=
+URL_MORE_SECRETS = {"hj": {"jwt": "eyJhj.fault.9c1d7e", "pass": "p%22hj/fault+5b"}}
+URL_USERS = {"hj": ("uhjUserTok3n42", ""), "hjc": ("svcHjcUser42", "pw/hjc:fault7")}
 JWT_SECRET = "jwt-fault-suite-secret-0123456789"
 TOOL_CALLS = 1000
 
@@ -329,6 +333,20 @@ def headers(tag: str) -> str:
     )
 
 
+def with_user(tag: str, base: str) -> str:
+    """``base`` with ``tag``'s URL user info: a token as the user name, or a user name and
+    a password (percent-encoded)."""
+    user, password = URL_USERS[tag]
+    userinfo = user + (f":{urllib.parse.quote(password, safe='')}" if password else "")
+    return base.replace("://", f"://{userinfo}@", 1)
+
+
+def basic(tag: str) -> str:
+    """The ``Authorization: Basic`` token httpx makes of ``tag``'s URL user info."""
+    user, password = URL_USERS[tag]
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
 def config(layer: str, base: str) -> str:
     fields = (
         'items_path = "results", '
@@ -340,8 +358,9 @@ def config(layer: str, base: str) -> str:
             "hj": (
                 "baseline",
                 f'retrieval = {{adapter = "http-json", '
-                f'url = "{base}/hj/search?api_key={URL_SECRETS["hj"]}", {fields}, '
-                f"{headers('hj')}, {bounds()}}}",
+                f'url = "{with_user("hj", base)}/hj/search?api_key={URL_SECRETS["hj"]}'
+                f'&jwt={URL_MORE_SECRETS["hj"]["jwt"]}&pass={URL_MORE_SECRETS["hj"]["pass"]}", '
+                f"{fields}, {headers('hj')}, {bounds()}}}",
             ),
             "ra": (
                 "candidate",
@@ -374,7 +393,8 @@ def config(layer: str, base: str) -> str:
             "hjc": (
                 "reference",
                 f'chat = {{adapter = "http-json-chat", '
-                f'url = "{base}/hjc/chat?token={URL_SECRETS["hjc"]}", answer_path = "answer", '
+                f'url = "{with_user("hjc", base)}/hjc/chat?token={URL_SECRETS["hjc"]}", '
+                'answer_path = "answer", '
                 f'body = {{messages = "{{messages}}"}}, {headers("hjc")}, {bounds()}}}',
             ),
         }
@@ -615,6 +635,10 @@ def secrets_of(session: Session, tag: str) -> list[str]:
     """Every credential system ``tag`` was configured with or sent (a signed JWT too)."""
     values = [LONG_SECRETS[tag], SHORT_SECRETS[tag]]
     values += [URL_SECRETS[tag]] if tag in URL_SECRETS else []
+    for raw in URL_MORE_SECRETS.get(tag, {}).values():  # as written and as decoded
+        values += [raw, urllib.parse.unquote(raw)]
+    if tag in URL_USERS:  # the user info, and the Basic token made of it
+        values += [part for part in URL_USERS[tag] if part] + [basic(tag).rstrip("=")]
     values += [JWT_SECRET] if tag == "ra" else []
     for sent in session.sent_secrets.get(tag, []):
         scheme, _, token = sent.partition(" ")

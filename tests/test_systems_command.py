@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import sys
 import textwrap
 import time
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 
+from pytest_ragv2.secret_policy import REDACTED
 from pytest_ragv2.systems.command import NON_JSON_KEY, CommandConfig, CommandRunner
 
 USAGE = {
@@ -307,12 +310,55 @@ def test_environment_is_stripped_except_passed_names(
     monkeypatch.setenv("RAGV2_TEST_PASSED", "visible")
     script = _answer_script(
         tmp_path,
-        'json.dumps([os.environ.get("RAGV2_TEST_SECRET"), os.environ.get("RAGV2_TEST_PASSED")])',
+        'json.dumps([os.environ.get("RAGV2_TEST_SECRET"), os.environ.get("RAGV2_TEST_PASSED"), '
+        'len(os.environ.get("RAGV2_TEST_PASSED", "")), os.environ["PATH"] == "'
+        + os.environ["PATH"]
+        + '"])',
     )
     transcript = _runner(script, env_pass=["RAGV2_TEST_PASSED"]).converse(["q"])
 
     assert transcript.ok
-    assert json.loads(transcript.final_answer) == [None, "visible"]
+    # the command got the passed value; what it printed of it is a secret's
+    assert json.loads(transcript.final_answer) == [None, REDACTED, len("visible"), True]
+
+
+def test_what_a_command_prints_of_its_env_pass_values_is_replaced_everywhere(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = 'llm-"key"/9f3b+c71'  # its JSON-escaped and percent-encoded forms differ
+    monkeypatch.setenv("LOCAL_LLM_KEY", key)
+    monkeypatch.setenv("TINY", "Kx4w2")  # 5 characters: replaced as a word
+    script = _script(
+        tmp_path,
+        """\
+        import base64, urllib.parse
+        key, tiny = os.environ["LOCAL_LLM_KEY"], os.environ["TINY"]
+        shown = (f"{key} {tiny} {urllib.parse.quote(key, safe='')} "
+                 f"{base64.b64encode(key.encode()).decode()} Kx4w2x")
+        print("stderr " + shown, file=sys.stderr, flush=True)
+        emit({"type": "thread.started", "thread_id": "t-1"})
+        emit({"type": "item.completed", "item": {"id": "c", "type": "command_execution",
+              "command": "env", "aggregated_output": shown, "exit_code": 0,
+              "status": "completed"}})
+        print("plain " + shown, flush=True)
+        emit({"type": "item.completed", "item": {"id": "a", "type": "agent_message",
+              "text": "answer " + shown}})
+        emit({"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 2}})
+        sys.exit(3)
+        """,
+    )
+    transcript = _runner(script, env_pass=["LOCAL_LLM_KEY", "TINY", "PATH"]).converse(["q"])
+
+    [turn] = transcript.turns
+    recorded = json.dumps(turn.to_json()) + repr(turn)  # every field, the exchange too
+    for form in (key, json.dumps(key)[1:-1], urllib.parse.quote(key, safe=""), "Kx4w2 "):
+        assert form not in recorded
+    assert base64.b64encode(key.encode()).decode().rstrip("=") not in recorded
+    assert "Kx4w2x" in recorded  # inside a longer word: not the short secret
+    assert turn.error is not None
+    assert turn.error.message.startswith("exit status 3")
+    assert f"stderr {REDACTED} {REDACTED}" in turn.stderr_tail
+    assert turn.partial_answer.startswith(f"answer {REDACTED} {REDACTED} {REDACTED} {REDACTED}")
 
 
 def test_unicode_answer_and_prompt_are_intact(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ under xdist, on screen, in JUnit XML, in pytest-html, in raw runs and reports.""
 
 from __future__ import annotations
 
+import base64
 import os
 import re
 import signal
@@ -13,7 +14,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pytest_ragv2.systems.base import REDACTED, secret_values
+from pytest_ragv2.secret_policy import REDACTED, secret_values
 from pytest_ragv2.trace_secrets import (
     TraceScrubber,
     configured_secrets,
@@ -60,13 +61,40 @@ def test_configured_secrets_are_every_env_value_and_url_credential() -> None:
             "retrieval": {"url": "https://u:pw-Zq81x@rag.example/q", "jwt_secret_env": "JWT"},
             "chat": {
                 "headers_env": {"Authorization": "AUTH", "X-Unset": "UNSET"},
-                "env_pass": ["OPENAI_API_KEY", "CODEX_HOME"],
+                "env_pass": ["OPENAI_API_KEY", "CODEX_HOME", "HOME", "PATH", "DEBUG", "PORT"],
+                "argv": ["fetch", "--from", "https://tok3n-in-argv@mirror.example/x"],
             },
         }
     }
-    environ = {"JWT": "jwt-secret", "AUTH": "Bearer x", "OPENAI_API_KEY": "sk-1", "CODEX_HOME": "h"}
+    environ = {
+        "JWT": "jwt-secret",
+        "AUTH": "Bearer x",
+        "OPENAI_API_KEY": "sk-1",
+        "CODEX_HOME": "/srv/codex-home",
+        "HOME": "/home/me",
+        "PATH": "/usr/bin",
+        "DEBUG": "true",
+        "PORT": "8080",
+    }
     found = configured_secrets(systems, environ)
-    assert sorted(found) == sorted(["jwt-secret", "Bearer x", "sk-1", "pw-Zq81x"])
+    basic = base64.b64encode(b"u:pw-Zq81x").decode()
+    token_basic = base64.b64encode(b"tok3n-in-argv:").decode()
+    # every env_pass value but PATH, HOME, LANG and plain settings (a switch, a small
+    # number); a URL's user name and password, and the Basic token made of them, wherever
+    # the URL is written
+    assert sorted(found) == sorted(
+        [
+            "jwt-secret",
+            "Bearer x",
+            "sk-1",
+            "/srv/codex-home",
+            "u",
+            "pw-Zq81x",
+            basic,
+            "tok3n-in-argv",
+            token_basic,
+        ]
+    )
 
 
 def test_a_secret_an_adapter_used_is_scrubbed_though_no_configuration_names_it(
@@ -341,7 +369,7 @@ def test_raw_runs_record_the_header_name_not_its_value(
 
 def test_remembered_secrets_stay_the_configured_values_however_often_scrubbed() -> None:
     from pytest_ragv2 import secret_registry
-    from pytest_ragv2.systems.base import redact_url, url_secrets
+    from pytest_ragv2.secret_policy import redact_url, url_secrets
 
     secret_values(["tok/en+with=signs"])  # percent-encodes to a different form
     before = secret_registry.remembered()

@@ -586,19 +586,17 @@ def run_manifest(
 
 
 def _without_url_credentials(value: Any) -> Any:
-    """The systems' configuration as the manifest records it: every URL's password and
-    credential-named query values (``?code=``, ``?sig=``) replaced."""
-    from pytest_ragv2.systems.base import redact_url
+    """The systems' configuration as the manifest records it: every URL in it (``url``,
+    ``*_url``, one inside a command's ``argv``) with its user info and credential-named
+    query values (``?code=``, ``?sig=``, ``?jwt=``) replaced."""
+    from pytest_ragv2.secret_policy import redact_urls_in
 
     if isinstance(value, dict):
-        return {
-            key: redact_url(item)
-            if isinstance(item, str) and (key == "url" or key.endswith("_url"))
-            else _without_url_credentials(item)
-            for key, item in value.items()
-        }
+        return {key: _without_url_credentials(item) for key, item in value.items()}
     if isinstance(value, list):
         return [_without_url_credentials(item) for item in value]
+    if isinstance(value, str) and "://" in value:
+        return redact_urls_in(value)
     return value
 
 

@@ -32,7 +32,9 @@ from typing import Any, Literal
 
 import httpx
 
+from pytest_ragv2 import secret_registry
 from pytest_ragv2.layer_registry import layer_info
+from pytest_ragv2.secret_policy import scrub, secret_values
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.base import AdapterFailure, headers_from_env, tls_verify
 from pytest_ragv2.systems.command import CommandConfig
@@ -53,7 +55,7 @@ class Finding:
     message: str
 
     def __str__(self) -> str:
-        from pytest_ragv2.systems.base import redact_urls_in
+        from pytest_ragv2.secret_policy import redact_urls_in
 
         return f"system {self.system}: {redact_urls_in(self.message)}"
 
@@ -156,6 +158,7 @@ def _check_rag_api(
     try:
         headers = retriever.auth_headers()
         query = query_from_env(config.query_env)
+        secret_values([*headers.values(), *query.values()])  # known to the log scrubber
         with httpx.Client(timeout=PROBE_TIMEOUT_S, params=query, verify=tls_verify(base)) as client:
             ids_reply = client.get(f"{base}/ids", headers=headers)
             if _refused(name, "GET /ids", ids_reply, report):
@@ -230,6 +233,7 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
         headers["Authorization"] = f"Bearer {os.environ[key_env]}"
     url = _models_url(chat)
     query = query_from_env(getattr(chat, "query_env", {}))
+    secret_values([*headers.values(), *query.values()])  # known to the log scrubber
     try:
         with httpx.Client(timeout=PROBE_TIMEOUT_S, verify=tls_verify(url)) as client:
             reply = client.get(url, headers=headers, params=query)
@@ -251,6 +255,8 @@ def _refused(name: str, route: str, reply: httpx.Response, report: PreflightRepo
         return False
     detail = _json(reply)
     shown = detail.get("detail") if isinstance(detail, dict) else None
+    if shown is not None:  # a service may echo what it refused
+        shown = scrub(str(shown), secret_values(secret_registry.remembered(), remember=False))
     report.findings.append(
         Finding(
             name,

@@ -9,13 +9,16 @@ active) replaces every secret in them before anyone reads them: in the report ob
 themselves (so every consumer, in every process, sees the scrubbed text), in the internal
 error's representation and in the terminal reporter's Ctrl-C memo.
 
-The secrets: the values of the environment variables a system's configuration names (any
-``*_env`` setting, and ``env_pass`` variables named like credentials), the credentials in
-its URLs, and every secret an adapter used in this process (:mod:`secret_registry`: a JWT
-signed at run time). They are matched as ``systems.base.scrub`` matches them (by length),
-plus the forms a traceback shows: the value's ``repr`` (quoted, escaped) and pytest's
-shortened ``saferepr`` (``'Bearer eyJhbGc...Qssw5c'``), whose fragments at the cut are
-replaced as well.
+The secrets (``pytest_ragv2.secret_policy``): the values of the environment variables a
+system's configuration names (any ``*_env`` setting, every ``env_pass`` variable but
+``PATH``, ``HOME`` and ``LANG``), the credentials in its URLs (user info, credential-named
+parameters), and every secret an adapter used in this process (:mod:`secret_registry`: a
+JWT signed at run time). They are matched as ``secret_policy.scrub`` matches them (by
+length), in every form ``secret_values`` gives (percent-encoded, JSON-escaped, base64), plus
+the forms a traceback shows: the value's ``repr`` (quoted, escaped) and pytest's shortened
+``saferepr`` (``'Bearer eyJhbGc...Qssw5c'``), whose fragments at the cut are replaced as
+well. The same forms are kept out of every log record (``pytest_ragv2.log_secrets``,
+installed by ``register``).
 """
 
 from __future__ import annotations
@@ -29,7 +32,14 @@ from _pytest._io import TerminalWriter
 from _pytest.reports import BaseReport
 
 from pytest_ragv2 import secret_registry
-from pytest_ragv2.systems.base import REDACTED, SECRET_QUERY, scrub, secret_values, url_secrets
+from pytest_ragv2.secret_policy import (
+    REDACTED,
+    env_pass_values,
+    scrub,
+    secret_values,
+    url_secrets,
+    urls_in,
+)
 
 CUT = "..."  # what pytest's saferepr puts where it shortened a repr
 MIN_FRAGMENT_CHARS = 4  # a shorter piece of a secret at a cut is left alone
@@ -37,39 +47,42 @@ MIN_FRAGMENT_CHARS = 4  # a shorter piece of a secret at a cut is left alone
 
 def configured_secrets(systems: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:
     """The secrets the systems' configuration names: the values of its ``*_env`` variables
-    (and of ``env_pass`` variables named like credentials) and its URLs' credentials."""
+    and of its ``env_pass`` variables (but ``PATH``, ``HOME``, ``LANG``), and the
+    credentials of every URL it holds (user info and credential-named parameters)."""
     variables: list[str] = []
+    passed: list[str] = []
     urls: list[str] = []
     for system in systems.values():
         dumped = system.model_dump() if hasattr(system, "model_dump") else system
-        _walk(dumped, "", False, variables, urls)
+        _walk(dumped, "", False, (variables, passed, urls))
     values = [environ.get(variable, "") for variable in variables]
+    values += env_pass_values(passed, environ)
     values += [secret for url in urls for secret in url_secrets(url)]
     return [value for value in dict.fromkeys(values) if value]
 
 
-def _walk(value: Any, key: str, naming: bool, variables: list[str], urls: list[str]) -> None:
-    """Collect variable names (under a ``*_env`` key: a name, a list or a header -> name map)
-    and URLs from a dumped configuration."""
+def _walk(
+    value: Any, key: str, naming: bool, found: tuple[list[str], list[str], list[str]]
+) -> None:
+    """Collect, from a dumped configuration, the variable names under a ``*_env`` key (a
+    name, a list or a header -> name map), those of ``env_pass``, and the URLs in any
+    string."""
+    variables, passed, urls = found
     naming = naming or key.endswith("_env")
     if isinstance(value, Mapping):
         for name, item in value.items():
-            _walk(item, str(name), naming, variables, urls)
+            _walk(item, str(name), naming, found)
     elif isinstance(value, list | tuple):
         if key == "env_pass":
-            variables += [name for name in value if isinstance(name, str) and _credential(name)]
+            passed += [name for name in value if isinstance(name, str)]
             return
         for item in value:
-            _walk(item, key, naming, variables, urls)
+            _walk(item, key, naming, found)
     elif isinstance(value, str):
         if naming:
             variables.append(value)
         elif "://" in value:
-            urls.append(value)
-
-
-def _credential(variable: str) -> bool:
-    return SECRET_QUERY.search(variable) is not None
+            urls += urls_in(value)
 
 
 def trace_forms(values: Iterable[str]) -> list[str]:
@@ -104,18 +117,37 @@ def scrub_text(text: str, secrets: Sequence[str]) -> str:
 
 
 def _head_at_end(text: str, secret: str) -> int:
-    """The length of the longest start of ``secret`` that ``text`` ends with (0: none)."""
-    for length in range(min(len(text), len(secret) - 1), MIN_FRAGMENT_CHARS - 1, -1):
+    """The length of the longest start of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not
+    all of it) that ``text`` ends with (0: none). Such a start ends with ``text``'s last
+    ``MIN_FRAGMENT_CHARS`` characters, so only where those stand in ``secret`` is looked at
+    (a search per secret, not a comparison per length: a traceback holds many cuts)."""
+    if len(text) < MIN_FRAGMENT_CHARS:
+        return 0
+    tail = text[-MIN_FRAGMENT_CHARS:]
+    longest = min(len(text), len(secret) - 1)
+    found = 0
+    start = secret.find(tail)
+    while start >= 0 and start + MIN_FRAGMENT_CHARS <= longest:
+        length = start + MIN_FRAGMENT_CHARS
         if text.endswith(secret[:length]):
-            return length
-    return 0
+            found = length
+        start = secret.find(tail, start + 1)
+    return found
 
 
 def _tail_at_start(text: str, secret: str) -> int:
-    """The length of the longest end of ``secret`` that ``text`` starts with (0: none)."""
-    for length in range(min(len(text), len(secret) - 1), MIN_FRAGMENT_CHARS - 1, -1):
-        if text.startswith(secret[-length:]):
-            return length
+    """The length of the longest end of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not all
+    of it) that ``text`` starts with (0: none); found as ``_head_at_end`` finds a start."""
+    if len(text) < MIN_FRAGMENT_CHARS:
+        return 0
+    head = text[:MIN_FRAGMENT_CHARS]
+    longest = min(len(text), len(secret) - 1)
+    start = secret.find(head, 1)
+    while start >= 0 and len(secret) - start >= MIN_FRAGMENT_CHARS:
+        length = len(secret) - start
+        if length <= longest and text.startswith(secret[start:]):
+            return length  # the first is the longest
+        start = secret.find(head, start + 1)
     return 0
 
 
@@ -168,16 +200,18 @@ class TraceScrubber:
     def __init__(self, config: pytest.Config, configured: Sequence[str]) -> None:
         self.config = config
         self.configured = tuple(configured)
-        self._known: frozenset[str] | None = None
-        self._secrets: list[str] = []
+        self._known: tuple[int, list[str]] | None = None  # (registry version, forms)
 
     def secrets(self) -> list[str]:
-        """Every form to scrub now: the configured secrets and those used so far."""
-        known = frozenset(self.configured) | secret_registry.remembered()
-        if known != self._known:
-            self._known = known
-            self._secrets = trace_forms(sorted(known))
-        return self._secrets
+        """Every form to scrub now: the configured secrets and those used so far (made
+        again only when an adapter has used a new one: asked for at every log record)."""
+        known = self._known
+        version = secret_registry.version()
+        if known is None or known[0] != version:
+            values = frozenset(self.configured) | secret_registry.remembered()
+            known = (version, trace_forms(sorted(values)))
+            self._known = known  # one assignment: a thread reads the old pair or the new
+        return known[1]
 
     def scrub_report(self, report: BaseReport) -> None:
         secrets = self.secrets()
@@ -234,8 +268,11 @@ class TraceScrubber:
 
 
 def register(config: pytest.Config, systems: Mapping[str, Any]) -> None:
-    """Scrub pytest's output of the session's secrets from now on."""
+    """Scrub pytest's output and every log record of the session's secrets from now on."""
     import os
+
+    from pytest_ragv2 import log_secrets
 
     scrubber = TraceScrubber(config, configured_secrets(systems, os.environ))
     config.pluginmanager.register(scrubber, "ragv2-trace-secrets")
+    config.add_cleanup(log_secrets.install(scrubber.secrets))

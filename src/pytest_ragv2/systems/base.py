@@ -9,21 +9,25 @@ loop of every HTTP call, plain or streamed.
 
 from __future__ import annotations
 
-import functools
 import json
 import os
-import re
 import ssl
 import time
-import urllib.parse
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import httpx
 
-from pytest_ragv2 import secret_registry
+from pytest_ragv2.secret_policy import (
+    REDACTED,
+    redact_url,
+    redact_urls_in,
+    scrub,
+    secret_values,
+    url_secrets,
+)
 from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
 from pytest_ragv2.systems.outputs import (
@@ -34,11 +38,6 @@ from pytest_ragv2.systems.outputs import (
     RunError,
 )
 
-REDACTED = "<redacted>"
-# the marker as a redacted URL carries it: a URL redacted twice finds no secret in it
-_MARKERS = frozenset({REDACTED, "%3Credacted%3E", "%3credacted%3e"})
-MIN_SCRUBBED_CHARS = 8  # replaced wherever it occurs
-MIN_WORD_CHARS = 4  # shorter: replaced only as a whole string
 _BODY_EXCERPT_CHARS = 300
 
 
@@ -99,105 +98,6 @@ def headers_from_env(headers_env: Mapping[str, str]) -> dict[str, str]:
     return {
         header: env_secret(variable, f"header {header}") for header, variable in headers_env.items()
     }
-
-
-def scrub(value: Any, secrets: Sequence[str]) -> Any:
-    """``value`` with every secret inside its strings replaced, by its length: one of
-    ``MIN_SCRUBBED_CHARS`` or more wherever it occurs; a shorter one wherever it stands as
-    a whole word (an echoed "x7k2" is caught, "x7k2" inside "ax7k29" is not); one under
-    ``MIN_WORD_CHARS`` only as a whole string (a header "2" must not take every "2" out of
-    an answer that is then scored)."""
-    if not secrets:
-        return value
-    if isinstance(value, str):
-        for secret in secrets:
-            if len(secret) >= MIN_SCRUBBED_CHARS:
-                value = value.replace(secret, REDACTED)
-            elif len(secret) < MIN_WORD_CHARS:
-                value = REDACTED if value == secret else value
-            elif secret in value:
-                value = _whole_word(secret).sub(REDACTED, value)
-        return value
-    if isinstance(value, dict):
-        return {scrub(key, secrets): scrub(item, secrets) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [scrub(item, secrets) for item in value]
-    return value
-
-
-@functools.lru_cache(maxsize=256)
-def _whole_word(secret: str) -> re.Pattern[str]:
-    return re.compile(rf"(?<![0-9A-Za-z]){re.escape(secret)}(?![0-9A-Za-z])")
-
-
-def secret_values(values: Iterable[str], *, remember: bool = True) -> list[str]:
-    """The strings to scrub for a set of credentials: each value; for "Bearer <token>" the
-    token alone; and the forms a server may echo them in (percent-encoded, JSON-escaped).
-    Every length counts (``scrub`` says how a short one is matched)."""
-    found: list[str] = []
-    for value in values:
-        if not value or value in _MARKERS:
-            continue  # the marker itself is no secret: scrubbing it would never end
-        found.append(value)
-        scheme, _, token = value.partition(" ")
-        if token and scheme.isalpha():
-            found.append(token)
-    encoded = [
-        form
-        for value in found
-        for form in (urllib.parse.quote(value, safe=""), json.dumps(value)[1:-1])
-        if form != value
-    ]
-    # longest first: a secret inside a longer one is replaced after it, never before
-    secrets = sorted(set(found + encoded), key=len, reverse=True)
-    if remember:
-        # the values, not their encoded forms: the tracebacks' scrubber derives the forms
-        # again, and remembering those would encode the encodings without end
-        secret_registry.remember(found)  # pytest's tracebacks are scrubbed of them too
-    return secrets
-
-
-# query parameters whose value is a credential (Azure's "code", a signed URL's "sig", ...)
-SECRET_QUERY = re.compile(
-    r"(^|[_-])(key|apikey|api-key|token|secret|sig|signature|code|password|passwd|pwd|auth|"
-    r"access[_-]?token|client[_-]?secret|credential|session)([_-]|$)",
-    re.IGNORECASE,
-)
-
-
-@functools.lru_cache(maxsize=256)
-def url_secrets(url: str) -> tuple[str, ...]:
-    """The credentials a URL carries: its userinfo's password and the values of the query
-    parameters named like credentials, each as written in the URL and decoded (a system's
-    URLs are few and asked for at every call: kept)."""
-    try:
-        parts = urllib.parse.urlsplit(url)
-        password = parts.password
-    except ValueError:
-        return ()
-    found: list[str] = []
-    if password:
-        raw = parts.netloc.rpartition("@")[0].partition(":")[2]
-        found += [password, raw]
-    for pair in parts.query.split("&"):
-        name, _, raw = pair.partition("=")
-        if raw and SECRET_QUERY.search(urllib.parse.unquote_plus(name)):
-            found += [urllib.parse.unquote(raw), raw]
-    return tuple(value for value in dict.fromkeys(found) if value not in _MARKERS)
-
-
-@functools.lru_cache(maxsize=256)
-def redact_url(url: str) -> str:
-    """``url`` as a record may show it: the credentials it carries replaced."""
-    return str(scrub(url, secret_values(url_secrets(url))))
-
-
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s'\"<>]+", re.IGNORECASE)
-
-
-def redact_urls_in(text: str) -> str:
-    """Every URL inside ``text`` (a message) with its credentials replaced."""
-    return _URL.sub(lambda found: redact_url(found.group()), text)
 
 
 @dataclass(frozen=True, slots=True)

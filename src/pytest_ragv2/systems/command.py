@@ -72,6 +72,7 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
+from pytest_ragv2.secret_policy import ALWAYS_PASSED_ENV, env_pass_values, scrub, secret_values
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RESPONSE_MB_MAX, seconds_field
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
@@ -81,7 +82,7 @@ from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_convers
 
 PROMPT_PLACEHOLDER = "{prompt}"
 THREAD_PLACEHOLDER = "{thread_id}"
-ALWAYS_PASSED_ENV = ("PATH", "HOME", "LANG")
+
 NON_JSON_KEY = "non_json_line"
 KILL_GRACE_S = 0.5  # between SIGTERM and SIGKILL of the turn's processes
 DUPLICATE_KEYS = "_duplicate_keys"
@@ -104,7 +105,9 @@ class CommandConfig(ChatAdapterConfig):
     cwd: str | None = Field(default=None, description="working directory (default: inherited)")
     env_pass: list[str] = Field(
         default_factory=list,
-        description="environment variables passed through besides PATH, HOME and LANG",
+        description="environment variables passed through besides PATH, HOME and LANG; "
+        "their values (but a switch or a small number) are secrets, replaced wherever the "
+        "command prints them",
     )
     timeout_s: float = seconds_field(300.0, CALL_TIMEOUT_MAX_S, "per turn, whole process group")
     max_output_mb: float = Field(
@@ -216,6 +219,12 @@ class CommandRunner:
         names = [*ALWAYS_PASSED_ENV, *self.config.env_pass]
         return {name: os.environ[name] for name in names if name in os.environ}
 
+    def secrets(self) -> list[str]:
+        """The forms of every secret ``env_pass`` hands the command (``PATH``, ``HOME``,
+        ``LANG`` and plain settings are none): whatever the command prints of them is
+        replaced."""
+        return secret_values(env_pass_values(self.config.env_pass, os.environ))
+
     def _turn(
         self, prompt: str, argv: list[str], deadline: Deadline | None = None
     ) -> tuple[ChatTurn, str | None]:
@@ -226,16 +235,23 @@ class CommandRunner:
             return ChatTurn(prompt=prompt, error=error), None
         started = time.perf_counter()
         bounds = _Bounds(self.config.timeout_s, deadline, self.config.max_output_bytes)
+        secrets = self.secrets()
+        request = scrub(request, secrets)
         try:
             run = _run(argv, self.config.cwd, self.environment(), bounds)
         except OSError as exc:  # the command could not be started
             latency_s = time.perf_counter() - started
-            error = RunError(kind="adapter", message=f"cannot start {argv[0]!r}: {exc}")
+            message = scrub(f"cannot start {argv[0]!r}: {exc}", secrets)
+            error = RunError(kind="adapter", message=message)
             exchange = Exchange(request=request, status_code=None, response_body=[], latency_s=0)
             failed = ChatTurn(prompt=prompt, latency_s=latency_s, error=error, exchanges=[exchange])
             return failed, None
         latency_s = time.perf_counter() - started
-        events = [_parse_line(line) for line in run.lines]
+        # what the command printed of its env_pass values is replaced before anything reads
+        # it: the events (parsed first, so a JSON-escaped value is seen as the value), the
+        # standard error kept, and so every answer, tool call and error made of them
+        events = scrub([_parse_line(line) for line in run.lines], secrets)
+        run.stderr_tail = scrub(run.stderr_tail, secrets)
         if run.too_large is not None:
             events.append({CUT_KEY: f"{run.too_large}: the rest was not kept"})
         turn = ChatTurn(

@@ -24,13 +24,12 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from pytest_ragv2.secret_policy import scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
     excerpt,
     headers_from_env,
-    scrub,
-    secret_values,
     send_with_retry,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
@@ -149,7 +148,9 @@ class HttpJsonChat(HttpAdapter):
         try:
             headers = headers_from_env(self.config.headers_env)
             query = query_from_env(self.config.query_env)
-            secrets = secret_values([*headers.values(), *query.values()])
+            secrets = secret_values(
+                [*headers.values(), *query.values(), *url_secrets(self.config.url)]
+            )
             values = {"prompt": prompt, "messages": messages, "conversation_id": conversation_id}
             reply = send_with_retry(
                 self.client,

@@ -66,14 +66,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from pytest_ragv2.secret_policy import scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
     env_secret,
     excerpt,
     headers_from_env,
-    scrub,
-    secret_values,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
@@ -154,7 +153,9 @@ class LibreChatAgents(HttpAdapter):
         try:
             headers = self._headers()
             query = query_from_env(self.config.query_env)
-            secrets = secret_values([*headers.values(), *query.values()])
+            secrets = secret_values(
+                [*headers.values(), *query.values(), *url_secrets(self.config.url)]
+            )
             request_answer(
                 self.client,
                 draft,

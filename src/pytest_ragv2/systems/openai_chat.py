@@ -60,15 +60,13 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from pytest_ragv2.secret_policy import redact_url, scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
     Retriever,
     env_secret,
     headers_from_env,
-    redact_url,
-    scrub,
-    secret_values,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
@@ -199,7 +197,9 @@ class OpenAIChat(HttpAdapter):
         try:
             headers = self._headers()
             query = query_from_env(self.config.query_env)
-            secrets = secret_values([*headers.values(), *query.values()])
+            secrets = secret_values(
+                [*headers.values(), *query.values(), *url_secrets(self.config.url)]
+            )
             error = self._rounds(conversation, state, headers, secrets)
         except AdapterFailure as failure:
             error = failure.error

@@ -19,12 +19,12 @@ from typing import Any
 
 import httpx
 
+from pytest_ragv2.secret_policy import scrub
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     Streamed,
     decoded_chunks,
     excerpt,
-    scrub,
     send_with_retry,
 )
 from pytest_ragv2.systems.chat_limits import Deadline

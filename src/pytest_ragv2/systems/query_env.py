@@ -16,7 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from pytest_ragv2.systems.base import REDACTED, env_secret
+from pytest_ragv2.secret_policy import REDACTED
+from pytest_ragv2.systems.base import env_secret
 
 _LOCK = threading.Lock()
 _NAMES: set[str] = set()
