@@ -149,8 +149,8 @@ def test_wrong_type_deep_inside_required_evidence() -> None:
     )
     catalog = load_catalog(Path("cases"), None)
     assert messages(catalog.errors) == [
-        "cases/dev.yaml:8: case B07: required_evidence[1].page: Input should be a valid integer,"
-        " unable to parse string as an integer (got 'three')",
+        "cases/dev.yaml:8: case B07: required_evidence[1].page: Input should be a valid integer"
+        " (got 'three')",
         "cases/dev.yaml:9: case B07: required_evidence[1].row: Input should be a valid integer"
         " or Input should be a valid string (got a list)",
         "cases/dev.yaml:12: case B07: required_evidence[1].table_cells.unit:"
@@ -487,7 +487,7 @@ def test_gold_schema_error_is_located_in_gold_and_the_case_is_not_loaded() -> No
         "cases/dev.yaml:4: case B02: expected_answer: the gold entry at gold/answers.yaml:1"
         " is invalid (see the error there)",
         "gold/answers.yaml:4: case B02: expected_answer.required_claims[0].number:"
-        " Input should be a valid number, unable to parse string as a number (got 'twelve')",
+        " Input should be a valid number (got 'twelve')",
         "gold/answers.yaml:5: case B02: expected_answer.optional_claim: unknown field"
         " (did you mean 'optional_claims'?)",
         "gold/evidence.yaml:3: case B01: required_evidence[0].page:"

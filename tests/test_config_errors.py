@@ -51,8 +51,7 @@ def test_toml_errors_name_line_and_suggest_the_key(tmp_path: Path) -> None:
     where = tmp_path / "pyproject.toml"
     assert _errors(tmp_path) == [
         f"{where}:5: layr: unknown key (did you mean 'layer'?)",
-        f"{where}:6: repetitions: Input should be a valid integer, unable to parse string as "
-        "an integer (got 'three')",
+        f"{where}:6: repetitions: Input should be a valid integer (got 'three')",
         f"{where}:10: systems.v1.retrieval.adapter: unknown adapter 'http-jsn' (did you mean "
         "'http-json'?)",
         f"{where}:20: systems.v2.retrieval.fields.txt: unknown key (did you mean 'text'?)",

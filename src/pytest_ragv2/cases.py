@@ -180,9 +180,7 @@ def _load_case_file(
             result.cases.append(loaded)
 
     try:  # the cases are loaded as the file is read, one at a time (located_yaml)
-        document = parse_yaml(
-            path, entries_of="cases", on_entry=load_one, what="a case file"
-        )
+        document = parse_yaml(path, entries_of="cases", on_entry=load_one, what="a case file")
     except YamlProblem as problem:
         for case_id in result.case_ids:  # what the cases before the problem defined
             known_ids.pop(case_id, None)

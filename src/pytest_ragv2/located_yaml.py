@@ -155,10 +155,10 @@ def parse_yaml(
     """
     try:
         text = read_input_text(path, limit, what)
-    except InputFileError as problem:
-        plain = problem.missing or problem.line is not None  # "file not found", "not UTF-8…"
-        message = problem.message if plain else f"not read: {problem.message}"
-        raise YamlProblem(problem.line, message) from None
+    except InputFileError as refused:
+        plain = refused.missing or refused.line is not None  # "file not found", "not UTF-8…"
+        message = refused.message if plain else f"not read: {refused.message}"
+        raise YamlProblem(refused.line, message) from None
     loader = _StreamingLoader(text) if on_entry is not None else _LineLoader(text)
     # A load builds many small objects and frees none: cyclic GC passes only cost time here.
     gc_was_enabled = gc.isenabled()
