@@ -113,9 +113,7 @@ def activate(config: pytest.Config) -> None:
             _stop_unwritable(settings.raw_runs, exc)
         worker = "main"
     if lock is not None and lock.taken_over is not None:
-        config.issue_config_time_warning(
-            SessionLockWarning(f"{lock.path}: taken over: {lock.taken_over}"), stacklevel=2
-        )
+        _say_taken_over(config, lock)
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,
@@ -181,6 +179,17 @@ def _resume(
     generation = len(manifest.get("resumed") or []) + 1
     retry = bool(config.getoption("ragv2_retry_errors"))
     return seed, run_id, Resumption(run_dir, generation, retry), lock
+
+
+def _say_taken_over(config: pytest.Config, lock: SessionLock) -> None:
+    """A stale lock taken over, in pytest's warnings summary, located at the lock file."""
+    import warnings
+
+    warning = SessionLockWarning(f"taken over: {lock.taken_over}")
+    record = warnings.WarningMessage(warning, SessionLockWarning, str(lock.path), 1, line="")
+    config.hook.pytest_warning_recorded.call_historic(
+        kwargs={"warning_message": record, "when": "config", "nodeid": "", "location": None}
+    )
 
 
 def _stop_unwritable(raw_runs: Path, exc: OSError) -> NoReturn:

@@ -468,8 +468,8 @@ def _case_file_paths(cases_dir: Path, exclude: Path | None) -> list[Path]:
 def _refuse_unsafe_names(cases_dir: Path, paths: list[Path], errors: list[CaseError]) -> list[Path]:
     """The case files whose name is safe to print; an error for each other one. pytest
     prints a file's name raw in lines the plugin does not write (progress, warnings,
-    JUnit's classname): a name holding a control or bidirectional character (an escape
-    sequence, U+202E) is refused, named by its escapes, and nothing of it runs."""
+    JUnit's classname): a name holding a control, bidirectional or invisible character (an
+    escape sequence, U+202E, U+200B) is refused, named by its escapes, and nothing of it runs."""
     kept = []
     for path in paths:
         name = path.relative_to(cases_dir).as_posix()
@@ -480,8 +480,8 @@ def _refuse_unsafe_names(cases_dir: Path, paths: list[Path], errors: list[CaseEr
                     None,
                     None,
                     None,
-                    f"case file {printable(name)} not loaded: a control or bidirectional "
-                    "character in its name; rename it",
+                    f"case file {printable(name)} not loaded: a control, bidirectional or "
+                    "invisible character in its name; rename it",
                 )
             )
         else:

@@ -248,7 +248,10 @@ def _place(draft: Path, path: Path, owner: bytes) -> None:
 @dataclass(frozen=True, slots=True)
 class _Stale:
     reason: str
-    identity: tuple[int, int] | None  # (st_dev, st_ino) of the lock judged; None: gone
+    # the lock judged: (st_dev, st_ino, st_size, st_mtime_ns) and its content (an inode
+    # number alone can be reused at once by the lock written next); None: it is gone
+    identity: tuple[int, int, int, int] | None
+    content: bytes = b""
 
 
 def _judge(path: Path, run_dir: Path) -> _Stale:
@@ -266,10 +269,11 @@ def _judge(path: Path, run_dir: Path) -> _Stale:
             f"{run_dir}: {path.name} is not a lock this package wrote ({exc.message}); "
             "if no session is running on this run, remove it"
         ) from None
-    identity = (info.st_dev, info.st_ino)
+    identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
     text = content.decode("utf-8", "replace").strip()
     if not text:
-        return _Stale("it was empty: its session stopped before writing its pid", identity)
+        reason = "it was empty: its session stopped before writing its pid"
+        return _Stale(reason, identity, content)
     pid_text, _, host = text.partition(" ")
     if not pid_text.isdigit() or not 0 < int(pid_text) < 2**31:
         raise ResumeError(
@@ -287,7 +291,7 @@ def _judge(path: Path, run_dir: Path) -> _Stale:
             f"{run_dir}: another session holds this run (pid {pid}, {path.name}); "
             "wait for it to end"
         )
-    return _Stale(f"its session (pid {pid}) is no longer running", identity)
+    return _Stale(f"its session (pid {pid}) is no longer running", identity, content)
 
 
 def _set_aside(path: Path, stale: _Stale) -> None:
@@ -300,12 +304,20 @@ def _set_aside(path: Path, stale: _Stale) -> None:
         return
     try:
         info = os.lstat(aside)
-        if (info.st_dev, info.st_ino) != stale.identity:  # not the lock judged: put back
-            with contextlib.suppress(OSError):
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        if identity != stale.identity or _content(aside) != stale.content:
+            with contextlib.suppress(OSError):  # not the lock judged: put it back
                 os.link(aside, path)
     finally:
         with contextlib.suppress(OSError):
             aside.unlink()
+
+
+def _content(path: Path) -> bytes | None:
+    try:
+        return read_input_bytes(path, 4096, "a session lock")
+    except InputFileError:
+        return None
 
 
 def _alive(pid: int) -> bool:
