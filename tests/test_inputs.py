@@ -347,4 +347,5 @@ def test_a_selection_that_selects_nothing_or_too_much_is_a_usage_error(
 def test_a_language_some_case_has_is_selected(project: pytest.Pytester) -> None:
     result = project.runpytest("--ragv2-layer=A", "--ragv2-lang=de", "--collect-only", "-q")
     names = [line for line in result.outlines if "::" in line]
-    assert names and all("-de-" in name for name in names)
+    assert names
+    assert all("-de-" in name for name in names)

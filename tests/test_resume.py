@@ -330,7 +330,7 @@ def test_a_lock_that_cannot_be_written_is_not_left_behind(tmp_path: Path) -> Non
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
     try:
         resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
-        with pytest.raises(RawRunWriteError, match="raw runs could not be written: .*File too"):
+        with pytest.raises(RawRunWriteError, match=r"raw runs could not be written: .*File too"):
             SessionLock.acquire(tmp_path)
     finally:
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
