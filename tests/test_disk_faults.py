@@ -235,3 +235,28 @@ def test_a_read_only_raw_runs_folder_stops_the_session_in_one_line(
     assert line.split(": ")[-1].startswith(("Read-only file system;", "Permission denied;"))
     assert line.endswith("the session stopped before its first run (exit status 3)")
     assert list(raw_runs.iterdir()) == []
+
+
+def test_a_holdout_look_that_cannot_be_recorded_stops_the_session_in_one_line(
+    project: pytest.Pytester,
+) -> None:
+    """A holdout run records its look in the gate lock before its first run; a disk that
+    cannot take it stops the session (exit status 3) in one line, the lock unchanged."""
+    from pytest_ragv2.cli import main
+
+    (project.path / "pyproject.toml").write_text(pyproject())
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(project.path)
+        assert main(["freeze-gates"]) == 0
+    gate_lock = project.path / "ragv2-gates.lock.json"
+    frozen = gate_lock.read_text(encoding="utf-8")
+    project.makeconftest(LIMITED.format(limit=200))  # a session lock fits, a gate lock not
+    done = _session(project, "--ragv2-split=holdout", "--ragv2-run-id=h")
+    assert done.returncode == pytest.ExitCode.INTERNAL_ERROR
+    assert _one_line(done) == (
+        f"Exit: pytest-ragv2: the gate lock could not be written: {gate_lock}: File too large; "
+        "the session stopped before its first run (exit status 3)"
+    )
+    assert gate_lock.read_text(encoding="utf-8") == frozen
+    assert not (project.path / "ragv2-gates.lock.tmp").exists()
+    assert not (project.path / "raw-runs").exists()

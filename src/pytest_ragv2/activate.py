@@ -349,6 +349,13 @@ def _protocol(config: pytest.Config, ctx: RunContext) -> None:
             protocol.record_holdout_look(path, lock, ctx.run_id)
     except protocol.ProtocolError as exc:
         raise pytest.UsageError(str(exc)) from None
+    except OSError as exc:  # the holdout's look cannot be recorded: no holdout run
+        where = exc.filename if exc.filename is not None else path
+        pytest.exit(
+            f"pytest-ragv2: the gate lock could not be written: {where}: "
+            f"{exc.strerror or exc}; the session stopped before its first run (exit status 3)",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
 
 
 def _distributed(config: pytest.Config) -> bool:
