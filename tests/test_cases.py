@@ -607,6 +607,19 @@ def test_allowlist_missing_or_unparsable() -> None:
         load_allowlist(write("x.yaml", "files: 3\n"))
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev are POSIX")
+def test_an_allowlist_linked_to_dev_zero_or_a_fifo_is_a_located_error_within_5_s() -> None:
+    Path("zero.yaml").symlink_to("/dev/zero")
+    os.mkfifo("pipe.yaml")
+    for name, shown in (
+        ("zero.yaml", "a character device (a link to /dev/zero)"),
+        ("pipe.yaml", "a FIFO (named pipe)"),
+    ):
+        with pytest.raises(CaseLoadError) as refused:
+            _within_5_s(lambda name=name: load_allowlist(Path(name)))
+        assert str(refused.value) == f"{name}: not read: {shown}, not a regular file"
+
+
 def test_evidence_outside_the_allowlist_is_an_error_inline_and_in_gold() -> None:
     allowlist = load_allowlist(write("gold/allowlist.yaml", ALLOWLIST))
     write(
