@@ -63,10 +63,31 @@ def json_escape(code_point: int) -> str:
 
 
 _JSON = {code_point: json_escape(code_point) for code_point in UNSAFE_CODE_POINTS}
-_UNSAFE = re.compile("[" + "".join(re.escape(chr(c)) for c in sorted(UNSAFE_CODE_POINTS)) + "]")
+
+
+def _character_class(code_points: set[int] | frozenset[int]) -> str:
+    """A regular expression class of ``code_points``, written as ranges: a class listing
+    the 128 tag characters one by one made every search 50 times slower."""
+    ranges: list[list[int]] = []
+    for code_point in sorted(code_points):
+        if ranges and ranges[-1][1] == code_point - 1:
+            ranges[-1][1] = code_point
+        else:
+            ranges.append([code_point, code_point])
+    return (
+        "["
+        + "".join(
+            re.escape(chr(first)) + ("-" + re.escape(chr(last)) if last > first else "")
+            for first, last in ranges
+        )
+        + "]"
+    )
+
+
+_UNSAFE = re.compile(_character_class(UNSAFE_CODE_POINTS))
 # what JSON text may hold raw: json.dumps escapes every C0 control in a string
 _UNSAFE_BEYOND_ASCII = re.compile(
-    "[" + "".join(re.escape(chr(c)) for c in sorted(UNSAFE_CODE_POINTS) if c >= 0x7F) + "]"
+    _character_class({code_point for code_point in UNSAFE_CODE_POINTS if code_point >= 0x7F})
 )
 
 
