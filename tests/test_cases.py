@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -149,8 +153,8 @@ def test_wrong_type_deep_inside_required_evidence() -> None:
     )
     catalog = load_catalog(Path("cases"), None)
     assert messages(catalog.errors) == [
-        "cases/dev.yaml:8: case B07: required_evidence[1].page: Input should be a valid integer,"
-        " unable to parse string as an integer (got 'three')",
+        "cases/dev.yaml:8: case B07: required_evidence[1].page: Input should be a valid integer"
+        " (got 'three')",
         "cases/dev.yaml:9: case B07: required_evidence[1].row: Input should be a valid integer"
         " or Input should be a valid string (got a list)",
         "cases/dev.yaml:12: case B07: required_evidence[1].table_cells.unit:"
@@ -487,7 +491,7 @@ def test_gold_schema_error_is_located_in_gold_and_the_case_is_not_loaded() -> No
         "cases/dev.yaml:4: case B02: expected_answer: the gold entry at gold/answers.yaml:1"
         " is invalid (see the error there)",
         "gold/answers.yaml:4: case B02: expected_answer.required_claims[0].number:"
-        " Input should be a valid number, unable to parse string as a number (got 'twelve')",
+        " Input should be a valid number (got 'twelve')",
         "gold/answers.yaml:5: case B02: expected_answer.optional_claim: unknown field"
         " (did you mean 'optional_claims'?)",
         "gold/evidence.yaml:3: case B01: required_evidence[0].page:"
@@ -601,6 +605,19 @@ def test_allowlist_missing_or_unparsable() -> None:
         load_allowlist(write("bad.yaml", "files: [\n"))
     with pytest.raises(CaseLoadError, match=r"^x\.yaml:1: files: expected a list"):
         load_allowlist(write("x.yaml", "files: 3\n"))
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev are POSIX")
+def test_an_allowlist_linked_to_dev_zero_or_a_fifo_is_a_located_error_within_5_s() -> None:
+    Path("zero.yaml").symlink_to("/dev/zero")
+    os.mkfifo("pipe.yaml")
+    for name, shown in (
+        ("zero.yaml", "a character device (a link to /dev/zero)"),
+        ("pipe.yaml", "a FIFO (named pipe)"),
+    ):
+        with pytest.raises(CaseLoadError) as refused:
+            _within_5_s(lambda name=name: load_allowlist(Path(name)))
+        assert str(refused.value) == f"{name}: not read: {shown}, not a regular file"
 
 
 def test_evidence_outside_the_allowlist_is_an_error_inline_and_in_gold() -> None:
@@ -968,3 +985,116 @@ def test_cases_given_the_same_fields_share_one_set_of_their_names() -> None:
     with pytest.raises(pydantic.ValidationError):
         second.id = "B09"  # type: ignore[misc]  # frozen: the shared set is never added to
     assert second.model_fields_set == names
+
+
+def test_locations_and_numbers_are_written_as_numbers_within_bounds() -> None:
+    """``page: 1e30``, ``page: true`` and ``tolerance: -1`` were accepted (a 31-digit page,
+    page 1, a negative tolerance); each is now a located schema error."""
+    write(
+        "cases/dev.yaml",
+        """
+        - id: B01
+          category: exact_lookup
+          prompt_en: "x"
+          required_evidence:
+            - {file_id: a, page: 1.0e+30}
+            - {file_id: a, page: true}
+            - {file_id: a, page: 10000001}
+            - {file_id: a, page: 2, row: true}
+          expected_answer:
+            required_claims:
+              - {text: "3 bar", number: 3, unit: bar, tolerance: -1}
+              - {text: "3 bar", number: .nan}
+              - {text: "3 bar", number: true}
+          expect_tools:
+            search_knowledge_base: {calls: true}
+        - id: B02
+          category: exact_lookup
+          prompt_en: "y"
+          required_evidence:
+            - {file_id: a, page: 10000000, row: 3}
+          expected_answer:
+            required_claims: [{text: "3 bar", number: 3, unit: bar, tolerance: 0.5}]
+        """,
+    )
+    catalog = load_catalog(Path("cases"), None)
+    assert messages(catalog.errors) == [
+        "cases/dev.yaml:5: case B01: required_evidence[0].page: Input should be a valid integer"
+        " (got 1e+30)",
+        "cases/dev.yaml:6: case B01: required_evidence[1].page: Input should be a valid integer"
+        " (got True)",
+        "cases/dev.yaml:7: case B01: required_evidence[2].page: Input should be less than or"
+        " equal to 10000000 (got 10000001)",
+        "cases/dev.yaml:8: case B01: required_evidence[3].row: Input should be a valid integer"
+        " or Input should be a valid string (got True)",
+        "cases/dev.yaml:11: case B01: expected_answer.required_claims[0].tolerance: Input should"
+        " be greater than or equal to 0 (got -1)",
+        "cases/dev.yaml:12: case B01: expected_answer.required_claims[1].number: Input should"
+        " be a finite number (got nan)",
+        "cases/dev.yaml:13: case B01: expected_answer.required_claims[2].number: Input should"
+        " be a valid number (got True)",
+        "cases/dev.yaml:14: case B01: expect_tools.tools.search_knowledge_base.calls: Input"
+        " should be a valid integer (got True)",
+    ]
+    assert [loaded.case.id for loaded in catalog.cases()] == ["B02"]
+
+
+def _within_5_s(call: Callable[[], Any]) -> Any:
+    from tests.test_inputs import REFUSED_WITHIN_S, within
+
+    return within(REFUSED_WITHIN_S, call)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs and /dev are POSIX")
+@pytest.mark.parametrize(
+    ("target", "shown"),
+    [
+        ("/dev/zero", "a character device (a link to /dev/zero), not a regular file"),
+        ("/dev/urandom", "a character device (a link to /dev/urandom), not a regular file"),
+        ("fifo", "a FIFO (named pipe), not a regular file"),
+        ("nowhere.yaml", "a symbolic link to nothing (nowhere.yaml)"),
+    ],
+)
+def test_a_case_or_gold_file_that_is_no_regular_file_is_a_located_error_within_5_s(
+    target: str, shown: str
+) -> None:
+    """A pull request can carry a link to /dev/zero or /dev/urandom, or a FIFO: read, the
+    session hung with no message. Such a file is now refused unopened, by name; the other
+    files load."""
+    write("cases/a_ok.yaml", GOOD_CASE)
+    write("gold/evidence.yaml", "{}\n")
+    for path in (Path("cases/b_pulled.yaml"), Path("gold/answers.yaml")):
+        if target == "fifo":
+            os.mkfifo(path)
+        else:
+            path.symlink_to(target)
+    catalog = _within_5_s(lambda: load_catalog(Path("cases"), Path("gold")))
+    assert messages(catalog.errors) == [
+        f"cases/b_pulled.yaml: not read: {shown}",
+        f"gold/answers.yaml: not read: {shown}",
+    ]
+    assert [loaded.case.id for loaded in catalog.cases()] == ["B01"]
+    assert not catalog.files[1].readable
+
+
+def test_a_case_file_larger_than_its_limit_is_refused_unread() -> None:
+    from pytest_ragv2.inputs import CASE_FILE_MAX_BYTES
+
+    write("cases/a_ok.yaml", GOOD_CASE)
+    with open("cases/b_huge.yaml", "wb") as stream:
+        stream.truncate(CASE_FILE_MAX_BYTES + 1)  # sparse: no disk space taken
+    catalog = _within_5_s(lambda: load_catalog(Path("cases"), None))
+    assert messages(catalog.errors) == [
+        "cases/b_huge.yaml: not read: larger than 32 MB, the limit of a case file"
+    ]
+    assert [loaded.case.id for loaded in catalog.cases()] == ["B01"]
+
+
+def test_a_case_file_that_is_not_utf8_is_located_at_its_line() -> None:
+    Path("cases").mkdir()
+    Path("cases/dev.yaml").write_bytes(GOOD_CASE.lstrip("\n").encode() + b"# caf\xe9\n")
+    [error] = load_catalog(Path("cases"), None).errors
+    assert str(error) == (
+        "cases/dev.yaml:7: not UTF-8 text: byte 0xe9 (invalid continuation byte); save the "
+        "file as UTF-8"
+    )

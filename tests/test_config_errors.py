@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -51,8 +52,7 @@ def test_toml_errors_name_line_and_suggest_the_key(tmp_path: Path) -> None:
     where = tmp_path / "pyproject.toml"
     assert _errors(tmp_path) == [
         f"{where}:5: layr: unknown key (did you mean 'layer'?)",
-        f"{where}:6: repetitions: Input should be a valid integer, unable to parse string as "
-        "an integer (got 'three')",
+        f"{where}:6: repetitions: Input should be a valid integer (got 'three')",
         f"{where}:10: systems.v1.retrieval.adapter: unknown adapter 'http-jsn' (did you mean "
         "'http-json'?)",
         f"{where}:20: systems.v2.retrieval.fields.txt: unknown key (did you mean 'text'?)",
@@ -104,6 +104,56 @@ def test_unreadable_files_are_located(tmp_path: Path) -> None:
     (tmp_path / "bad.yaml").write_text("ragv2:\n  layer: A\n  seed: [1\n")
     (line,) = _errors(tmp_path, "bad.yaml")
     assert line.startswith(f"{tmp_path / 'bad.yaml'}:4: cannot read configuration: ")
+
+
+def test_a_configuration_not_in_utf8_is_located_at_its_line(tmp_path: Path) -> None:
+    """It was a UnicodeDecodeError traceback (INTERNALERROR, exit status 3)."""
+    (tmp_path / "ragv2.yaml").write_bytes(b"layer: A\nseed: 1\n# \xff\xfe\n")
+    (line,) = _errors(tmp_path)
+    assert line == (
+        f"{tmp_path / 'ragv2.yaml'}:3: cannot read configuration: not UTF-8 text: byte 0xff "
+        "(invalid start byte); save the file as UTF-8"
+    )
+    (tmp_path / "other.toml").write_bytes(b"[tool.ragv2]\nlayer = 'A'\n# \xe9\n")
+    (line,) = _errors(tmp_path, "other.toml")
+    assert line.startswith(f"{tmp_path / 'other.toml'}:3: cannot read configuration: not UTF-8")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="FIFOs are POSIX")
+def test_a_configuration_that_is_no_regular_file_is_refused_not_passed_over(
+    tmp_path: Path,
+) -> None:
+    """A FIFO named ragv2.yaml is refused, never read (it blocked) and never passed over for
+    pyproject.toml (which would run another configuration)."""
+    (tmp_path / "pyproject.toml").write_text("[tool.ragv2]\nseed = 3\n")
+    os.mkfifo(tmp_path / "ragv2.yaml")
+    (line,) = _errors(tmp_path)
+    assert line == (
+        f"{tmp_path / 'ragv2.yaml'}: cannot read configuration: a FIFO (named pipe), not a "
+        "regular file"
+    )
+    (tmp_path / "ragv2.yaml").unlink()
+    (tmp_path / "ragv2.yaml").symlink_to("/dev/zero")
+    (line,) = _errors(tmp_path)
+    assert line == (
+        f"{tmp_path / 'ragv2.yaml'}: cannot read configuration: a character device (a link to "
+        "/dev/zero), not a regular file"
+    )
+
+
+def test_repetitions_are_a_whole_number_up_to_1000(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.ragv2]\nrepetitions = 1e9\n")
+    assert _errors(tmp_path) == [
+        f"{tmp_path / 'pyproject.toml'}:2: repetitions: Input should be a valid integer "
+        "(got 1000000000.0)"
+    ]
+    (tmp_path / "pyproject.toml").write_text("[tool.ragv2]\nrepetitions = 1001\n")
+    assert _errors(tmp_path) == [
+        f"{tmp_path / 'pyproject.toml'}:2: repetitions: Input should be less than or equal to "
+        "1000 (got 1001)"
+    ]
+    (tmp_path / "pyproject.toml").write_text("[tool.ragv2]\nrepetitions = 1000\n")
+    assert load_settings(tmp_path, None).repetitions == 1000
 
 
 def test_a_value_from_the_command_line_is_named_by_its_option(tmp_path: Path) -> None:

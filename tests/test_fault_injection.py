@@ -104,13 +104,20 @@ TOOL_CALLS = 1000
 
 
 def hostile(tag: str) -> str:
-    return f"\x1b[2J\u202e{tag}-hostile <img src=x onerror=alert('{tag}')> **{tag}** \x07"
+    # with invisible text: zero-width characters and tag characters spelling "hidden"
+    invisible = "\u200b\u200d\ufeff" + "".join(chr(0xE0000 + ord(c)) for c in "hidden")
+    return (
+        f"\x1b[2J\u202e{tag}-hostile <img src=x onerror=alert('{tag}')> **{tag}** \x07{invisible}"
+    )
 
 
 HOSTILE_CATEGORY = "\x1b[31m<img src=x onerror=alert('cat')>\u202e"
 HOSTILE_CASE_FILE = "\x1b[2J\u202e<img src=x onerror=alert('file')>.yaml"
 REFUSED = "refused_file"  # the case of HOSTILE_CASE_FILE
-CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+CONTROL = re.compile(
+    r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
+    r"\U000e0000-\U000e007f]"
+)
 
 
 def environment() -> dict[str, str]:

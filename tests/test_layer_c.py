@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
@@ -93,6 +94,20 @@ def test_a_package_that_is_not_json_names_its_line(tmp_path: Path) -> None:
     lines[3] = lines[3].rstrip(",")  # a comma lost on line 4
     path.write_text("\n".join(lines), encoding="utf-8")
     with pytest.raises(PackageError, match=r"package\.json:5: not JSON"):
+        load_package(path)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="/dev/zero is POSIX")
+def test_a_package_that_is_no_regular_file_or_not_utf8_is_refused_unread(
+    tmp_path: Path,
+) -> None:
+    link = tmp_path / "zero.json"
+    link.symlink_to("/dev/zero")
+    with pytest.raises(PackageError, match=r"zero\.json: a character device \(a link to /dev"):
+        load_package(link)
+    path, text = _written(tmp_path)
+    path.write_bytes(text.encode().replace(b'"k"', b'"\xe9"', 1))
+    with pytest.raises(PackageError, match=r"package\.json:\d+: not UTF-8 text: byte 0xe9"):
         load_package(path)
 
 

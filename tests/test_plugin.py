@@ -392,14 +392,15 @@ def test_missing_allowlist_fails_the_leak_gate(project: pytest.Pytester) -> None
     assert "allow-list" in leak["reason"]
 
 
-def test_broken_allowlist_is_a_located_gold_error(project: pytest.Pytester) -> None:
+def test_broken_allowlist_is_a_located_usage_error(project: pytest.Pytester) -> None:
+    """A session without a valid allow-list cannot check leaks: it stops before its first
+    item (exit status 4) with the located error, and writes nothing."""
     (project.path / "gold" / "allowlist.yaml").write_text("files: [ {file_id: x\n")
     result = project.runpytest("--ragv2-layer=A", *RUN_ID)
-    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "Traceback" not in result.stdout.str() + result.stderr.str()
-    gold = gate(summary_of(project), "gold_valid")
-    assert gold["decision"] == "fail"
-    assert any("allowlist.yaml" in detail for detail in gold["details"])
+    assert "allowlist.yaml:2: YAML syntax error" in result.stderr.str()
+    assert not (project.path / "raw-runs").exists()
 
 
 def test_ordinary_failing_tests_are_never_hidden_by_the_verdict(project: pytest.Pytester) -> None:

@@ -273,3 +273,83 @@ def test_the_lock_of_a_killed_session_is_taken_over(tmp_path: Path) -> None:
     assert (tmp_path / "session.lock").read_text().split()[0] == str(os.getpid())
     taken.release()
     assert not (tmp_path / "session.lock").exists()
+
+
+def test_an_empty_lock_is_taken_over_with_a_warning(project: pytest.Pytester) -> None:
+    """An empty lock is what a session that died before writing its pid left (a full disk
+    did, too): it used to refuse every later resumption ("pid unknown … wait for it to
+    end"); it is taken over, and the warnings summary says so."""
+    _paced(project, baseline="weak", candidate="good")
+    assert _pytest(project, "--ragv2-run-id=e").returncode in (0, 1)
+    lock = project.path / "raw-runs" / "e" / "session.lock"
+    lock.write_text("")
+    resumed = _pytest(project, "--ragv2-resume=e")
+    assert resumed.returncode in (0, 1), resumed.stdout + resumed.stderr
+    assert (
+        f"{lock}:1: SessionLockWarning: taken over: it was empty: its session stopped before "
+        "writing its pid"
+    ) in resumed.stdout
+    assert not lock.exists()
+
+
+def test_a_stale_lock_is_taken_over_and_a_live_one_refused(tmp_path: Path) -> None:
+    held = SessionLock.acquire(tmp_path)
+    assert held.taken_over is None
+    with pytest.raises(ResumeError, match=f"another session holds this run \\(pid {os.getpid()},"):
+        SessionLock.acquire(tmp_path)
+    held.release()
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    (tmp_path / "session.lock").write_text(f"{gone.pid} {os.uname().nodename}\n")
+    taken = SessionLock.acquire(tmp_path)
+    assert taken.taken_over == f"its session (pid {gone.pid}) is no longer running"
+    taken.release()
+    assert sorted(tmp_path.iterdir()) == []  # no draft or set-aside lock left
+
+
+def test_a_lock_naming_no_session_is_refused_with_what_to_do(tmp_path: Path) -> None:
+    (tmp_path / "session.lock").write_text("not a pid\n")
+    with pytest.raises(ResumeError) as refused:
+        SessionLock.acquire(tmp_path)
+    assert str(refused.value) == (
+        f"{tmp_path}: session.lock names no session ('not a pid'); if no session is running "
+        "on this run, remove it"
+    )
+    (tmp_path / "session.lock").unlink()
+    os.mkfifo(tmp_path / "session.lock")  # judged without blocking on it
+    with pytest.raises(ResumeError, match="not a lock this package wrote \\(a FIFO"):
+        SessionLock.acquire(tmp_path)
+
+
+def test_a_lock_that_cannot_be_written_is_not_left_behind(tmp_path: Path) -> None:
+    import resource
+
+    from pytest_ragv2.rawruns import RawRunWriteError
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (0, hard))
+        with pytest.raises(RawRunWriteError, match=r"raw runs could not be written: .*File too"):
+            SessionLock.acquire(tmp_path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, previous)
+    assert sorted(tmp_path.iterdir()) == []
+    SessionLock.acquire(tmp_path).release()  # nothing stands in the way afterwards
+
+
+def test_a_stale_lock_is_removed_only_if_it_is_still_the_one_judged(tmp_path: Path) -> None:
+    """Two sessions may judge the same stale lock; the one that takes it over second must
+    not remove the lock the first one put there meanwhile."""
+    from pytest_ragv2.resume import _set_aside, _Stale
+
+    lock = tmp_path / "session.lock"
+    lock.write_text("")
+    info = lock.stat()
+    judged = _Stale("it was empty", (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns))
+    lock.unlink()  # the first session took it over and holds the run now (same inode, even)
+    lock.write_text(f"{os.getpid()} {os.uname().nodename}\n")
+    _set_aside(lock, judged)
+    assert lock.read_text().split()[0] == str(os.getpid())
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["session.lock"]

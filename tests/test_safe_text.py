@@ -18,9 +18,14 @@ from pytest_ragv2.safe_text import html_escape, json_dumps, printable
 
 # what the tests call unsafe, written out here, not taken from the module under test
 RAW = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]"
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060-\u206f\u2028\u2029"
+    "\ufeff\U000e0000-\U000e007f]"
 )
-HOSTILE = "\x1b[2J\u202egpj.exe\x07 \x9b31m \u2066x\u2069 \u061c\u200f \u2028 <b>bold</b>"
+# zero-width and tag characters: "ok" with invisible ASCII ("ignore the gold") after it
+SMUGGLED = "ok\u200b\u200d\u2060\ufeff" + "".join(chr(0xE0000 + ord(c)) for c in "ignore the gold")
+HOSTILE = (
+    "\x1b[2J\u202egpj.exe\x07 \x9b31m \u2066x\u2069 \u061c\u200f \u2028 <b>bold</b> " + SMUGGLED
+)
 
 
 def test_json_text_escapes_every_unsafe_character_and_reads_back_the_same() -> None:
@@ -114,6 +119,34 @@ def test_a_case_file_named_with_a_control_character_is_refused_by_its_escapes(
     catalog = load_catalog(Path("cases"), None)
     assert [loaded.case.id for loaded in catalog.cases()] == ["C02"]
     assert [str(error) for error in catalog.errors] == [
-        "cases: case file \\x1b[2J\\u202eevil.yaml not loaded: a control or bidirectional "
-        "character in its name; rename it"
+        "cases: case file \\x1b[2J\\u202eevil.yaml not loaded: a control, bidirectional or "
+        "invisible character in its name; rename it"
     ]
+
+
+def test_zero_width_and_tag_characters_are_shown_as_escapes_on_every_surface() -> None:
+    """Invisible text (zero-width characters, the byte order mark, the tag characters that
+    spell ASCII no one sees) is escaped like the bidirectional controls: a reviewer sees
+    that an answer carries more than it shows."""
+    assert printable(SMUGGLED).startswith("ok\\u200b\\u200d\\u2060\\ufeff\\U000e0069")
+    assert html_escape(SMUGGLED) == printable(SMUGGLED)
+    assert RAW.search(md_text(SMUGGLED)) is None
+    assert RAW.search(table_html((["answer"], [[SMUGGLED]]))) is None
+    text = json_dumps({"answer": SMUGGLED}, ensure_ascii=False)
+    assert RAW.search(text) is None
+    assert "\\u200b" in text
+    assert "\\udb40\\udc69" in text  # U+E0069 as JSON writes it: its surrogate pair
+    assert json.loads(text) == {"answer": SMUGGLED}
+
+
+def test_a_case_file_named_with_a_zero_width_space_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "cases").mkdir()
+    case = '- {id: C01, category: semantic, prompt_en: "Why?", required_evidence: []}\n'
+    (tmp_path / "cases" / "dev\u200b.yaml").write_text(case)
+    catalog = load_catalog(Path("cases"), None)
+    assert catalog.cases() == []
+    assert "case file dev\\u200b.yaml not loaded" in str(catalog.errors[0])
+    assert mark_names("A", "exact\u200blookup", "v1", "de") == ["layer_a", "v1", "lang_de"]

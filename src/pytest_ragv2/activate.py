@@ -7,14 +7,19 @@ session controller; xdist workers receive those choices through ``workerinput``.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import sys
 from collections.abc import Callable, Generator, Mapping
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import pytest
 
-from pytest_ragv2.context import RunContext
+from pytest_ragv2.allowlist import Allowlist
+from pytest_ragv2.cases import Catalog
+from pytest_ragv2.context import RunContext, load_run_allowlist, load_run_catalog
 from pytest_ragv2.demo_systems import (
     DemoService,
     DemoUnavailable,
@@ -22,17 +27,21 @@ from pytest_ragv2.demo_systems import (
     demo_systems,
 )
 from pytest_ragv2.gateways import WORKER_SHIPS_RAW_RUNS, refuse_remote_resume
+from pytest_ragv2.inputs import kind_of, present
 from pytest_ragv2.layer_registry import UnknownLayer, demo_layer, layer_info, load_layer
+from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.options import INI_LAYER, OPTIONS, split_list
-from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+from pytest_ragv2.rawruns import RawRunWriteError, RunIdError, claim_run_dir
 from pytest_ragv2.resume import (
     ResumeError,
     Resumption,
     SessionLock,
+    SessionLockWarning,
     differences,
     read_manifest,
     resolve_run,
 )
+from pytest_ragv2.safe_text import printable
 from pytest_ragv2.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 from pytest_ragv2.xdist import (
@@ -68,6 +77,10 @@ def activate(config: pytest.Config) -> None:
     resumption: Resumption | None = None
     lock: SessionLock | None = None
     fresh_root = False
+    allowlist: Allowlist | None = None
+    catalog: Catalog | None = None
+    if workerinput is None:  # before anything is written: a bad input is a usage error
+        allowlist, catalog = _checked_inputs(config, settings)
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
         run_id = str(workerinput[WORKER_RUN_ID])
@@ -84,8 +97,9 @@ def activate(config: pytest.Config) -> None:
             raise pytest.UsageError("--ragv2-retry-errors: only with --ragv2-resume=<run|last>")
         seed = settings.seed if settings.seed is not None else random.Random().getrandbits(31)
         fresh_root = not settings.raw_runs.exists()
+        claimed: str | None = None
         try:  # the run's folder is created here, atomically: one session per folder
-            run_id = claim_run_dir(
+            run_id = claimed = claim_run_dir(
                 settings.raw_runs,
                 config.getoption("ragv2_run_id"),
                 seed,
@@ -95,7 +109,13 @@ def activate(config: pytest.Config) -> None:
                 lock = SessionLock.acquire(settings.raw_runs / run_id)
         except (RunIdError, ResumeError) as exc:
             raise pytest.UsageError(str(exc)) from None
+        except OSError as exc:  # a full or read-only disk, before the first run
+            if claimed is not None and not config.getoption("ragv2_plan"):
+                _unclaim(settings.raw_runs / claimed, settings.raw_runs if fresh_root else None)
+            _stop_unwritable(settings.raw_runs, exc)
         worker = "main"
+    if lock is not None and lock.taken_over is not None:
+        _say_taken_over(config, lock)
     ctx = RunContext(
         settings=settings,
         rootdir=config.rootpath,
@@ -109,6 +129,9 @@ def activate(config: pytest.Config) -> None:
         resumption=resumption,
         session_lock=lock,
         ship_raw_runs=bool(workerinput and workerinput.get(WORKER_SHIPS_RAW_RUNS)),
+        _catalog=catalog,
+        _allowlist=allowlist,
+        _allowlist_loaded=workerinput is None,
     )
     if workerinput is None and resumption is None and not config.getoption("ragv2_plan"):
         ctx.created_dirs = (ctx.run_dir, *((settings.raw_runs,) if fresh_root else ()))
@@ -153,9 +176,111 @@ def _resume(
         lock = SessionLock.acquire(run_dir) if not config.option.collectonly else None
     except (ResumeError, KeyError, ValueError) as exc:
         raise pytest.UsageError(str(exc)) from None
+    except OSError as exc:  # the lock cannot be written: a full or read-only disk
+        _stop_unwritable(settings.raw_runs, exc)
     generation = len(manifest.get("resumed") or []) + 1
     retry = bool(config.getoption("ragv2_retry_errors"))
     return seed, run_id, Resumption(run_dir, generation, retry), lock
+
+
+def _say_taken_over(config: pytest.Config, lock: SessionLock) -> None:
+    """A stale lock taken over, in pytest's warnings summary, located at the lock file."""
+    import warnings
+
+    warning = SessionLockWarning(f"taken over: {lock.taken_over}")
+    record = warnings.WarningMessage(warning, SessionLockWarning, str(lock.path), 1, line="")
+    config.hook.pytest_warning_recorded.call_historic(
+        kwargs={"warning_message": record, "when": "config", "nodeid": "", "location": None}
+    )
+
+
+def _stop_unwritable(raw_runs: Path, exc: OSError) -> NoReturn:
+    """A run folder that cannot be created or locked (a full disk, a read-only one) stops
+    the session before its first run, exit status 3, in one line."""
+    if isinstance(exc, RawRunWriteError):
+        message = str(exc)
+    else:
+        where = exc.filename if exc.filename is not None else raw_runs
+        message = f"raw runs could not be written: {where}: {exc.strerror or exc}"
+    pytest.exit(
+        f"pytest-ragv2: {printable(message)}; the session stopped before its first run "
+        "(exit status 3)",
+        returncode=pytest.ExitCode.INTERNAL_ERROR,
+    )
+
+
+def _unclaim(run_dir: Path, fresh_root: Path | None) -> None:
+    """Remove the run folder this session created and could not use (and ``raw_runs``
+    when this session created it), when nothing is in them."""
+    for folder in (run_dir, fresh_root):
+        if folder is not None:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+
+
+def _checked_inputs(
+    config: pytest.Config, settings: Settings
+) -> tuple[Allowlist | None, Catalog | None]:
+    """The inputs a session cannot run without, checked before anything is written; each
+    problem is a usage error (exit status 4): the output folders that are not folders, a
+    cases folder that is not there, an invalid allow-list (no leak could be checked), and
+    a language no case has. The allow-list, and the catalog when it had to be loaded, are
+    kept for the session."""
+    for name in ("raw_runs", "reports", "cases"):
+        path: Path = getattr(settings, name)
+        if name == "cases" and not present(path):
+            raise pytest.UsageError(
+                f"{settings.where(name)}: {name}: {path}: no such folder (the folder of "
+                "the case files)"
+            )
+        if present(path) and not path.is_dir():
+            try:
+                what = kind_of(os.stat(path).st_mode)
+            except OSError as exc:
+                what = f"unusable ({exc.strerror or exc})"
+            raise pytest.UsageError(
+                f"{settings.where(name)}: {name}: {path} is {what}, not a folder"
+            )
+    try:
+        allowlist = load_run_allowlist(settings)
+    except CaseLoadError as exc:
+        errors = [str(error) for error in exc.errors] or [str(exc)]
+        reason = "(no leak can be checked without a valid allow-list)"
+        if len(errors) == 1:
+            raise pytest.UsageError(f"{errors[0]} {reason}") from None
+        lines = "\n".join(f"  {error}" for error in errors)
+        raise pytest.UsageError(
+            f"{settings.allowlist}: {len(errors)} problems {reason}:\n{lines}"
+        ) from None
+    catalog: Catalog | None = None
+    if settings.languages:
+        catalog = load_run_catalog(settings, allowlist)
+        _check_languages(config, settings, catalog)
+    return allowlist, catalog
+
+
+def _check_languages(config: pytest.Config, settings: Settings, catalog: Catalog) -> None:
+    """Every language asked for is one some case has a prompt in: a typo (``zz``, ``EN``)
+    would otherwise select no item of that language, silently."""
+    known = sorted({lang for loaded in catalog.cases() for lang in loaded.case.languages()})
+    if not known:  # no case loaded at all: the case errors say why (gate gold_valid)
+        return
+    unknown = [lang for lang in settings.languages or () if lang not in known]
+    if not unknown:
+        return
+    option = config.getoption("ragv2_lang")
+    where = f"--ragv2-lang={option}" if option else f"{settings.where('languages')}: languages"
+    hints = [
+        f"{lang!r} (did you mean {close[0]!r}?)" if close else repr(lang)
+        for lang in unknown
+        for close in [[k for k in known if k.lower() == lang.lower()]]
+    ]
+    raise pytest.UsageError(
+        printable(
+            f"{where}: no case has a prompt in {', '.join(hints)} "
+            f"(the cases' languages: {', '.join(known)})"
+        )
+    )
 
 
 def _check_resumable(ctx: RunContext, options: dict[str, Any]) -> None:
@@ -226,6 +351,13 @@ def _protocol(config: pytest.Config, ctx: RunContext) -> None:
             protocol.record_holdout_look(path, lock, ctx.run_id)
     except protocol.ProtocolError as exc:
         raise pytest.UsageError(str(exc)) from None
+    except OSError as exc:  # the holdout's look cannot be recorded: no holdout run
+        where = exc.filename if exc.filename is not None else path
+        pytest.exit(
+            f"pytest-ragv2: the gate lock could not be written: {where}: "
+            f"{exc.strerror or exc}; the session stopped before its first run (exit status 3)",
+            returncode=pytest.ExitCode.INTERNAL_ERROR,
+        )
 
 
 def _distributed(config: pytest.Config) -> bool:
@@ -317,8 +449,8 @@ def _settings(config: pytest.Config) -> Settings:
     overrides: dict[str, Any] = {
         "layer": str(layer).upper() if layer else None,
         "repetitions": config.getoption("ragv2_reps"),
-        "splits": split_list(config.getoption("ragv2_split")),
-        "languages": split_list(config.getoption("ragv2_lang")),
+        "splits": option_list(config, "ragv2_split"),
+        "languages": option_list(config, "ragv2_lang"),
         "seed": config.getoption("ragv2_seed"),
         "evidence": config.getoption("ragv2_evidence"),
         "max_minutes": config.getoption("ragv2_max_minutes"),
@@ -373,7 +505,7 @@ def _systems(
                 f"(demo systems: {', '.join(systems)})"
             )
     configured_roles: dict[str, str] = {name: system.role for name, system in systems.items()}
-    selected = split_list(config.getoption("ragv2_systems"))
+    selected = option_list(config, "ragv2_systems")
     if selected:
         unknown = sorted(set(selected) - set(systems))
         if unknown:
@@ -383,6 +515,21 @@ def _systems(
             )
         systems = {name: systems[name] for name in selected}
     return systems, demo_url, configured_roles
+
+
+def option_list(config: pytest.Config, dest: str) -> list[str] | None:
+    """A comma-separated option's names (None: the option was not given). Given but naming
+    nothing (``--ragv2-lang=``, ``--ragv2-lang=,``) is a usage error: it would otherwise
+    mean "all", the opposite of what an empty list says."""
+    value = config.getoption(dest)
+    names = split_list(value)
+    if value is not None and names is None:
+        flag = next(option.flag for option in OPTIONS if option.dest == dest)
+        raise pytest.UsageError(
+            f"{flag}={printable(str(value))}: names nothing; name at least one, or leave "
+            "the option out"
+        )
+    return names
 
 
 def _worker_demo_url(workerinput: dict[str, Any]) -> Callable[[], str]:

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from pytest_ragv2.inputs import present
 from pytest_ragv2.located_yaml import (
     CaseError,
     SourceLocation,
@@ -283,10 +284,10 @@ def load_adjudications(
     """The valid entries of ``path`` and a located error for every problem. Cases, languages
     and layers are checked against ``catalog``, systems against ``systems`` when given."""
     errors: list[CaseError] = []
-    if not path.is_file():
+    if not present(path):
         return Adjudications(), errors
     try:
-        document = parse_yaml(path)
+        document = parse_yaml(path, what="an adjudications file")
     except YamlProblem as problem:
         errors.append(CaseError(path, problem.line, None, None, problem.message))
         return Adjudications(path, errors=tuple(errors)), errors

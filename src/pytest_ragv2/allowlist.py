@@ -59,7 +59,7 @@ class Allowlist:
 def load_allowlist(path: Path) -> Allowlist:
     """``files: [{file_id, filename, sha256}]`` (or the bare list). Raises CaseLoadError."""
     try:
-        document = parse_yaml(path)
+        document = parse_yaml(path, what="the allow-list")
     except YamlProblem as problem:
         raise CaseLoadError([CaseError(path, problem.line, None, None, problem.message)]) from None
     data, root = document.data, document.root

@@ -32,6 +32,7 @@ from pydantic import RootModel, ValidationError
 from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, Adjudications, load_adjudications
 from pytest_ragv2.allowlist import Allowlist, evidence_allowlist_problem
 from pytest_ragv2.gold import Gold, GoldEntry, load_gold
+from pytest_ragv2.inputs import present
 from pytest_ragv2.located_yaml import (
     CaseError,
     Duplicate,
@@ -179,7 +180,7 @@ def _load_case_file(
             result.cases.append(loaded)
 
     try:  # the cases are loaded as the file is read, one at a time (located_yaml)
-        document = parse_yaml(path, entries_of="cases", on_entry=load_one)
+        document = parse_yaml(path, entries_of="cases", on_entry=load_one, what="a case file")
     except YamlProblem as problem:
         for case_id in result.case_ids:  # what the cases before the problem defined
             known_ids.pop(case_id, None)
@@ -452,8 +453,11 @@ def _invalid_gold(
 
 
 def _case_file_paths(cases_dir: Path, exclude: Path | None) -> list[Path]:
+    """Every path with a case file's suffix but the folders: a FIFO, a device or a
+    symbolic link to nothing is listed too, to be refused by name (never read), rather
+    than left out silently."""
     found = [
-        p for p in cases_dir.rglob("*") if p.suffix.lower() in CASE_FILE_SUFFIXES and p.is_file()
+        p for p in cases_dir.rglob("*") if p.suffix.lower() in CASE_FILE_SUFFIXES and not p.is_dir()
     ]
     if exclude is not None and exclude.is_dir():
         excluded = exclude.resolve()
@@ -464,8 +468,8 @@ def _case_file_paths(cases_dir: Path, exclude: Path | None) -> list[Path]:
 def _refuse_unsafe_names(cases_dir: Path, paths: list[Path], errors: list[CaseError]) -> list[Path]:
     """The case files whose name is safe to print; an error for each other one. pytest
     prints a file's name raw in lines the plugin does not write (progress, warnings,
-    JUnit's classname): a name holding a control or bidirectional character (an escape
-    sequence, U+202E) is refused, named by its escapes, and nothing of it runs."""
+    JUnit's classname): a name holding a control, bidirectional or invisible character (an
+    escape sequence, U+202E, U+200B) is refused, named by its escapes, and nothing of it runs."""
     kept = []
     for path in paths:
         name = path.relative_to(cases_dir).as_posix()
@@ -476,8 +480,8 @@ def _refuse_unsafe_names(cases_dir: Path, paths: list[Path], errors: list[CaseEr
                     None,
                     None,
                     None,
-                    f"case file {printable(name)} not loaded: a control or bidirectional "
-                    "character in its name; rename it",
+                    f"case file {printable(name)} not loaded: a control, bidirectional or "
+                    "invisible character in its name; rename it",
                 )
             )
         else:
@@ -556,7 +560,7 @@ def load_catalog(
                     )
                 )
     rulings = gold_dir / ADJUDICATIONS_FILE if gold_dir is not None else None
-    if rulings is not None and rulings.is_file():
+    if rulings is not None and present(rulings):
         catalog.gold_files.append(rulings)
         catalog.adjudications, found = load_adjudications(rulings, catalog)
         gold_errors.extend(found)

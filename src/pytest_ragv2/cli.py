@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from pytest_ragv2.configfile import SettingsError, find_config, read_config
+from pytest_ragv2.inputs import present
 
 if TYPE_CHECKING:
     from pytest_ragv2.settings import Settings
@@ -150,9 +151,9 @@ def validate_paths(
     configured = "allowlist" in raw
     if gold is not None and not configured:
         beside = gold / ALLOWLIST_NAME
-        return cases_dir, gold_dir, beside if beside.is_file() else None
+        return cases_dir, gold_dir, beside if present(beside) else None
     path = settings.allowlist
-    if path is None or not (configured or path.is_file()):
+    if path is None or not (configured or present(path)):
         return cases_dir, gold_dir, None
     return cases_dir, gold_dir, _shown(path, cwd)
 

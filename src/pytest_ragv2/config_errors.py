@@ -105,7 +105,7 @@ def config_location(path: Path | None, keys: Sequence[str]) -> str:
     if path.suffix == ".toml":
         try:
             entries = toml_key_lines(path.read_text(encoding="utf-8"))
-        except OSError:
+        except (OSError, UnicodeDecodeError):
             return str(path)
         line = toml_line(entries, ["tool", "ragv2", *keys])
     else:

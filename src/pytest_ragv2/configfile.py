@@ -11,6 +11,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from pytest_ragv2.inputs import CONFIG_FILE_MAX_BYTES, InputFileError, present, read_input_text
+
 
 class SettingsError(ValueError):
     """A configuration that cannot be used; the message names the file and the field."""
@@ -25,27 +27,35 @@ def find_config(
         path = Path(explicit)
         if not path.is_absolute():
             path = (invocation_dir or rootdir) / path
-        if not path.is_file():
+        if not present(path):
             raise SettingsError(f"{explicit}: configuration file not found")
         return path
+    # one that is there but is no regular file (a FIFO, a folder) is refused when read,
+    # never passed over for the next one
     for name in ("ragv2.yaml", "ragv2.yml"):
-        if (rootdir / name).is_file():
+        if present(rootdir / name):
             return rootdir / name
     pyproject = rootdir / "pyproject.toml"
-    if pyproject.is_file():
+    if present(pyproject):
         return pyproject
     return None
+
+
+def _read(path: Path) -> str:
+    try:
+        return read_input_text(path, CONFIG_FILE_MAX_BYTES, "a configuration file")
+    except InputFileError as exc:
+        where = f"{path}:{exc.line}" if exc.line is not None else str(path)
+        raise SettingsError(f"{where}: cannot read configuration: {exc.message}") from None
 
 
 def read_config(path: Path) -> dict[str, Any]:
     """The ragv2 mapping of a pyproject.toml ([tool.ragv2]) or a ragv2.yaml (top level or
     under a ``ragv2:`` key)."""
+    text = _read(path)
     if path.suffix == ".toml":
         try:
-            with path.open("rb") as stream:
-                section = tomllib.load(stream).get("tool", {}).get("ragv2", {})
-        except OSError as exc:
-            raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+            section = tomllib.loads(text).get("tool", {}).get("ragv2", {})
         except tomllib.TOMLDecodeError as exc:
             found = re.search(r"at line (\d+)", str(exc))
             where = f"{path}:{found.group(1)}" if found else str(path)
@@ -54,9 +64,7 @@ def read_config(path: Path) -> dict[str, Any]:
         import yaml
 
         try:
-            section = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-        except OSError as exc:
-            raise SettingsError(f"{path}: cannot read configuration: {exc}") from exc
+            section = yaml.safe_load(text) or {}
         except yaml.MarkedYAMLError as exc:
             mark = exc.problem_mark or exc.context_mark
             where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

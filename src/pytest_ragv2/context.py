@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import CaseFile, Catalog, load_catalog
+from pytest_ragv2.inputs import present
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.layer_registry import demo_layer, layer_info
 from pytest_ragv2.layers.retrieval import item_record, raw_run
@@ -34,6 +35,22 @@ if TYPE_CHECKING:  # the chat layer's scorers load only when a chat layer runs
     from pytest_ragv2.judge import Judge
     from pytest_ragv2.preflight import PreflightReport
     from pytest_ragv2.scoring.answers import AnswerScoringOptions
+
+
+def load_run_allowlist(settings: Settings) -> Allowlist | None:
+    """The configured allow-list; None when nothing is at its path. Raises CaseLoadError
+    (one located error per problem) when it is invalid, or is there but is no regular
+    file (a FIFO, a folder, a link to a device: never read)."""
+    path = settings.allowlist
+    if path is None or not present(path):
+        return None
+    return load_allowlist(path)
+
+
+def load_run_catalog(settings: Settings, allowlist: Allowlist | None) -> Catalog:
+    """The configured cases with the configured gold merged in."""
+    gold = settings.gold if settings.gold.is_dir() else None
+    return load_catalog(settings.cases, gold, allowlist=allowlist, categories=settings.categories)
 
 
 @dataclass(slots=True)
@@ -84,13 +101,7 @@ class RunContext:
     @property
     def catalog(self) -> Catalog:
         if self._catalog is None:
-            gold = self.settings.gold if self.settings.gold.is_dir() else None
-            self._catalog = load_catalog(
-                self.settings.cases,
-                gold,
-                allowlist=self.allowlist,
-                categories=self.settings.categories,
-            )
+            self._catalog = load_run_catalog(self.settings, self.allowlist)
         return self._catalog
 
     def case_file(self, path: Path) -> CaseFile | None:
@@ -104,12 +115,10 @@ class RunContext:
         are kept in ``allowlist_errors`` and fail the gold_valid gate)."""
         if not self._allowlist_loaded:
             self._allowlist_loaded = True
-            path = self.settings.allowlist
-            if path is not None and path.is_file():
-                try:
-                    self._allowlist = load_allowlist(path)
-                except CaseLoadError as exc:
-                    self.allowlist_errors = [str(error) for error in exc.errors] or [str(exc)]
+            try:
+                self._allowlist = load_run_allowlist(self.settings)
+            except CaseLoadError as exc:
+                self.allowlist_errors = [str(error) for error in exc.errors] or [str(exc)]
         return self._allowlist
 
     def system_settings(self, system: str) -> SystemSettings:

@@ -543,8 +543,18 @@ def run_manifest(
 ) -> dict[str, Any]:
     """The manifest of a session's run, as written when its items are known."""
     settings = ctx.settings
-    gold_files = sorted(settings.gold.glob("*.y*ml")) if settings.gold.is_dir() else []
-    case_files = sorted(settings.cases.rglob("*.y*ml")) if settings.cases.is_dir() else []
+    # regular files only: a folder named x.yaml holds case files, it is not one, and a
+    # FIFO or a link to a device (a located case error) is never opened
+    gold_files = (
+        sorted(p for p in settings.gold.glob("*.y*ml") if p.is_file())
+        if settings.gold.is_dir()
+        else []
+    )
+    case_files = (
+        sorted(p for p in settings.cases.rglob("*.y*ml") if p.is_file())
+        if settings.cases.is_dir()
+        else []
+    )
     systems = {
         name: {
             "role": system.role,

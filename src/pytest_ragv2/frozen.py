@@ -155,9 +155,16 @@ def write_package(package: EvidencePackage, path: Path) -> None:
 
 def load_package(path: Path) -> EvidencePackage:
     """Read and verify a package; :class:`PackageError` names what is wrong and where."""
+    from pytest_ragv2.inputs import InputFileError, check_regular, decode_utf8
+
     where = str(path)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        check_regular(path)  # a FIFO or a link to /dev/zero is never opened
+        written = path.read_bytes()
+        data = json.loads(decode_utf8(written))
+    except InputFileError as exc:
+        at = f"{where}:{exc.line}" if exc.line is not None else where
+        raise PackageError(f"evidence package {at}: {exc.message}") from None
     except OSError as exc:
         raise PackageError(f"evidence package {where}: {exc.strerror or exc}") from None
     except json.JSONDecodeError as exc:
@@ -185,7 +192,7 @@ def load_package(path: Path) -> EvidencePackage:
             "outside the items: source run, system, k, dates, cases, languages, queries or "
             "the checksum itself); re-freeze it with `ragv2 freeze`"
         )
-    if path.read_bytes() != _serialised(package):
+    if written != _serialised(package):
         raise PackageError(
             f"evidence package {where}: its content verifies, but its bytes are not the ones "
             "`ragv2 freeze` wrote (whitespace or key order edited): a frozen package is used "

@@ -17,6 +17,7 @@ import yaml
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from pytest_ragv2.allowlist import Allowlist, evidence_allowlist_problem
+from pytest_ragv2.inputs import present
 from pytest_ragv2.located_yaml import (
     CaseError,
     SourceLocation,
@@ -60,7 +61,7 @@ def load_gold(gold_dir: Path | None, allowlist: Allowlist | None = None) -> Gold
         return gold
     by_id = allowlist.filename_by_file_id() if allowlist is not None else None
     answers_path = gold_dir / GOLD_ANSWERS_FILE
-    if answers_path.is_file():
+    if present(answers_path):
         gold.files.append(answers_path)
         for case_id, answer, _, location in _validated_gold_entries(
             answers_path,
@@ -71,7 +72,7 @@ def load_gold(gold_dir: Path | None, allowlist: Allowlist | None = None) -> Gold
         ):
             gold.answers[case_id] = GoldEntry(case_id, answer, location)
     evidence_path = gold_dir / GOLD_EVIDENCE_FILE
-    if evidence_path.is_file():
+    if present(evidence_path):
         gold.files.append(evidence_path)
         for case_id, evidence, node, location in _validated_gold_entries(
             evidence_path,
@@ -132,7 +133,7 @@ def _gold_entries(
 ) -> Iterator[tuple[str, Any, yaml.Node, SourceLocation]]:
     """(case id, raw value, value node, location) for each entry of a gold file."""
     try:
-        document = parse_yaml(path)
+        document = parse_yaml(path, what="a gold file")
     except YamlProblem as problem:
         errors.append(CaseError(path, problem.line, None, None, problem.message))
         return

@@ -22,6 +22,8 @@ import yaml
 from pydantic import BaseModel, ValidationError
 from yaml.composer import Composer
 
+from pytest_ragv2.inputs import CASE_FILE_MAX_BYTES, InputFileError, read_input_text
+
 try:  # libyaml makes composing ~10x faster; the pure-Python loader behaves the same
     from yaml import CSafeLoader as _Loader
 except ImportError:  # pragma: no cover - depends on how PyYAML was built
@@ -132,7 +134,12 @@ class _StreamingLoader(_LineLoader, Composer):
 
 
 def parse_yaml(
-    path: Path, *, entries_of: str | None = None, on_entry: EntryHandler | None = None
+    path: Path,
+    *,
+    entries_of: str | None = None,
+    on_entry: EntryHandler | None = None,
+    limit: int = CASE_FILE_MAX_BYTES,
+    what: str = "a case or gold file",
 ) -> YamlDocument:
     """The constructed data, the node tree it came from, and the keys written twice.
 
@@ -141,13 +148,17 @@ def parse_yaml(
     a time, and dropped after: a file of 50,000 cases never holds its whole node tree
     (about 5.6 KB a case). A syntax error is raised as :class:`YamlProblem` whenever it is
     met, after the entries before it were handed over.
+
+    The file is read only when it is a regular file of at most ``limit`` bytes, in UTF-8
+    (:mod:`pytest_ragv2.inputs`); anything else is a :class:`YamlProblem` saying what it is
+    (``what`` names the kind of file in the message of a larger one).
     """
     try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise YamlProblem(None, "file not found") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise YamlProblem(None, f"cannot read file: {exc}") from None
+        text = read_input_text(path, limit, what)
+    except InputFileError as refused:
+        plain = refused.missing or refused.line is not None  # "file not found", "not UTF-8…"
+        message = refused.message if plain else f"not read: {refused.message}"
+        raise YamlProblem(refused.line, message) from None
     loader = _StreamingLoader(text) if on_entry is not None else _LineLoader(text)
     # A load builds many small objects and frees none: cyclic GC passes only cost time here.
     gc_was_enabled = gc.isenabled()

@@ -159,9 +159,14 @@ def read_lock(path: Path) -> Lock | None:
 
 
 def write_lock(path: Path, lock: Lock) -> None:
+    """The lock written whole, or left as it was (a failed write leaves no temporary)."""
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(lock.to_json(), indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        tmp.write_text(json.dumps(lock.to_json(), indent=2) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def freeze_gates(settings: Settings, root: Path, path: Path) -> Lock:

@@ -16,6 +16,7 @@ from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import Catalog, load_catalog
 from pytest_ragv2.decision import decide
 from pytest_ragv2.gates import GateResult
+from pytest_ragv2.inputs import present
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.located_yaml import CaseLoadError
 from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
@@ -53,7 +54,7 @@ class Rescored:
 
 def _allowlist(settings: Settings) -> tuple[Allowlist | None, list[str]]:
     """The allow-list, or None and its errors (which fail gold_valid, as in a live run)."""
-    if not settings.allowlist or not settings.allowlist.is_file():
+    if not settings.allowlist or not present(settings.allowlist):
         return None, []
     try:
         return load_allowlist(settings.allowlist), []

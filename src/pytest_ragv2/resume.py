@@ -11,23 +11,34 @@ before is ever rewritten. ``--ragv2-retry-errors`` also runs again every item wh
 run ended in an error; the new line replaces the old one for every reader.
 
 One session at a time holds a run folder: a lock file (``session.lock``, the holder's pid
-and host) is created atomically when the folder is claimed or resumed and removed when the
-session ends. A lock whose process is gone (a killed session) is taken over.
+and host) is created atomically, written whole, when the folder is claimed or resumed and
+removed when the session ends. A lock whose process is gone (a killed session), or an
+empty one, is taken over.
 """
 
 from __future__ import annotations
 
 import contextlib
 import dataclasses
+import errno
 import json
 import os
+import secrets
 import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.rawruns import MANIFEST_NAME, check_run_id, line_identity, read_raw_runs
+from pytest_ragv2.inputs import InputFileError, read_input_bytes
+from pytest_ragv2.rawruns import (
+    MANIFEST_NAME,
+    RawRunWriteError,
+    check_run_id,
+    line_identity,
+    read_raw_runs,
+)
+from pytest_ragv2.safe_text import printable
 
 if TYPE_CHECKING:
     from pytest_ragv2.context import RunContext
@@ -55,6 +66,10 @@ HASHED_FILES = ("config", "case_files", "gold_files", "allowlist")
 
 class ResumeError(ValueError):
     """A run that cannot be resumed, or a run folder another session holds."""
+
+
+class SessionLockWarning(UserWarning):
+    """A stale session lock was taken over (its session is gone)."""
 
 
 def resolve_run(raw_runs: Path, given: str) -> str:
@@ -141,34 +156,49 @@ def _changed_paths(was: Any, now: Any, prefix: str = "") -> list[str]:
 
 @dataclass(slots=True)
 class SessionLock:
-    """The lock file of the one session holding a run folder."""
+    """The lock file of the one session holding a run folder: ``<pid> <host>``.
+
+    It is written whole into a file of its own beside the lock and linked into place, so a
+    lock exists complete or not at all: a full disk fails the session before it holds the
+    run, leaving nothing behind. A lock already there is judged: one of a live session (or
+    of another host, which cannot be judged from here) is refused; a stale one — its
+    process is gone, or it is empty (left by a session of an earlier version that died
+    before writing its pid) — is taken over, and ``taken_over`` says why.
+    """
 
     path: Path
     held: bool = False
+    taken_over: str | None = None
 
     @classmethod
     def acquire(cls, run_dir: Path) -> SessionLock:
+        """Hold ``run_dir``. Raises :class:`ResumeError` when another session holds it, and
+        :class:`~pytest_ragv2.rawruns.RawRunWriteError` when the lock cannot be written."""
         path = run_dir / LOCK_NAME
-        owner = f"{os.getpid()} {socket.gethostname()}\n"
-        for _ in range(2):
-            try:
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-            except FileExistsError:
-                holder = _live_holder(path)
-                if holder is not None:
-                    raise ResumeError(
-                        f"{run_dir}: another session holds this run (pid {holder}, "
-                        f"{path.name}); wait for it to end"
-                    ) from None
-                with contextlib.suppress(FileNotFoundError):
-                    path.unlink()  # its session is gone: a kill left the lock behind
-                continue
-            try:
-                os.write(fd, owner.encode())
-            finally:
-                os.close(fd)
-            return cls(path, held=True)
-        raise ResumeError(f"{path}: could not take the run's lock")
+        owner = f"{os.getpid()} {socket.gethostname()}\n".encode()
+        draft = run_dir / f".{LOCK_NAME}.{os.getpid()}-{secrets.token_hex(4)}.tmp"
+        try:
+            _write_new(draft, owner)
+        except OSError as exc:
+            raise _not_written(path, exc) from None
+        taken_over: str | None = None
+        try:
+            for _ in range(3):
+                try:
+                    _place(draft, path, owner)
+                except FileExistsError:
+                    stale = _judge(path, run_dir)
+                    if stale.identity is not None:
+                        _set_aside(path, stale)
+                        taken_over = stale.reason
+                    continue
+                except OSError as exc:
+                    raise _not_written(path, exc) from None
+                return cls(path, held=True, taken_over=taken_over)
+        finally:
+            with contextlib.suppress(OSError):
+                draft.unlink()
+        raise ResumeError(f"{path}: could not take the run's lock (other sessions took it)")
 
     def release(self) -> None:
         if self.held:
@@ -177,22 +207,128 @@ class SessionLock:
                 self.path.unlink()
 
 
-def _live_holder(path: Path) -> str | None:
-    """The pid holding a lock, when that process still runs on this host."""
+def _not_written(path: Path, exc: OSError) -> RawRunWriteError:
+    error = RawRunWriteError(f"raw runs could not be written: {path}: {exc.strerror or exc}")
+    error.errno = exc.errno
+    return error
+
+
+def _write_new(path: Path, content: bytes) -> None:
+    """A new file holding ``content`` whole, or no file (a failed write removes it)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
     try:
-        pid_text, _, host = path.read_text(encoding="utf-8").strip().partition(" ")
-        pid = int(pid_text)
-    except (OSError, ValueError):
-        return "unknown"  # being written right now, or not ours to judge: held
+        written = 0
+        while written < len(content):
+            written += os.write(fd, content[written:])
+    except OSError:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            path.unlink()
+        raise
+    os.close(fd)
+
+
+_NO_HARD_LINKS = frozenset({errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK})
+
+
+def _place(draft: Path, path: Path, owner: bytes) -> None:
+    """The written lock linked into place; FileExistsError when a lock is there. Where
+    hard links are not supported, the lock is created and written in place instead (a
+    failed write removes it)."""
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        if exc.errno not in _NO_HARD_LINKS:
+            raise
+        _write_new(path, owner)
+
+
+@dataclass(frozen=True, slots=True)
+class _Stale:
+    reason: str
+    # the lock judged: (st_dev, st_ino, st_size, st_mtime_ns) and its content (an inode
+    # number alone can be reused at once by the lock written next); None: it is gone
+    identity: tuple[int, int, int, int] | None
+    content: bytes = b""
+
+
+def _judge(path: Path, run_dir: Path) -> _Stale:
+    """Why the lock at ``path`` may be taken over; :class:`ResumeError` when it is held,
+    or is no lock this package wrote (which is not judged)."""
+    try:
+        info = os.lstat(path)
+        content = read_input_bytes(path, 4096, "a session lock")
+    except FileNotFoundError:
+        return _Stale("it was removed meanwhile", None)
+    except InputFileError as exc:
+        if exc.missing:
+            return _Stale("it was removed meanwhile", None)
+        raise ResumeError(
+            f"{run_dir}: {path.name} is not a lock this package wrote ({exc.message}); "
+            "if no session is running on this run, remove it"
+        ) from None
+    identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+    text = content.decode("utf-8", "replace").strip()
+    if not text:
+        reason = "it was empty: its session stopped before writing its pid"
+        return _Stale(reason, identity, content)
+    pid_text, _, host = text.partition(" ")
+    if not pid_text.isdigit() or not 0 < int(pid_text) < 2**31:
+        raise ResumeError(
+            f"{run_dir}: {path.name} names no session ({printable(text[:40])!r}); "
+            "if no session is running on this run, remove it"
+        )
+    pid = int(pid_text)
     if host and host != socket.gethostname():
-        return f"{pid} on {host}"
+        raise ResumeError(
+            f"{run_dir}: another session holds this run (pid {pid} on {printable(host)}, "
+            f"{path.name}); wait for it to end, or remove {path.name} if it has ended"
+        )
+    if _alive(pid):
+        raise ResumeError(
+            f"{run_dir}: another session holds this run (pid {pid}, {path.name}); "
+            "wait for it to end"
+        )
+    return _Stale(f"its session (pid {pid}) is no longer running", identity, content)
+
+
+def _set_aside(path: Path, stale: _Stale) -> None:
+    """Remove the stale lock judged, and only it: it is renamed aside first, and a lock
+    another session put there since the judgement is put back."""
+    aside = path.with_name(f".{LOCK_NAME}.stale-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return
+    try:
+        info = os.lstat(aside)
+        identity = (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
+        if identity != stale.identity or _content(aside) != stale.content:
+            with contextlib.suppress(OSError):  # not the lock judged: put it back
+                os.link(aside, path)
+    finally:
+        with contextlib.suppress(OSError):
+            aside.unlink()
+
+
+def _content(path: Path) -> bytes | None:
+    try:
+        return read_input_bytes(path, 4096, "a session lock")
+    except InputFileError:
+        return None
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` runs on this host (one not ours to signal does)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
-        return None
+        return False
     except PermissionError:
-        return str(pid)
-    return None if _zombie(pid) else str(pid)
+        return True
+    return not _zombie(pid)
 
 
 def _zombie(pid: int) -> bool:

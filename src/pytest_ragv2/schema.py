@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -69,6 +69,14 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# A page or row number is a whole number written as one (``page: true`` or ``page: 1e30``
+# is a located error, never page 1 or a 31-digit page), up to this bound: no document has
+# ten million pages or table rows, and a larger number is a typo.
+LOCATION_MAX = 10_000_000
+# A count of tool calls: a whole number (``calls: true`` is not 1).
+Count = Annotated[int, Field(strict=True, ge=0)]
+
+
 # one set object per distinct set of field names, shared by every model that has it
 _FIELDS_SETS: dict[frozenset[str], set[str]] = {}
 _FIELDS_SETS_KEPT = 4096  # distinct sets shared at most (a case file has a few dozen)
@@ -125,10 +133,12 @@ class Evidence(StrictModel):
 
     file_id: str | None = None
     filename: str | None = None
-    page: int | None = Field(default=None, ge=1, description="1-based page number")
+    page: int | None = Field(
+        default=None, strict=True, ge=1, le=LOCATION_MAX, description="1-based page number"
+    )
     section: str | None = None
     table: str | None = Field(default=None, description="table name or XLSX sheet")
-    row: int | str | None = Field(
+    row: Annotated[int, Field(strict=True, ge=1, le=LOCATION_MAX)] | str | None = Field(
         default=None, description="1-based data row number, or the row's label"
     )
     table_cells: TableCells | None = None
@@ -162,9 +172,17 @@ class Claim(StrictModel):
     text: str
     any_of: list[str] = Field(default_factory=list)
     pattern: str | None = None
-    number: float | None = None
+    number: float | None = Field(
+        default=None, strict=True, allow_inf_nan=False, description="a finite number"
+    )
     unit: str | None = None
-    tolerance: float | None = None
+    tolerance: float | None = Field(
+        default=None,
+        strict=True,
+        allow_inf_nan=False,
+        ge=0,
+        description="how far from number a value may be, in unit (not negative)",
+    )
     severity: Literal["low", "medium", "high"] = "medium"
     veto: VetoKind | None = Field(
         default=None,
@@ -221,9 +239,9 @@ class ExpectedAnswer(StrictModel):
 class ToolExpectation(StrictModel):
     """What one tool's calls in a turn must look like (docs/case-format.md)."""
 
-    calls: int | None = Field(default=None, ge=0, description="exactly this many calls")
-    min_calls: int | None = Field(default=None, ge=0)
-    max_calls: int | None = Field(default=None, ge=0)
+    calls: Count | None = Field(default=None, description="exactly this many calls")
+    min_calls: Count | None = None
+    max_calls: Count | None = None
     queries_cover: list[str | list[str]] = Field(default_factory=list)
     cites_result_url: bool = False
     grounded_in_results: bool = False
@@ -261,8 +279,8 @@ class ExpectTools(StrictModel):
     model_config = ConfigDict(extra="forbid", frozen=True, json_schema_extra=_tools_as_keys)
 
     requires: Requires = Field(default_factory=Requires)
-    follow_up_of: int | None = Field(default=None, ge=1)
-    answers_from_turn: int | None = Field(default=None, ge=1)
+    follow_up_of: int | None = Field(default=None, strict=True, ge=1)
+    answers_from_turn: int | None = Field(default=None, strict=True, ge=1)
     turn_completes: bool = False
     tools: dict[str, ToolExpectation] = Field(default_factory=dict)
 

@@ -26,6 +26,9 @@ from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.registry import ChatConfig, RetrievalConfig
 
 Role = Literal["baseline", "candidate", "reference"]
+# every repetition is an item of every case, system and language: beyond this, a typo
+# (1e9) would build items until memory runs out, before the first run
+REPETITIONS_MAX = 1000
 # the embedded demo server's fault modes (docs/demo.md)
 DEMO_FAULT = re.compile(r"latency-\d+(?:\.\d+)?|hang-\d+(?:\.\d+)?|5xx|5xx-once|malformed|truncate")
 
@@ -167,10 +170,19 @@ class Settings(_Strict):
         description='the layer to run ("A", "B" or "C"), or several in one session ("A,B,C")',
     )
     repetitions: int | None = Field(
-        default=None, ge=1, description="default: 1 at layer A, 5 at layers B and C"
+        default=None,
+        strict=True,
+        ge=1,
+        le=REPETITIONS_MAX,
+        description="default: 1 at layer A, 5 at layers B and C; at most 1000",
     )
-    splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]))
-    languages: list[str] | None = None
+    splits: list[Split] = Field(default_factory=lambda: list[Split](["development"]), min_length=1)
+    languages: list[str] | None = Field(
+        default=None,
+        min_length=1,
+        description="the prompt languages to run (default: every language a case has); each "
+        "must be one some case has a prompt in",
+    )
     categories: list[str] = Field(
         default_factory=list,
         description="the project's own case categories, beside the documented ones; any "
@@ -328,7 +340,10 @@ def load_settings(
         value = getattr(settings, name)
         if value is not None and not value.is_absolute():
             from_option = name in given and invocation_dir is not None
-            resolved[name] = ((invocation_dir if from_option else base) / value).resolve()
+            full = (invocation_dir if from_option else base) / value
+            # the allow-list keeps its own name: an error about a link names the link
+            keep = name == "allowlist"
+            resolved[name] = full.parent.resolve() / full.name if keep else full.resolve()
     return settings.model_copy(update=resolved)
 
 
