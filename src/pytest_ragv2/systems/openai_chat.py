@@ -69,7 +69,13 @@ from pytest_ragv2.systems.base import (
     headers_from_env,
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
-from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
+from pytest_ragv2.systems.config import (
+    CALL_TIMEOUT_MAX_S,
+    K_MAX,
+    RetryPolicy,
+    ServiceUrl,
+    seconds_field,
+)
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     SEARCH_TOOL_NAME,
@@ -92,7 +98,7 @@ class OpenAIChatConfig(ChatAdapterConfig):
     adapter: Literal["openai-chat"]
     url: ServiceUrl = Field(description='base URL, e.g. "http://host:8080/v1"')
     model: str
-    temperature: float = Field(default=0.0, ge=0.0)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0, allow_inf_nan=False)
     stream: bool = False
     stream_include_usage: bool = Field(
         default=True,
@@ -109,16 +115,23 @@ class OpenAIChatConfig(ChatAdapterConfig):
         "search_knowledge_base tool and run its calls with that adapter",
     )
     max_tool_rounds: int = Field(
-        default=4, ge=1, description="model answers with tool calls the harness runs, per turn"
+        default=4,
+        ge=1,
+        le=64,
+        description="model answers with tool calls the harness runs, per turn",
     )
     max_tool_calls_per_round: int = Field(
         default=16,
         ge=1,
+        le=256,
         description="search calls one model answer may ask for; an answer with more is the "
         "turn's limit error, none of its calls run",
     )
     search_k: int | None = Field(
-        default=None, ge=1, description="sources per search; None: the retrieval adapter's k"
+        default=None,
+        ge=1,
+        le=K_MAX,
+        description="sources per search; None: the retrieval adapter's k",
     )
     system_prompt: str | None = None
     max_tokens: int | None = Field(default=None, ge=1)
