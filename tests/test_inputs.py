@@ -349,3 +349,9 @@ def test_a_language_some_case_has_is_selected(project: pytest.Pytester) -> None:
     names = [line for line in result.outlines if "::" in line]
     assert names
     assert all("-de-" in name for name in names)
+
+
+def test_a_layer_option_naming_nothing_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--ragv2-layer=")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--ragv2-layer=: names nothing" in result.stderr.str()

@@ -252,6 +252,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 def _requested_layer(config: pytest.Config) -> bool:
     """A layer on the command line, in the ini, or as ``layer`` in the ragv2 configuration."""
+    if config.getoption("ragv2_layer") == "":  # given, naming nothing: never silently inert
+        raise pytest.UsageError("--ragv2-layer=: names nothing; name a layer (A, B or C)")
     if config.getoption("ragv2_layer") or config.getini(INI_LAYER):
         return True
     from pytest_ragv2.configfile import SettingsError, find_config, read_config
