@@ -123,7 +123,7 @@ def keep_call_deadlines(client: Any) -> int:
     for transport in transports:
         pool = getattr(transport, "_pool", None)
         backend = getattr(pool, "_network_backend", None)
-        if backend is None:
+        if pool is None or backend is None:
             continue
         if not isinstance(backend, _Backend):
             pool._network_backend = _Backend(backend)
