@@ -25,6 +25,7 @@ import time
 import tracemalloc
 import zlib
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from pathlib import Path
@@ -50,7 +51,7 @@ from tests.test_fault_injection import (
     completion,
     environment,
     good,
-    sse,
+    stacked_bomb,
 )
 
 MB = 1024 * 1024
@@ -176,15 +177,6 @@ def test_a_body_trickled_after_quick_headers_ends_at_the_same_deadline() -> None
 # --------------------------------------------------------------------------------------------
 # Content encodings
 # --------------------------------------------------------------------------------------------
-
-
-@functools.cache
-def stacked_bomb(streamed: bool) -> bytes:
-    """``gzip, deflate``: a gzip bomb (512 MB inflated) deflated again (about 1 KB)."""
-    if streamed:
-        frame = sse({"choices": [{"index": 0, "delta": {"content": "x" * 200}}]})
-        return zlib.compress(gzip_bomb(SIDE_BOMB_BYTES, fill=frame), 9)
-    return zlib.compress(gzip_bomb(SIDE_BOMB_BYTES, prefix=b'{"pad": "', fill=b"x"), 9)
 
 
 @pytest.mark.parametrize("adapter", ADAPTERS)
@@ -441,32 +433,66 @@ def _session(
     )
 
 
-@pytest.mark.parametrize(
-    ("bombed", "layers"),
-    [("ids", "A"), ("documents", "A"), ("models", "B")],
-    ids=["ids-preflight", "documents-preflight-and-ceiling", "models-preflight"],
-)
-def test_a_gzip_bomb_on_a_side_route_keeps_the_session_small(
-    tmp_path: Path, bombed: str, layers: str
-) -> None:
+@dataclass
+class Ended:
+    """How a session ended: its exit status, what it printed, how long it took (from the
+    signal, for an interrupted one) and its process tree's peak RSS (None: not measured)."""
+
+    status: int
+    text: str
+    seconds: float
+    peak_rss_mb: float | None
+    requests: list[Request]  # the requests of the route under test
+
+
+SIDE_ROUTES = {"ids": "A", "documents": "A", "models": "B"}
+
+
+def bombed_side_route(folder: Path, bombed: str) -> Ended:
+    """A session whose ``bombed`` route (ids, documents or models) answers a gzip bomb."""
     side_bomb()
+    layers = SIDE_ROUTES[bombed]
     with serve(_side_router(bombed)) as server:
-        _project(tmp_path, server.url, chat=layers == "B")
-        session = _session(tmp_path, layers, *(["--ragv2-systems=oc"] if layers == "B" else []))
+        _project(folder, server.url, chat=layers == "B")
+        started = time.monotonic()
+        session = _session(folder, layers, *(["--ragv2-systems=oc"] if layers == "B" else []))
         out, err = session.communicate(timeout=240)
+        seconds = time.monotonic() - started
         asked = server.seen(lambda request: request.path.endswith(f"/{bombed}"))
-    text = out.decode() + err.decode()
-    peak_mb = int((tmp_path / "peak-rss-kb").read_text()) / 1024
-    assert asked, text  # the bomb was sent
-    assert session.returncode in (0, 1), text
-    assert "Traceback" not in text
-    assert peak_mb < PEAK_RSS_BOUND_MB
+    peak_mb = int((folder / "peak-rss-kb").read_text()) / 1024
+    return Ended(session.returncode, out.decode() + err.decode(), seconds, peak_mb, asked)
+
+
+def interrupted_ceiling_read(folder: Path, sent: signal.Signals) -> Ended:
+    """A session sent ``sent`` (to its process group) while its ceiling's ``/documents``
+    listing hangs (``timeout_s = 30``)."""
+    with serve(_hang_documents) as server:
+        _project(folder, server.url, timeout_s=30, chat=False)
+        session = _session(folder, "A", measured=False)
+        _wait_for(server, lambda request: request.path == "/hj/documents", session)
+        signalled = time.monotonic()
+        os.killpg(session.pid, sent)
+        out, err = session.communicate(timeout=60)
+        seconds = time.monotonic() - signalled
+        asked = server.seen(lambda request: request.path == "/hj/documents")
+    return Ended(session.returncode, out.decode() + err.decode(), seconds, None, asked)
+
+
+@pytest.mark.parametrize("bombed", list(SIDE_ROUTES))
+def test_a_gzip_bomb_on_a_side_route_keeps_the_session_small(tmp_path: Path, bombed: str) -> None:
+    ended = bombed_side_route(tmp_path, bombed)
+    assert ended.requests, ended.text  # the bomb was sent
+    assert ended.status in (0, 1), ended.text
+    assert "Traceback" not in ended.text
+    assert ended.peak_rss_mb is not None
+    assert ended.peak_rss_mb < PEAK_RSS_BOUND_MB
     if bombed in ("ids", "models"):
-        assert "did not answer (too_large)" in text  # a preflight warning naming why
+        assert "did not answer (too_large)" in ended.text  # a preflight warning naming why
     summary = json.loads((tmp_path / "reports" / "side" / "summary.json").read_text())
     if bombed == "documents":  # neither listing could be read: no ceiling, no guess
         assert summary.get("attainable", {}) == {}
-    elif layers == "A":
+    elif bombed == "ids":  # read at the session's end instead, within the bounds
+        assert summary["attainable"]["ra"]["stored_chunks"] == 1
         assert summary["attainable"]["hj"]["stored_chunks"] == 1
 
 
@@ -480,19 +506,11 @@ def _hang_documents(request: Request) -> Reply:
 def test_an_interrupt_while_the_ceiling_is_read_exits_2_within_5_s_with_the_reports(
     tmp_path: Path, sent: signal.Signals
 ) -> None:
-    with serve(_hang_documents) as server:
-        _project(tmp_path, server.url, timeout_s=30, chat=False)
-        session = _session(tmp_path, "A", measured=False)
-        _wait_for(server, lambda request: request.path == "/hj/documents", session)
-        signalled = time.monotonic()
-        os.killpg(session.pid, sent)
-        out, err = session.communicate(timeout=60)
-        took_s = time.monotonic() - signalled
-    text = out.decode() + err.decode()
-    assert session.returncode == pytest.ExitCode.INTERRUPTED, text
-    assert took_s < 5.0
-    assert "Traceback" not in text
-    assert "verdict: INTERRUPTED" in out.decode()
+    ended = interrupted_ceiling_read(tmp_path, sent)
+    assert ended.status == pytest.ExitCode.INTERRUPTED, ended.text
+    assert ended.seconds < 5.0
+    assert "Traceback" not in ended.text
+    assert "verdict: INTERRUPTED" in ended.text
     summary = json.loads((tmp_path / "reports" / "side" / "summary.json").read_text())
     assert summary["verdict"] == "interrupted"
     assert summary["exit_status"] == pytest.ExitCode.INTERRUPTED
