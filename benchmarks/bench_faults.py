@@ -5,16 +5,21 @@ Runs the fault-injection suite's sessions (tests/test_fault_injection.py: one lo
 server, one case per fault) serially and under -n 2 for each layer, and prints per fault the
 error kind each adapter recorded and the longest run, per session the exit status, wall time
 and the process tree's peak RSS, and per output surface the secrets, control characters and
-live HTML found. Then runs the interrupt, disk and run-folder tests and prints their
+live HTML found. Then the side routes (tests/test_bounded_requests.py): a session per route
+answering a gzip bomb (``/ids``, ``/documents``, ``/models``) with its peak RSS, and a
+session interrupted while its ceiling's ``/documents`` listing hangs, with the time from
+the signal to its exit. Then runs the interrupt, disk and run-folder tests and prints their
 outcomes and durations.
 
-    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-probes]
+    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-side-routes]
+        [--no-probes]
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -23,6 +28,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.test_bounded_requests import (  # noqa: E402
+    SIDE_BOMB_BYTES,
+    SIDE_ROUTES,
+    bombed_side_route,
+    interrupted_ceiling_read,
+)
 from tests.test_fault_injection import (  # noqa: E402
     CONTROL,
     DEADLINE_S,
@@ -87,6 +98,24 @@ def report_session(session: Session, label: str) -> None:
         print(f"{name:<14} {found_secrets:>8} {control:>8} {html!s:>10}")
 
 
+def report_side_routes(directory: Path) -> None:
+    print(f"\n## side routes: a gzip bomb ({SIDE_BOMB_BYTES // 2**20} MB inflated) on each")
+    for route, layer in SIDE_ROUTES.items():
+        ended = bombed_side_route(directory / f"side-{route}", route)
+        warned = "preflight warning (too_large)" if "(too_large)" in ended.text else "-"
+        print(
+            f"/{route:<10} layer {layer}: exit {ended.status}, wall {ended.seconds:.1f} s, "
+            f"peak RSS {ended.peak_rss_mb:.0f} MB (process tree), {warned}"
+        )
+    print("\n## an interrupt while the ceiling's /documents listing hangs (timeout_s = 30)")
+    for sent in (signal.SIGTERM, signal.SIGINT):
+        ended = interrupted_ceiling_read(directory / f"ceiling-{sent.name}", sent)
+        print(
+            f"{sent.name:<8} exit {ended.status}, {ended.seconds:.2f} s from the signal to "
+            f"the exit, traceback: {'Traceback' in ended.text}"
+        )
+
+
 def report_probes() -> None:
     print("\n## interrupt, disk and run-folder probes")
     done = subprocess.run(
@@ -122,6 +151,7 @@ def report_probes() -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", default="A-0,A-2,B-0,B-2", help="layer-workers, ...")
+    parser.add_argument("--no-side-routes", action="store_true")
     parser.add_argument("--no-probes", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
@@ -131,6 +161,8 @@ def main() -> None:
             report_session(
                 session, f"layer {layer}, " + (f"-n {workers}" if int(workers) else "serial")
             )
+        if not args.no_side_routes:
+            report_side_routes(Path(directory))
     if not args.no_probes:
         report_probes()
 

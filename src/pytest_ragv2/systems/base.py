@@ -255,10 +255,6 @@ def retry_reason(status_code: int) -> RetryReason | None:
     return None
 
 
-def decode_body(response: httpx.Response) -> tuple[Any, bool]:
-    return decode_content(response.content, response.charset_encoding)
-
-
 def _charset_of(response: httpx.Response) -> Callable[[], str | None]:
     return lambda: response.charset_encoding
 
