@@ -146,11 +146,11 @@ def stored_documents(
     batches; None when the listing fails. rag_api answers 404 for a whole batch when one id
     is unknown: with ``one_by_one`` such a batch is asked again id by id, keeping the rest.
 
-    Each request is one of the system's calls (``send_with_retry`` on a
-    ``bounded_client``): ``config``'s ``timeout_s`` bounds each try as a whole, its
-    ``max_response_mb`` the body after decompression, its ``retry`` the tries, and its
+    Each request is bounded as the system's calls are (``send_with_retry`` on a
+    ``bounded_client``): ``config``'s ``timeout_s`` bounds it as a whole, its
+    ``max_response_mb`` the body after decompression; it is tried once, and ``config``'s
     ``query_env`` is added to the query; a failure raises ``AdapterFailure``."""
-    from pytest_ragv2.systems.base import send_with_retry
+    from pytest_ragv2.systems.base import SIDE_ROUTE_RETRY, send_with_retry
     from pytest_ragv2.systems.query_env import query_from_env
 
     query = query_from_env(getattr(config, "query_env", {}) or {})
@@ -161,7 +161,7 @@ def stored_documents(
             method="GET",
             url=url,
             exchanges=[],
-            retry=config.retry,
+            retry=SIDE_ROUTE_RETRY,
             params={"ids": ids},
             headers=headers,
             max_bytes=config.max_response_bytes,

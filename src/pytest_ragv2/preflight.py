@@ -21,9 +21,10 @@ not own the files). So, per system, before any item runs:
 A stop is a usage error at start (exit status 4) naming the system and the variable, route or
 file. ``--ragv2-no-preflight`` skips all of it. Nothing here raises: the findings are returned.
 
-Every probe is one of the system's own calls (``send_with_retry`` on a ``bounded_client``):
-its ``timeout_s`` bounds each try as a whole, its ``max_response_mb`` the body after
-decompression, its ``retry`` the tries. A probe that fails so is a warning naming why.
+Every probe is bounded as the system's own calls are (``send_with_retry`` on a
+``bounded_client``): its ``timeout_s`` bounds the request as a whole, its
+``max_response_mb`` the body after decompression; it is tried once. A probe that fails so
+is a warning naming why.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from typing import Any, Literal
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.settings import SystemSettings
 from pytest_ragv2.systems.base import (
+    SIDE_ROUTE_RETRY,
     AdapterFailure,
     HttpReply,
     bounded_client,
@@ -153,13 +155,13 @@ def _check_system(
 
 
 def _probe(client: Any, url: str, config: Any, headers: Mapping[str, str]) -> HttpReply:
-    """One GET of the preflight, bounded as the system's own calls are."""
+    """One GET of the preflight, bounded as the system's own calls are, tried once."""
     return send_with_retry(
         client,
         method="GET",
         url=url,
         exchanges=[],
-        retry=config.retry,
+        retry=SIDE_ROUTE_RETRY,
         headers=headers,
         max_bytes=config.max_response_bytes,
         secret_query=query_from_env(getattr(config, "query_env", {}) or {}),

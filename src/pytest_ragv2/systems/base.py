@@ -720,6 +720,11 @@ def tls_verify(url: str) -> ssl.SSLContext | bool:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.lower().startswith("http://") else True
 
 
+# a side route (the preflight's probes, the ceiling's listing) is asked once: a run's
+# retries are for answers that are scored, and a service that fails a probe is a warning
+SIDE_ROUTE_RETRY = RetryPolicy(attempts=1)
+
+
 def bounded_client(timeout_s: float, url: str) -> httpx.Client:
     """An ``httpx.Client`` for the calls of ``send_with_retry``: each try's deadline kept
     at the socket (``call_deadline``), and only the content codings it inflates a bounded
