@@ -530,3 +530,30 @@ def _wait_for(
             out, err = session.communicate()
             raise AssertionError(f"the request never came:\n{out.decode()}\n{err.decode()}")
         time.sleep(0.02)
+
+
+def test_a_listing_with_a_malformed_document_keeps_the_others() -> None:
+    from pytest_ragv2.attainable import fetch_stored_chunks
+
+    listing = [
+        {"page_content": "max 16 bar", "metadata": {"file_id": "datasheet", "page": 1}},
+        {"page_content": "broken", "metadata": ["not", "an", "object"]},
+        {"page_content": 7},
+        "not a document",
+    ]
+
+    def route(request: Request) -> Reply:
+        return Reply(body=json.dumps(listing).encode())
+
+    with serve(route) as server:
+        config = parse_retrieval_config(
+            {
+                "adapter": "http-json",
+                "url": f"{server.url}/hj/search",
+                "documents_url": f"{server.url}/hj/documents",
+            }
+        )
+        chunks = fetch_stored_chunks("hj", config, ["datasheet"])
+    assert chunks is not None
+    assert [chunk.text for chunk in chunks] == ["max 16 bar"]
+    assert chunks[0].page == 2  # rag_api's 0-based page, as the project counts

@@ -187,12 +187,15 @@ def stored_documents(
 
 
 def _documents_in(body: Any) -> list[dict[str, Any]]:
+    """The well-formed documents of a listing (text, and metadata that is an object)."""
     if not isinstance(body, list):
         return []
     return [
         document
         for document in body
-        if isinstance(document, dict) and isinstance(document.get("page_content"), str)
+        if isinstance(document, dict)
+        and isinstance(document.get("page_content"), str)
+        and isinstance(document.get("metadata") or {}, dict)
     ]
 
 
