@@ -7,16 +7,21 @@ error kind each adapter recorded and the longest run, per session the exit statu
 and the process tree's peak RSS, and per output surface the secrets, control characters and
 live HTML found. Then runs the planted-secret sessions (tests/test_url_secrets.py: every
 form of every credential, log_cli at INFO and DEBUG, -n 2, -l) and prints per session its
-wall time and per channel the planted forms found, and finally the interrupt, disk and
-run-folder tests with their outcomes and durations.
+wall time and per channel the planted forms found. Then the side routes
+(tests/test_bounded_requests.py): a session per route answering a gzip bomb (``/ids``,
+``/documents``, ``/models``) with its peak RSS, and a session interrupted while its
+ceiling's ``/documents`` listing hangs, with the time from the signal to its exit. Finally
+the interrupt, disk and run-folder tests with their outcomes and durations.
 
-    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-planted] [--no-probes]
+    python benchmarks/bench_faults.py [--sessions A-0,A-2,B-0,B-2] [--no-planted]
+        [--no-side-routes] [--no-probes]
 """
 
 from __future__ import annotations
 
 import argparse
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -26,6 +31,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from tests.test_bounded_requests import (  # noqa: E402
+    SIDE_BOMB_BYTES,
+    SIDE_ROUTES,
+    bombed_side_route,
+    interrupted_ceiling_read,
+)
 from tests.test_fault_injection import (  # noqa: E402
     CONTROL,
     DEADLINE_S,
@@ -120,6 +131,24 @@ def report_planted(directory: Path) -> None:
             print(f"{channel:<14} {len(found):>6}  {', '.join(found)}")
 
 
+def report_side_routes(directory: Path) -> None:
+    print(f"\n## side routes: a gzip bomb ({SIDE_BOMB_BYTES // 2**20} MB inflated) on each")
+    for route, layer in SIDE_ROUTES.items():
+        ended = bombed_side_route(directory / f"side-{route}", route)
+        warned = "preflight warning (too_large)" if "(too_large)" in ended.text else "-"
+        print(
+            f"/{route:<10} layer {layer}: exit {ended.status}, wall {ended.seconds:.1f} s, "
+            f"peak RSS {ended.peak_rss_mb:.0f} MB (process tree), {warned}"
+        )
+    print("\n## an interrupt while the ceiling's /documents listing hangs (timeout_s = 30)")
+    for sent in (signal.SIGTERM, signal.SIGINT):
+        ended = interrupted_ceiling_read(directory / f"ceiling-{sent.name}", sent)
+        print(
+            f"{sent.name:<8} exit {ended.status}, {ended.seconds:.2f} s from the signal to "
+            f"the exit, traceback: {'Traceback' in ended.text}"
+        )
+
+
 def report_probes() -> None:
     print("\n## interrupt, disk and run-folder probes")
     done = subprocess.run(
@@ -156,6 +185,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--sessions", default="A-0,A-2,B-0,B-2", help="layer-workers, ...")
     parser.add_argument("--no-planted", action="store_true")
+    parser.add_argument("--no-side-routes", action="store_true")
     parser.add_argument("--no-probes", action="store_true")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as directory:
@@ -167,6 +197,8 @@ def main() -> None:
             )
         if not args.no_planted:
             report_planted(Path(directory))
+        if not args.no_side_routes:
+            report_side_routes(Path(directory))
     if not args.no_probes:
         report_probes()
 

@@ -27,6 +27,7 @@ from tests.conftest import QuietHTTPServer
 Mode = Literal[
     "body",  # the whole body at once
     "trickle",  # the body a byte every ``gap_s``
+    "slow_headers",  # the status line and headers a byte every ``gap_s``, then the body
     "cut",  # half the announced body, then the connection closes
     "hang",  # no reply until the client gives up (or the server stops)
     "reset",  # the connection is reset (TCP RST) without a reply
@@ -62,6 +63,8 @@ class Reply:
     complete: bool = True  # events: False drops the connection before the last chunk
     gap_s: float = 0.0  # trickle and endless_events: the pause between writes
     gzip: bool = False  # the body is sent gzip-encoded (Content-Encoding: gzip)
+    # the body is sent as it is with this Content-Encoding (a stacked "gzip, deflate", "br")
+    encoding: str | None = None
 
 
 def gzip_bomb(decoded_bytes: int, prefix: bytes = b"", fill: bytes = b" ") -> bytes:
@@ -122,7 +125,7 @@ def _handler(state: FaultServer, route: Router) -> type[BaseHTTPRequestHandler]:
         do_POST = _serve
         do_PUT = _serve
 
-        def _head(self, reply: Reply, length: int | None) -> None:
+        def _head(self, reply: Reply, length: int | None, *, send: bool = True) -> None:
             self.send_response(reply.status)
             self.send_header("Content-Type", reply.content_type)
             if length is None:
@@ -131,9 +134,14 @@ def _handler(state: FaultServer, route: Router) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", str(length))
             if reply.gzip:
                 self.send_header("Content-Encoding", "gzip")
+            if reply.encoding:
+                self.send_header("Content-Encoding", reply.encoding)
             for name, value in reply.headers.items():
                 self.send_header(name, value)
-            self.end_headers()
+            if send:
+                self.end_headers()
+            else:  # left in the buffer for the caller to send
+                self._headers_buffer.append(b"\r\n")
 
         def _body(self, reply: Reply) -> None:
             self._head(reply, len(reply.body))
@@ -147,6 +155,19 @@ def _handler(state: FaultServer, route: Router) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(bytes([byte]))
                 self.wfile.flush()
                 time.sleep(reply.gap_s)
+            self.close_connection = True
+
+        def _slow_headers(self, reply: Reply) -> None:
+            self._head(reply, len(reply.body), send=False)
+            head = b"".join(self._headers_buffer)
+            self._headers_buffer = []
+            for byte in head:
+                if state.stopping.is_set():
+                    break
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(reply.gap_s)
+            self.wfile.write(reply.body)
             self.close_connection = True
 
         def _cut(self, reply: Reply) -> None:

@@ -31,6 +31,7 @@ import subprocess
 import sys
 import time
 import urllib.parse
+import zlib
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -74,6 +75,10 @@ EXPECTED: dict[str, str | None] = {
     "too_large": "too_large",
     "gzip_bomb": "too_large",
     "trickle": "timeout",
+    "slow_headers": "timeout",  # the status line and headers a byte every 0.2 s
+    "stacked_bomb": "too_large",  # Content-Encoding: gzip, deflate
+    "unknown_encoding": "malformed",  # Content-Encoding: br (not asked for)
+    "retry_after_long": "http_status",  # 429 with Retry-After: 30, over the 10 s cap
     "sse_endless": "timeout",
     "sse_endless_line": "too_large",
     "tool_calls_1000": "limit",
@@ -192,6 +197,17 @@ def bomb(streamed: bool) -> bytes:
     return gzip_bomb(200 * 1024 * 1024, prefix=b'{"pad": "', fill=b"x")
 
 
+@functools.cache
+def stacked_bomb(streamed: bool) -> bytes:
+    """``Content-Encoding: gzip, deflate``: a gzip bomb inflating to 512 MB, deflated again
+    (about 1 KB on the wire; httpx would inflate both layers of a read whole)."""
+    if streamed:
+        inner = gzip_bomb(512 * 1024 * 1024, fill=sse(chunk({"content": "x" * 200})))
+    else:
+        inner = gzip_bomb(512 * 1024 * 1024, prefix=b'{"pad": "', fill=b"x")
+    return zlib.compress(inner, 9)
+
+
 def tool_calls(tag: str) -> Any:
     calls = [
         {
@@ -260,6 +276,27 @@ def fault_reply(tag: str, fault: str, request: Request) -> Reply:
             gzip=True,
             content_type=event_stream if streamed else "application/json",
         )
+    if fault == "slow_headers":
+        return Reply(
+            mode="slow_headers",
+            body=body_of(good(tag)),
+            gap_s=0.2,
+            content_type=event_stream if streamed else "application/json",
+        )
+    if fault == "stacked_bomb":
+        return Reply(
+            body=stacked_bomb(streamed),
+            encoding="gzip, deflate",
+            content_type=event_stream if streamed else "application/json",
+        )
+    if fault == "unknown_encoding":
+        return Reply(
+            body=b"\x1b\x00\x00" * 64,
+            encoding="br",
+            content_type=event_stream if streamed else "application/json",
+        )
+    if fault == "retry_after_long":
+        return Reply(status=429, body=b'{"error": "slow down"}', headers={"Retry-After": "30"})
     if fault == "trickle":
         return Reply(
             mode="trickle",
@@ -470,8 +507,10 @@ class Session:
 
 def run_session(folder: Path, layer: str, workers: int) -> Session:
     bomb(False)  # built before the session: a slow first reply is no bomb
+    stacked_bomb(False)
     if layer == "B":
         bomb(True)
+        stacked_bomb(True)
     with serve(route) as server:
         faults = write_project(folder, layer, server.url)
         (folder / "out").mkdir()
@@ -687,6 +726,10 @@ def test_each_fault_is_the_runs_error_within_its_deadline(
         assert f"{tag}-hostile" in line
     if fault == "tool_calls_1000":  # the harness did not run every call
         assert session.searches < TOOL_CALLS
+    if fault == "retry_after_long":  # not waited for, and named
+        assert "(Retry-After: 30), longer than retry.retry_after_max_s = 10" in error["message"]
+    if fault == "unknown_encoding":
+        assert "br was not asked for" in error["message"]
 
 
 SESSION_KEYS = list(SESSIONS)

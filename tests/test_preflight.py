@@ -102,7 +102,8 @@ def test_an_unreachable_system_is_a_warning_its_runs_record_the_errors() -> None
     report = run_preflight({"v1": system("http://127.0.0.1:9")}, "A", ALLOWED)
     assert report.stops == []
     (warning,) = report.warnings
-    assert "did not answer: ConnectError" in warning.message
+    assert "did not answer (transport)" in warning.message
+    assert "ConnectError" in warning.message
 
 
 def test_a_command_system_whose_program_is_missing_is_stopped() -> None:

@@ -4,6 +4,7 @@ signal while the verdict is written does not cost the reports."""
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -26,6 +27,7 @@ def _start(pytester: pytest.Pytester, *args: str) -> subprocess.Popen[str]:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,  # its own process group, as a terminal's job is
     )
 
 
@@ -75,3 +77,52 @@ def test_a_second_signal_while_the_verdict_is_written_is_held(project: pytest.Py
         assert received == [signal.SIGTERM]  # the handler before is back
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# (first signal, second signal, seconds between them, workers): a second Ctrl-C a moment
+# after the first, while pytest handles the first, the session stops or the reports are
+# written; under -n 2 both reach every process of the session, as a terminal's Ctrl-C does
+DOUBLE = [
+    (signal.SIGINT, signal.SIGINT, 0.05, 0),
+    (signal.SIGINT, signal.SIGINT, 0.3, 0),
+    (signal.SIGINT, signal.SIGINT, 1.0, 0),
+    (signal.SIGTERM, signal.SIGTERM, 0.05, 0),
+    (signal.SIGTERM, signal.SIGINT, 0.3, 0),
+    (signal.SIGINT, signal.SIGINT, 0.05, 2),
+]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "after_s", "workers"),
+    DOUBLE,
+    ids=[
+        f"{one.name}-{two.name}-{after:g}s" + ("-n2" if workers else "")
+        for one, two, after, workers in DOUBLE
+    ],
+)
+def test_a_second_interrupt_soon_after_the_first_still_ends_in_exit_2_with_the_reports(
+    project: pytest.Pytester,
+    first: signal.Signals,
+    second: signal.Signals,
+    after_s: float,
+    workers: int,
+) -> None:
+    session = _start(project, *(["-n", str(workers)] if workers else []))
+    _wait_for_runs(project, 2)
+    os.killpg(session.pid, first)
+    time.sleep(after_s)
+    second_sent = session.poll() is None
+    if second_sent:
+        os.killpg(session.pid, second)
+    out, err = session.communicate(timeout=60)
+    assert session.returncode == pytest.ExitCode.INTERRUPTED, out + err
+    assert "Traceback" not in out + err
+    assert "verdict: INTERRUPTED" in out
+    summary = json.loads(
+        (project.path / "reports" / "t" / "summary.json").read_text(encoding="utf-8")
+    )
+    assert summary["verdict"] == "interrupted"
+    assert summary["exit_status"] == pytest.ExitCode.INTERRUPTED
+    assert (project.path / "reports" / "t" / "report.html").is_file()
+    if second_sent:  # it arrived, and was noted rather than obeyed
+        assert f"{second.name} noted" in err

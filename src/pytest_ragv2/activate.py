@@ -593,9 +593,11 @@ def _start_controller(
 
     controller.progress_writer = write_progress
     config.stash[CONTROLLER_KEY] = controller
-    from pytest_ragv2.signals import interrupt_on_sigterm
+    from pytest_ragv2.signals import interrupt_once
 
-    config.add_cleanup(interrupt_on_sigterm())  # a cancelled CI job still gets its report
+    # SIGTERM (a cancelled CI job) as Ctrl-C, and one interrupt obeyed: the reports are
+    # written whatever follows it
+    config.add_cleanup(interrupt_once())
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
     if _distributed(config):  # -n N, or --tx gateways (local or on other hosts)
         config.pluginmanager.register(

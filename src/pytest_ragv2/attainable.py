@@ -138,35 +138,64 @@ def stored_documents(
     url: str,
     headers: Mapping[str, str],
     file_ids: Sequence[str],
+    config: Any,
     *,
     one_by_one: bool = False,
 ) -> list[dict[str, Any]] | None:
     """Every document a rag_api-shaped ``GET url?ids=…`` lists for ``file_ids``, asked in
     batches; None when the listing fails. rag_api answers 404 for a whole batch when one id
-    is unknown: with ``one_by_one`` such a batch is asked again id by id, keeping the rest."""
+    is unknown: with ``one_by_one`` such a batch is asked again id by id, keeping the rest.
+
+    Each request is bounded as the system's calls are (``send_with_retry`` on a
+    ``bounded_client``): ``config``'s ``timeout_s`` bounds it as a whole, its
+    ``max_response_mb`` the body after decompression; it is tried once, and ``config``'s
+    ``query_env`` is added to the query; a failure raises ``AdapterFailure``."""
+    from pytest_ragv2.systems.base import SIDE_ROUTE_RETRY, send_with_retry
+    from pytest_ragv2.systems.query_env import query_from_env
+
+    query = query_from_env(getattr(config, "query_env", {}) or {})
+
+    def listed(ids: list[str]) -> tuple[int, list[dict[str, Any]] | None]:
+        reply = send_with_retry(
+            client,
+            method="GET",
+            url=url,
+            exchanges=[],
+            retry=SIDE_ROUTE_RETRY,
+            params={"ids": ids},
+            headers=headers,
+            max_bytes=config.max_response_bytes,
+            secret_query=query,
+        )
+        found = _documents_in(reply.body) if reply.is_json else None
+        return reply.status_code, found
+
     documents: list[dict[str, Any]] = []
     for start in range(0, len(file_ids), _DOCUMENT_BATCH):
         batch = list(file_ids[start : start + _DOCUMENT_BATCH])
-        reply = client.get(url, params={"ids": batch}, headers=headers)
-        if reply.status_code == 404 and one_by_one:
+        status, found = listed(batch)
+        if status == 404 and one_by_one:
             for one in batch:
-                single = client.get(url, params={"ids": [one]}, headers=headers)
-                if single.status_code == 200:
-                    documents.extend(_documents_in(single.json()))
+                single_status, single = listed([one])
+                if single_status == 200 and single is not None:
+                    documents.extend(single)
             continue
-        if reply.status_code != 200:
+        if status != 200 or found is None:
             return None
-        documents.extend(_documents_in(reply.json()))
+        documents.extend(found)
     return documents
 
 
 def _documents_in(body: Any) -> list[dict[str, Any]]:
+    """The well-formed documents of a listing (text, and metadata that is an object)."""
     if not isinstance(body, list):
         return []
     return [
         document
         for document in body
-        if isinstance(document, dict) and isinstance(document.get("page_content"), str)
+        if isinstance(document, dict)
+        and isinstance(document.get("page_content"), str)
+        and isinstance(document.get("metadata") or {}, dict)
     ]
 
 
@@ -183,14 +212,12 @@ def listing_url(retrieval: Any) -> str | None:
 
 
 def fetch_stored_chunks(
-    name: str, retrieval: Any, file_ids: Sequence[str], timeout_s: float = 30.0
+    name: str, retrieval: Any, file_ids: Sequence[str]
 ) -> list[RetrievedItem] | None:
     """Every chunk the system's service stores for ``file_ids`` (gold file ids), as items;
-    None when it cannot list them or the listing fails (never raises)."""
-    import httpx
-
-    from pytest_ragv2.systems.base import AdapterFailure, headers_from_env, tls_verify
-    from pytest_ragv2.systems.query_env import query_from_env
+    None when it cannot list them or the listing fails (never raises but for an
+    interrupt). Bounded as the system's own calls are (``stored_documents``)."""
+    from pytest_ragv2.systems.base import AdapterFailure, bounded_client, headers_from_env
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
     url = listing_url(retrieval)
@@ -208,12 +235,11 @@ def fetch_stored_chunks(
         else:
             headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
             to_gold = None
-        query = query_from_env(getattr(retrieval, "query_env", {}))
-        with httpx.Client(timeout=timeout_s, params=query, verify=tls_verify(url)) as client:
-            documents = stored_documents(client, url, headers, queried, one_by_one=True)
+        with bounded_client(retrieval.timeout_s, url) as client:
+            documents = stored_documents(client, url, headers, queried, retrieval, one_by_one=True)
         if documents is None:
             return None
-    except (httpx.HTTPError, AdapterFailure, ValueError):
+    except (AdapterFailure, ValueError):
         return None
     items = [document_to_item(rank, document, 0.0) for rank, document in enumerate(documents, 1)]
     return [to_gold(item) for item in items] if to_gold is not None else items

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.progress import Progress
     from pytest_ragv2.protocol import RunKind
     from pytest_ragv2.report.plot_worker import PlotWorker
+    from pytest_ragv2.systems.outputs import RetrievedItem
 
 RECORD_ATTRIBUTE = "ragv2"
 # the end's imports are warmed once the main thread is seen mostly waiting on the systems
@@ -87,6 +88,8 @@ class Controller:
     # node id → the position in ``records`` and the report of a record still listing its
     # items: until the item's last report, which pytest-html waits for to show them
     _listing: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
+    # system → the chunks its service listed at the session's end (None: it could not)
+    stored_chunks: dict[str, list[RetrievedItem] | None] = field(default_factory=dict)
 
     @property
     def expected_runs(self) -> int | None:
@@ -250,6 +253,31 @@ class Controller:
             return False
         found = (self.ctx.rootdir / path).resolve()
         return found.is_relative_to(self.ctx.settings.cases.resolve())
+
+    def read_stored_chunks(self, session: pytest.Session) -> None:
+        """What each retrieval system's service stores, listed for its attainable ceiling
+        (``attainable.py``), where the preflight did not list it already. These are calls
+        to the systems, bounded as theirs are (``timeout_s``, ``max_response_mb``, the
+        retry policy), made before the verdict's signal hold: an interrupt during them
+        stops them (the plugin then ends the session as interrupted). An interrupted
+        session, which is stopping, lists nothing."""
+        if not self.expected_runs and not self.records:
+            return
+        if session.exitstatus == pytest.ExitCode.INTERRUPTED:
+            return
+        from pytest_ragv2.attainable import fetch_stored_chunks
+
+        preflight = self.ctx.preflight.stored_chunks if self.ctx.preflight else {}
+        allowed = sorted(self.ctx.allowlist.file_ids) if self.ctx.allowlist else []
+        systems = {
+            record.key.system for record in self.records if not layer_info(record.key.layer).chat
+        }
+        for name in sorted(systems - set(preflight)):
+            try:  # the demo may not have started; a listing is never worth a report
+                retrieval = self.ctx.system_settings(name).retrieval
+            except Exception:
+                continue
+            self.stored_chunks[name] = fetch_stored_chunks(name, retrieval, allowed)
 
     def case_errors(self) -> list[str]:
         return [str(error) for error in self.ctx.catalog.errors] + self.ctx.allowlist_errors
@@ -443,19 +471,15 @@ class Controller:
 
     def _ceilings(self, results: SessionResults) -> dict[str, dict[str, Any]]:
         """Each system's attainable ceiling (:mod:`pytest_ragv2.attainable`), for the
-        systems whose service lists what it stores."""
-        from pytest_ragv2.attainable import CaseGold, ceiling, fetch_stored_chunks
+        systems whose service listed what it stores (at the preflight, or at the session's
+        end: ``read_stored_chunks``)."""
+        from pytest_ragv2.attainable import CaseGold, ceiling
 
-        allowed = sorted(self.ctx.allowlist.file_ids) if self.ctx.allowlist else []
         found: dict[str, dict[str, Any]] = {}
         for name in results.systems:
             stored = self.ctx.preflight.stored_chunks.get(name) if self.ctx.preflight else None
             if stored is None:
-                try:  # the demo may not have started; a listing is never worth a report
-                    retrieval = self.ctx.system_settings(name).retrieval
-                except Exception:
-                    continue
-                stored = fetch_stored_chunks(name, retrieval, allowed)
+                stored = self.stored_chunks.get(name)
             if stored is None:
                 continue
             ran = sorted({(r.key.case, r.key.lang) for r in results.records_of(name)})

@@ -20,6 +20,11 @@ not own the files). So, per system, before any item runs:
 
 A stop is a usage error at start (exit status 4) naming the system and the variable, route or
 file. ``--ragv2-no-preflight`` skips all of it. Nothing here raises: the findings are returned.
+
+Every probe is bounded as the system's own calls are (``send_with_retry`` on a
+``bounded_client``): its ``timeout_s`` bounds the request as a whole, its
+``max_response_mb`` the body after decompression; it is tried once. A probe that fails so
+is a warning naming why.
 """
 
 from __future__ import annotations
@@ -30,13 +35,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-import httpx
-
 from pytest_ragv2 import secret_registry
 from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.secret_policy import scrub, secret_values
 from pytest_ragv2.settings import SystemSettings
-from pytest_ragv2.systems.base import AdapterFailure, headers_from_env, tls_verify
+from pytest_ragv2.systems.base import (
+    SIDE_ROUTE_RETRY,
+    AdapterFailure,
+    HttpReply,
+    bounded_client,
+    headers_from_env,
+    send_with_retry,
+)
 from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
@@ -45,7 +55,6 @@ from pytest_ragv2.systems.query_env import query_from_env
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
 Severity = Literal["stop", "warn"]
-PROBE_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +156,32 @@ def _check_system(
         _check_models_route(name, chat, report)
 
 
+def _probe(client: Any, url: str, config: Any, headers: Mapping[str, str]) -> HttpReply:
+    """One GET of the preflight, bounded as the system's own calls are, tried once."""
+    return send_with_retry(
+        client,
+        method="GET",
+        url=url,
+        exchanges=[],
+        retry=SIDE_ROUTE_RETRY,
+        headers=headers,
+        max_bytes=config.max_response_bytes,
+        secret_query=query_from_env(getattr(config, "query_env", {}) or {}),
+    )
+
+
+def _unanswered(name: str, what: str, failure: AdapterFailure, report: PreflightReport) -> None:
+    """A probe's failure: a configuration error (an unset secret, a URL httpx cannot use)
+    stops the session; a service that did not answer, or not within its bounds, warns."""
+    error = failure.error
+    if error.kind == "adapter":
+        report.findings.append(Finding(name, "stop", error.message))
+        return
+    report.findings.append(
+        Finding(name, "warn", f"{what} did not answer ({error.kind}): {error.message}")
+    )
+
+
 def _check_rag_api(
     name: str, config: Any, file_ids: Sequence[str], report: PreflightReport
 ) -> None:
@@ -157,10 +192,8 @@ def _check_rag_api(
     base = config.url.rstrip("/")
     try:
         headers = retriever.auth_headers()
-        query = query_from_env(config.query_env)
-        secret_values([*headers.values(), *query.values()])  # known to the log scrubber
-        with httpx.Client(timeout=PROBE_TIMEOUT_S, params=query, verify=tls_verify(base)) as client:
-            ids_reply = client.get(f"{base}/ids", headers=headers)
+        with bounded_client(config.timeout_s, base) as client:
+            ids_reply = _probe(client, f"{base}/ids", config, headers)
             if _refused(name, "GET /ids", ids_reply, report):
                 return
             if ids_reply.status_code >= 500:  # /health says UP even with the database down
@@ -173,7 +206,7 @@ def _check_rag_api(
                     )
                 )
                 return
-            indexed = _json(ids_reply)
+            indexed = ids_reply.body if ids_reply.is_json else None
             if ids_reply.status_code == 200 and isinstance(indexed, list):
                 known = {str(file_id) for file_id in indexed}
                 absent = [file_id for file_id in queried if file_id not in known]
@@ -188,14 +221,9 @@ def _check_rag_api(
                         )
                     )
                     return
-            documents = stored_documents(client, f"{base}/documents", headers, queried)
-    except AdapterFailure as exc:
-        report.findings.append(Finding(name, "stop", exc.error.message))
-        return
-    except httpx.HTTPError as exc:
-        report.findings.append(
-            Finding(name, "warn", f"rag_api at {base} did not answer: {type(exc).__name__}")
-        )
+            documents = stored_documents(client, f"{base}/documents", headers, queried, config)
+    except AdapterFailure as failure:
+        _unanswered(name, f"rag_api at {base}", failure, report)
         return
     finally:
         retriever.close()
@@ -227,20 +255,16 @@ def _check_rag_api(
 
 def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
     """An authenticated GET of the chat service's model list: a 401/403 is a stop."""
-    headers = headers_from_env(getattr(chat, "headers_env", {}) or {})
-    key_env = getattr(chat, "api_key_env", None)
-    if key_env:
-        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
     url = _models_url(chat)
-    query = query_from_env(getattr(chat, "query_env", {}))
-    secret_values([*headers.values(), *query.values()])  # known to the log scrubber
     try:
-        with httpx.Client(timeout=PROBE_TIMEOUT_S, verify=tls_verify(url)) as client:
-            reply = client.get(url, headers=headers, params=query)
-    except httpx.HTTPError as exc:
-        report.findings.append(
-            Finding(name, "warn", f"chat service at {url} did not answer: {type(exc).__name__}")
-        )
+        headers = headers_from_env(getattr(chat, "headers_env", {}) or {})
+        key_env = getattr(chat, "api_key_env", None)
+        if key_env:
+            headers["Authorization"] = f"Bearer {os.environ[key_env]}"
+        with bounded_client(chat.timeout_s, url) as client:
+            reply = _probe(client, url, chat, headers)
+    except AdapterFailure as failure:
+        _unanswered(name, f"chat service at {url}", failure, report)
         return
     _refused(name, f"GET {url}", reply, report)
 
@@ -250,10 +274,10 @@ def _models_url(chat: Any) -> str:
     return url.rsplit("/chat/completions", 1)[0] + "/models"
 
 
-def _refused(name: str, route: str, reply: httpx.Response, report: PreflightReport) -> bool:
+def _refused(name: str, route: str, reply: HttpReply, report: PreflightReport) -> bool:
     if reply.status_code not in (401, 403):
         return False
-    detail = _json(reply)
+    detail = reply.body if reply.is_json else None
     shown = detail.get("detail") if isinstance(detail, dict) else None
     if shown is not None:  # a service may echo what it refused
         shown = scrub(str(shown), secret_values(secret_registry.remembered(), remember=False))
@@ -267,10 +291,3 @@ def _refused(name: str, route: str, reply: httpx.Response, report: PreflightRepo
         )
     )
     return True
-
-
-def _json(reply: httpx.Response) -> Any:
-    try:
-        return reply.json()
-    except ValueError:
-        return None

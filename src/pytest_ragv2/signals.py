@@ -1,10 +1,17 @@
-"""SIGTERM handled as Ctrl-C, and a shield around the verdict.
+"""SIGTERM handled as Ctrl-C, and one interrupt obeyed: every later one is held.
 
 CI sends SIGTERM when a job is cancelled: the session then stops as on Ctrl-C — the runs in
 flight end, the partial results are reported, exit status 2 — instead of dying with no
-report. While the verdict and the reports are written, a further SIGINT or SIGTERM (a second
-Ctrl-C half a second after the first) is noted and not obeyed, so they are always written.
-Only the main thread of the controlling process can handle signals; elsewhere both are no-ops.
+report. The first SIGINT or SIGTERM raises ``KeyboardInterrupt``, and from that moment
+(set by the handler itself, before it raises: there is no window) every further SIGINT or
+SIGTERM is noted and not obeyed, so a second Ctrl-C 0.05 s after the first cannot land
+between pytest's handling of the first and the reports: they are written, and the exit
+status is 2. From the moment the verdict is written (``hold``) every signal is held too,
+a first one included: the verdict already stands. SIGKILL, or SIGQUIT (Ctrl-\\), still
+ends a session at once.
+
+Only the main thread of the controlling process handles signals; elsewhere these are
+no-ops.
 """
 
 from __future__ import annotations
@@ -16,27 +23,50 @@ import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+_CAUGHT = (signal.SIGINT, signal.SIGTERM)
+
 
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
-def interrupt_on_sigterm() -> Callable[[], None]:
-    """From now on SIGTERM raises KeyboardInterrupt, as SIGINT does; returns the undo."""
+def _held(signum: int, frame: FrameType | None) -> None:
+    sys.stderr.write(
+        f"pytest-ragv2: {signal.Signals(signum).name} noted: the session is stopping and "
+        "writes its reports first (SIGKILL or Ctrl-\\ ends it at once)\n"
+    )
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """The first SIGINT or SIGTERM: every later one is held, and this one interrupts."""
+    for number in _CAUGHT:
+        signal.signal(number, _held)
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def interrupt_once() -> Callable[[], None]:
+    """From now on the first SIGINT or SIGTERM raises KeyboardInterrupt and every later one
+    is held; returns the undo (the handlers before, whatever happened since)."""
     if not _main_thread():
         return lambda: None
-    previous = signal.getsignal(signal.SIGTERM)
-
-    def interrupt(signum: int, frame: FrameType | None) -> None:
-        raise KeyboardInterrupt("SIGTERM")
-
-    signal.signal(signal.SIGTERM, interrupt)
+    previous = {number: signal.getsignal(number) for number in _CAUGHT}
+    for number in _CAUGHT:
+        signal.signal(number, _interrupt)
 
     def restore() -> None:
-        if signal.getsignal(signal.SIGTERM) is interrupt:
-            signal.signal(signal.SIGTERM, previous)
+        for number, handler in previous.items():
+            if signal.getsignal(number) in (_interrupt, _held):
+                signal.signal(number, handler)
 
     return restore
+
+
+def hold() -> None:
+    """From now on every SIGINT and SIGTERM is noted, not obeyed (until ``interrupt_once``'s
+    undo): the verdict is being written."""
+    if _main_thread():
+        for number in _CAUGHT:
+            signal.signal(number, _held)
 
 
 @contextlib.contextmanager
@@ -45,17 +75,9 @@ def shielded() -> Iterator[None]:
     if not _main_thread():
         yield
         return
-    caught = (signal.SIGINT, signal.SIGTERM)
-    previous = {number: signal.getsignal(number) for number in caught}
-
-    def hold(signum: int, frame: FrameType | None) -> None:
-        sys.stderr.write(
-            f"pytest-ragv2: {signal.Signals(signum).name} while the verdict is written: "
-            "finishing the reports first\n"
-        )
-
-    for number in caught:
-        signal.signal(number, hold)
+    previous = {number: signal.getsignal(number) for number in _CAUGHT}
+    for number in _CAUGHT:
+        signal.signal(number, _held)
     try:
         yield
     finally:

@@ -10,12 +10,15 @@ loop of every HTTP call, plain or streamed.
 from __future__ import annotations
 
 import json
+import math
 import os
 import ssl
 import time
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 from typing import Any, Protocol
 
 import httpx
@@ -28,6 +31,7 @@ from pytest_ragv2.secret_policy import (
     secret_values,
     url_secrets,
 )
+from pytest_ragv2.systems.call_deadline import CALL, keep_call_deadlines
 from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
 from pytest_ragv2.systems.outputs import (
@@ -109,15 +113,17 @@ class HttpReply:
     status_code: int
     body: Any  # the decoded JSON, or the raw text when the body is not JSON
     is_json: bool
+    note: str = ""  # why a retryable answer was not tried again (its Retry-After)
 
     @property
     def ok(self) -> bool:
         return 200 <= self.status_code < 300
 
     def failure(self) -> AdapterFailure:
+        why = f" ({self.note})" if self.note else ""
         return AdapterFailure(
             "http_status",
-            f"HTTP {self.status_code} from {self.method} {self.url}: {excerpt(self.body)}",
+            f"HTTP {self.status_code} from {self.method} {self.url}{why}: {excerpt(self.body)}",
             status_code=self.status_code,
         )
 
@@ -147,10 +153,6 @@ def retry_reason(status_code: int) -> RetryReason | None:
     if status_code >= 500:
         return "5xx"
     return None
-
-
-def decode_body(response: httpx.Response) -> tuple[Any, bool]:
-    return decode_content(response.content, response.charset_encoding)
 
 
 def _charset_of(response: httpx.Response) -> Callable[[], str | None]:
@@ -188,24 +190,67 @@ class _Bounded(Exception):
 
 
 DECODED_CHUNK = 1024 * 1024  # the most one step of decompression may produce
+ACCEPTED_CODINGS = "gzip, deflate"  # what the harness asks for: inflated here, bounded
+_ZLIB_CODINGS = frozenset({"gzip", "x-gzip", "deflate"})
+
+
+def content_codings(response: httpx.Response) -> list[str]:
+    """The content codings of ``response`` in the order they were applied (``identity``
+    left out); the last one is undone first."""
+    return [
+        coding
+        for value in response.headers.get_list("content-encoding", split_commas=True)
+        if (coding := value.strip().lower()) and coding != "identity"
+    ]
 
 
 def decoded_chunks(response: httpx.Response) -> Iterator[bytes]:
     """The body decompressed a bounded step at a time: httpx inflates each network read
-    whole (64 KB of a gzip bomb is 64 MB), so gzip and deflate are inflated here with a cap
-    on each step's output; any other coding is left to httpx."""
-    coding = response.headers.get("content-encoding", "").strip().lower()
-    if coding not in ("gzip", "x-gzip", "deflate"):
-        yield from response.iter_bytes()
+    whole (64 KB of a gzip bomb is 64 MB; of a stacked ``gzip, deflate`` one, gigabytes),
+    so gzip and deflate are inflated here, each layer of a stacked encoding in turn, with
+    a cap on each step's output. Any other coding (br, zstd, compress) was not asked for
+    (``Accept-Encoding: gzip, deflate``) and is refused (``httpx.DecodingError``), never
+    inflated."""
+    codings = content_codings(response)
+    if not codings:
+        yield from response.iter_raw()
         return
+    refused = [coding for coding in codings if coding not in _ZLIB_CODINGS]
+    if refused:
+        raise httpx.DecodingError(
+            f"Content-Encoding {', '.join(codings)}: {', '.join(refused)} was not asked for "
+            f"(Accept-Encoding: {ACCEPTED_CODINGS}) and is not decoded: it could not be "
+            "inflated within max_response_mb"
+        )
+    chunks: Iterator[bytes] = response.iter_raw(chunk_size=64 * 1024)
+    for coding in reversed(codings):
+        chunks = _inflated(chunks, coding)
+    yield from chunks
+
+
+def _inflated(chunks: Iterator[bytes], coding: str) -> Iterator[bytes]:
+    """One zlib layer undone, at most ``DECODED_CHUNK`` bytes a step (a "deflate" body
+    without its zlib header is read as raw deflate, as httpx does)."""
     inflater = zlib.decompressobj(zlib.MAX_WBITS | 32)  # a gzip or a zlib header
+    started = False
     try:
-        for raw in response.iter_raw(chunk_size=64 * 1024):
+        for raw in chunks:
             data = raw
             while data:
-                yield inflater.decompress(data, DECODED_CHUNK)
+                try:
+                    piece = inflater.decompress(data, DECODED_CHUNK)
+                except zlib.error:
+                    if started or coding != "deflate":
+                        raise
+                    inflater = zlib.decompressobj(-zlib.MAX_WBITS)
+                    piece = inflater.decompress(data, DECODED_CHUNK)
+                started = True
                 data = inflater.unconsumed_tail
-        yield inflater.flush()
+                if piece:
+                    yield piece
+        rest = inflater.flush()
+        if rest:
+            yield rest
     except zlib.error as exc:
         raise httpx.DecodingError(f"{coding} body could not be decoded: {exc}") from None
 
@@ -219,7 +264,8 @@ def _read_bounded(
     secrets: Sequence[str],
 ) -> bytes:
     """The whole body, read chunk by chunk (decompressed) within the bounds; the response
-    is closed whatever happens."""
+    is closed whatever happens. The try's deadline is kept at the socket too
+    (``call_deadline``): a read it cuts is the same ``timeout``."""
     chunks: list[bytes] = []
     size = 0
     deadline = None if timeout_s is None else started + timeout_s
@@ -236,15 +282,64 @@ def _read_bounded(
                     f"<body over {max_bytes:,} bytes: not kept>",
                 )
             if deadline is not None and time.perf_counter() > deadline:
-                message = f"{call}: no complete answer within {timeout_s:g} s ({size:,} bytes read)"
-                raise _Bounded(
-                    AdapterFailure("timeout", scrub(message, secrets)),
-                    f"<body cut at {size:,} bytes: the {timeout_s:g} s deadline passed>",
-                )
+                raise _late(call, size, timeout_s, secrets)
             chunks.append(chunk)
+    except httpx.TimeoutException:
+        if timeout_s is None:
+            raise
+        raise _late(call, size, timeout_s, secrets) from None
+    except httpx.DecodingError as exc:
+        message = f"{call}: the body could not be decoded: {exc}"
+        raise _Bounded(
+            AdapterFailure("malformed", scrub(message, secrets)),
+            f"<body not decoded after {size:,} bytes: {exc}>",
+        ) from None
     finally:
         response.close()
     return b"".join(chunks)
+
+
+def _late(call: str, size: int, timeout_s: float | None, secrets: Sequence[str]) -> _Bounded:
+    message = f"{call}: no complete answer within {timeout_s:g} s ({size:,} bytes read)"
+    return _Bounded(
+        AdapterFailure("timeout", scrub(message, secrets)),
+        f"<body cut at {size:,} bytes: the {timeout_s:g} s deadline passed>",
+    )
+
+
+def retry_after_s(value: str | None) -> float | None:
+    """The wait a ``Retry-After`` header asks for, in seconds (delta-seconds or an HTTP
+    date, a past date being 0); None when absent or unreadable."""
+    if not value:
+        return None
+    value = value.strip()
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=UTC)
+        return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _retry_after_refusal(
+    asked_s: float, header: str, retry: RetryPolicy, deadline: Deadline | None
+) -> str:
+    """Why the wait a ``Retry-After`` asks for is not honoured ("" when it is)."""
+    asked = f"the server asked to wait {asked_s:g} s before trying again (Retry-After: {header})"
+    cap = retry.retry_after_max_s
+    if asked_s > cap:
+        return f"{asked}, longer than retry.retry_after_max_s = {cap:g}: not tried again"
+    if deadline is not None and asked_s >= deadline.remaining():
+        return (
+            f"{asked}, past the conversation's deadline "
+            f"(conversation_timeout_s = {deadline.seconds:g}): not tried again"
+        )
+    return ""
 
 
 # read_frames(response, frames, deadline, call): reads a 2xx streamed body, appending every
@@ -270,7 +365,7 @@ def send_with_retry(
     exchanges: list[Exchange],
     retry: RetryPolicy,
     json_body: Any = None,
-    params: Mapping[str, str] | None = None,
+    params: Mapping[str, str | Sequence[str]] | None = None,
     headers: Mapping[str, str] | None = None,
     stream: Streamed | None = None,
     max_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
@@ -279,9 +374,17 @@ def send_with_retry(
 ) -> HttpReply:
     """Send one request, retrying as the policy says; every try is appended to ``exchanges``.
 
-    A body is read as it arrives and never past ``max_bytes`` (counted after decompression:
-    a gzip bomb stops at the limit) nor past the client's timeout counted from the try's
-    start (a server trickling a byte a second is a timeout, not a slow success).
+    A try is bounded as a whole by the client's timeout counted from its start: connecting,
+    sending, the response headers and the body (a server trickling its headers or its body
+    a byte a second is a ``timeout`` at that deadline, not a slow success; the deadline is
+    kept at the socket, ``call_deadline``). A body is read as it arrives and never past
+    ``max_bytes`` (counted after decompression, each layer of a stacked gzip/deflate
+    encoding in turn: a gzip bomb stops at the limit; another coding is refused).
+
+    A retried 429 or 5xx answer's ``Retry-After`` (seconds or an HTTP date) is waited for
+    (instead of the backoff, when longer) up to ``retry.retry_after_max_s`` and within the
+    conversation's ``deadline``; a longer wait is not made: that answer is returned with a
+    ``note`` saying so, which its failure's message carries.
 
     ``secret_query`` parameters (``query_env``) are added to the query string, recorded by
     name with the value ``<redacted>`` and scrubbed as headers are.
@@ -318,69 +421,93 @@ def send_with_retry(
         last_try = attempt == retry.attempts
         started = time.perf_counter()
         timeout_s = _try_timeout(client.timeout.read, deadline, call, secrets)
+        limit_s = timeout_s
+        if stream is not None:
+            limit_s = stream.timeout_s if timeout_s is None else min(timeout_s, stream.timeout_s)
         response: httpx.Response | None = None
+        wait_s = 0.0
+        outer = CALL.at  # (a call made inside another keeps the sooner deadline)
+        if limit_s is not None:
+            CALL.at = started + limit_s if outer is None else min(outer, started + limit_s)
         try:
-            request = client.build_request(
-                method,
-                _sent_url(url, params, query),
-                json=json_body,
-                headers=headers,
-                timeout=httpx.Timeout(timeout_s),
-            )
-            response = client.send(request, stream=True)
-            content = b""
-            if stream is None or not response.is_success:
-                content = _read_bounded(response, call, started, max_bytes, timeout_s, secrets)
-        except _Bounded as bounded:
-            assert response is not None
-            exchanges.append(
-                Exchange(
-                    request_record,
-                    response.status_code,
-                    bounded.note,
-                    time.perf_counter() - started,
-                    attempt,
+            try:
+                request = client.build_request(
+                    method,
+                    _sent_url(url, params, query),
+                    json=json_body,
+                    headers=headers,
+                    timeout=httpx.Timeout(timeout_s),
                 )
-            )
-            raise _by_deadline(bounded.failure, deadline, call, secrets) from None
-        except (httpx.HTTPError, httpx.InvalidURL) as exc:
-            if response is not None:
-                response.close()
-            exchanges.append(
-                Exchange(request_record, None, None, time.perf_counter() - started, attempt)
-            )
-            failure = classify_exception(exc, call, attempt, secrets)
-            reason = failure.retry_reason
-            if reason is None or reason not in retry.retry_on or last_try:
-                raise _by_deadline(failure.as_failure(), deadline, call, secrets) from None
-        else:
-            if stream is not None and response.is_success:
-                try:
-                    frames = _read_frames(
-                        response,
-                        stream,
-                        call,
+                response = client.send(request, stream=True)
+                content = b""
+                if stream is None or not response.is_success:
+                    content = _read_bounded(response, call, started, max_bytes, timeout_s, secrets)
+            except _Bounded as bounded:
+                assert response is not None
+                exchanges.append(
+                    Exchange(
                         request_record,
-                        exchanges,
+                        response.status_code,
+                        bounded.note,
+                        time.perf_counter() - started,
                         attempt,
-                        started,
-                        timeout_s,
                     )
-                except AdapterFailure as failure:
-                    raise _by_deadline(failure, deadline, call, secrets) from None
-                return HttpReply(
-                    method, redact_url(url), response.status_code, frames, is_json=False
                 )
-            body, is_json = decode_content(content, _charset_of(response))
-            body = scrub(body, secrets)
-            latency_s = time.perf_counter() - started
-            exchanges.append(
-                Exchange(request_record, response.status_code, body, latency_s, attempt)
-            )
-            reason = retry_reason(response.status_code)
-            if reason is None or reason not in retry.retry_on or last_try:
-                return HttpReply(method, redact_url(url), response.status_code, body, is_json)
-        delay_s = retry.delay_after(attempt)
+                raise _by_deadline(bounded.failure, deadline, call, secrets) from None
+            except (httpx.HTTPError, httpx.InvalidURL) as exc:
+                if response is not None:
+                    response.close()
+                exchanges.append(
+                    Exchange(request_record, None, None, time.perf_counter() - started, attempt)
+                )
+                failure = classify_exception(exc, call, attempt, secrets, timeout_s)
+                reason = failure.retry_reason
+                if reason is None or reason not in retry.retry_on or last_try:
+                    raise _by_deadline(failure.as_failure(), deadline, call, secrets) from None
+            else:
+                if stream is not None and response.is_success:
+                    try:
+                        frames = _read_frames(
+                            response,
+                            stream,
+                            call,
+                            request_record,
+                            exchanges,
+                            attempt,
+                            started,
+                            timeout_s,
+                        )
+                    except AdapterFailure as failure:
+                        raise _by_deadline(failure, deadline, call, secrets) from None
+                    return HttpReply(
+                        method, redact_url(url), response.status_code, frames, is_json=False
+                    )
+                body, is_json = decode_content(content, _charset_of(response))
+                body = scrub(body, secrets)
+                latency_s = time.perf_counter() - started
+                exchanges.append(
+                    Exchange(request_record, response.status_code, body, latency_s, attempt)
+                )
+                reason = retry_reason(response.status_code)
+                if reason is None or reason not in retry.retry_on or last_try:
+                    return HttpReply(method, redact_url(url), response.status_code, body, is_json)
+                header = response.headers.get("retry-after")
+                asked_s = retry_after_s(header)
+                if asked_s is not None:
+                    refusal = _retry_after_refusal(asked_s, str(header), retry, deadline)
+                    if refusal:
+                        return HttpReply(
+                            method,
+                            redact_url(url),
+                            response.status_code,
+                            body,
+                            is_json,
+                            note=scrub(refusal, secrets),
+                        )
+                    wait_s = asked_s
+        finally:
+            CALL.at = outer
+        delay_s = max(retry.delay_after(attempt), wait_s)
         if deadline is not None and deadline.remaining() <= delay_s:
             message = deadline.message(f"{call}: no time left to try again after try {attempt}")
             raise AdapterFailure("timeout", scrub(message, secrets))
@@ -418,7 +545,7 @@ def _by_deadline(
 
 
 def _sent_url(
-    url: str, params: Mapping[str, str] | None, query: Mapping[str, str]
+    url: str, params: Mapping[str, str | Sequence[str]] | None, query: Mapping[str, str]
 ) -> httpx.URL | str:
     """The URL a request goes to: its own query string kept (httpx would replace it with
     ``params``), the params and the secret query parameters added."""
@@ -461,10 +588,21 @@ class _ExceptionClass:
 
 
 def classify_exception(
-    exc: httpx.HTTPError | httpx.InvalidURL, call: str, attempt: int, secrets: Sequence[str]
+    exc: httpx.HTTPError | httpx.InvalidURL,
+    call: str,
+    attempt: int,
+    secrets: Sequence[str],
+    timeout_s: float | None = None,
 ) -> _ExceptionClass:
     detail = scrub(f"{call} failed on try {attempt}: {type(exc).__name__}: {exc}", secrets)
     if isinstance(exc, httpx.TimeoutException):
+        if timeout_s is not None:  # the try's deadline, kept at the socket (call_deadline)
+            detail = scrub(
+                f"{call}: no answer within {timeout_s:g} s on try {attempt} (the timeout "
+                f"bounds the whole try: connecting, the headers and the body; "
+                f"{type(exc).__name__}: {exc})",
+                secrets,
+            )
         return _ExceptionClass("timeout", detail, "timeout")
     if isinstance(exc, httpx.UnsupportedProtocol | httpx.InvalidURL):  # a configuration error
         return _ExceptionClass("adapter", detail, None)
@@ -482,6 +620,24 @@ def tls_verify(url: str) -> ssl.SSLContext | bool:
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT) if url.lower().startswith("http://") else True
 
 
+# a side route (the preflight's probes, the ceiling's listing) is asked once: a run's
+# retries are for answers that are scored, and a service that fails a probe is a warning
+SIDE_ROUTE_RETRY = RetryPolicy(attempts=1)
+
+
+def bounded_client(timeout_s: float, url: str) -> httpx.Client:
+    """An ``httpx.Client`` for the calls of ``send_with_retry``: each try's deadline kept
+    at the socket (``call_deadline``), and only the content codings it inflates a bounded
+    step at a time asked for (httpx would also ask for zstd or br when installed)."""
+    client = httpx.Client(
+        timeout=httpx.Timeout(timeout_s),
+        verify=tls_verify(url),
+        headers={"Accept-Encoding": ACCEPTED_CODINGS},
+    )
+    keep_call_deadlines(client)
+    return client
+
+
 class HttpAdapter:
     """An adapter over HTTP: one keep-alive ``httpx.Client`` per adapter, made on first use."""
 
@@ -493,9 +649,7 @@ class HttpAdapter:
     @property
     def client(self) -> httpx.Client:
         if self._client is None:
-            self._client = httpx.Client(
-                timeout=httpx.Timeout(self._timeout_s), verify=tls_verify(self._url)
-            )
+            self._client = bounded_client(self._timeout_s, self._url)
         return self._client
 
     def close(self) -> None:

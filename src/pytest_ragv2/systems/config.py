@@ -107,6 +107,13 @@ class RetryPolicy(StrictConfig):
         description=f"sleep before try n+1 is backoff_s * 2**(n-1), at most {BACKOFF_MAX_S:g} s",
     )
     retry_on: list[RetryReason] = Field(default_factory=_every_retry_reason)
+    retry_after_max_s: float = Field(
+        default=10.0,
+        ge=0.0,
+        description="a 429 or 5xx answer's Retry-After (seconds or an HTTP date) is waited "
+        "for up to this long before the next try; a longer one (or one past the "
+        "conversation's deadline) ends the call with that answer, named in its error",
+    )
 
     def delay_after(self, attempt: int) -> float:
         """Seconds to wait after the failed try number ``attempt`` (1-based)."""

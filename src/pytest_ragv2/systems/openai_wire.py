@@ -395,6 +395,10 @@ def read_stream(
         raise AdapterFailure(
             "timeout", scrub(f"{call}: stream stalled: {type(exc).__name__}: {exc}", secrets)
         ) from None
+    except httpx.DecodingError as exc:  # a broken or refused content coding
+        raise AdapterFailure(
+            "malformed", scrub(f"{call}: the stream could not be decoded: {exc}", secrets)
+        ) from None
     except httpx.HTTPError as exc:
         raise AdapterFailure(
             "transport", scrub(f"{call}: stream broken: {type(exc).__name__}: {exc}", secrets)
