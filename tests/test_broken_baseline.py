@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 
 import pytest
 
-from tests.conftest import QuietHTTPServer, pyproject
+from tests.conftest import pyproject, serving
 from tests.test_layer_b import chat_pyproject
 from tests.test_plugin import gate, summary_of
 
@@ -50,12 +49,8 @@ class _Unavailable(BaseHTTPRequestHandler):
 
 @pytest.fixture(scope="module")
 def unavailable_url() -> Iterator[str]:
-    server = QuietHTTPServer(("127.0.0.1", 0), _Unavailable)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    server.server_close()
+    with serving(_Unavailable) as url:
+        yield url
 
 
 def test_the_control_a_working_baseline_as_good_as_the_candidate_fails_the_session(

@@ -11,14 +11,13 @@ from __future__ import annotations
 import json
 import sys
 import textwrap
-import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any, ClassVar
 
 import pytest
 
-from tests.conftest import QuietHTTPServer
+from tests.conftest import serving
 from tests.test_plugin import gate, raw_lines, summary_of
 
 RUN_ID = ["--ragv2-run-id=chatrun"]
@@ -319,12 +318,8 @@ class _JudgeHandler(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def judge_url() -> Iterator[str]:
-    server = QuietHTTPServer(("127.0.0.1", 0), _JudgeHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_address[1]}/v1"
-    server.shutdown()
-    server.server_close()
+    with serving(_JudgeHandler) as url:
+        yield f"{url}/v1"
 
 
 def test_a_judge_model_is_advisory_and_never_decides(

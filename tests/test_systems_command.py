@@ -521,6 +521,15 @@ def test_resume_without_a_thread_id_is_an_error_of_the_second_turn(tmp_path: Pat
     assert third.ran is False
 
 
+# a turn that ends well, answering "done" (a script's last lines)
+_DONE = (
+    'emit({"type": "thread.started", "thread_id": "t-1"}); '
+    'emit({"type": "item.completed", "item": {"id": "i", "type": "agent_message", '
+    '"text": "done"}}); '
+    'emit({"type": "turn.completed", "usage": {"input_tokens": 1}})'
+)
+
+
 def _running(pid: int) -> bool:
     """Whether ``pid`` is a live process (a zombie waiting for its reaper is not)."""
     try:
@@ -615,10 +624,7 @@ def test_a_process_left_behind_by_a_finished_turn_is_killed(tmp_path: Path) -> N
         while not os.path.exists({str(pid_file)!r}):
             time.sleep(0.01)
         time.sleep(0.5)  # long enough to be seen while the command runs
-        emit({{"type": "thread.started", "thread_id": "t-1"}})
-        emit({{"type": "item.completed", "item": {{"id": "i", "type": "agent_message",
-              "text": "done"}}}})
-        emit({{"type": "turn.completed", "usage": {{"input_tokens": 1}}}})
+        {_DONE}
         """,
     )
     transcript = _runner(script, timeout_s=10.0).converse(["q"])
@@ -782,10 +788,7 @@ def test_a_daemon_started_and_left_at_once_does_not_outlive_the_turn(
         tmp_path,
         f"""\
         {start}
-        emit({{"type": "thread.started", "thread_id": "t-1"}})
-        emit({{"type": "item.completed", "item": {{"id": "i", "type": "agent_message",
-              "text": "done"}}}})
-        emit({{"type": "turn.completed", "usage": {{"input_tokens": 1}}}})
+        {_DONE}
         """,
     )
     transcript = _runner(script, timeout_s=10.0).converse(["q"])
