@@ -565,6 +565,9 @@ def _ruled(record: RunRecord, item: Applied) -> RunRecord:
     if chat:
         replaced["rubric"] = rubric
         replaced["vetoes"] = vetoes
+        if isinstance(record, ChatRecord) and record.review:  # ruled on: settled
+            changes["review"] = (list(record.review), [])
+            replaced["review"] = ()
     item.runs[record.key.item_name] = changes
     what = ", ".join(f"{name} {_shown(a)} → {_shown(b)}" for name, (a, b) in changes.items())
     return dataclasses.replace(

@@ -31,6 +31,7 @@ from pytest_ragv2.report.summary import (
     Summary,
     build_summary,
     render_summary_markdown,
+    session_verdict,
     write_summary,
 )
 from pytest_ragv2.report.terminal import (
@@ -354,9 +355,13 @@ class Controller:
             if several:
                 summary.extras["session"] = {
                     "layers": list(self.ctx.layers),
-                    "verdict": "interrupted"
-                    if interrupted
-                    else ("incomplete" if incomplete else ("pass" if passed else "fail")),
+                    "verdict": "incomplete"
+                    if incomplete and not interrupted
+                    else session_verdict(
+                        [gate for d in decisions.values() for gate in d.gates],
+                        passed=passed,
+                        interrupted=interrupted,
+                    ),
                 }
             report_dir = self.ctx.report_dir / layer if several else self.ctx.report_dir
             if self.raw_write_error is not None:

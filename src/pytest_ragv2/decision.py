@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.layer_registry import load_layer
+from pytest_ragv2.run_record import as_record, held_for_review
 from pytest_ragv2.session import SessionResults, aggregate
 
 if TYPE_CHECKING:
@@ -57,7 +58,9 @@ def decide(
     configured = dict(configured_roles) if configured_roles else dict(roles)
 
     def decided(given: Iterable[RunRecord | Mapping[str, Any]], errors: Sequence[str]) -> Decision:
-        results = aggregate(given, roles=roles, expected_runs=expected_runs, layer=layer)
+        # a run the scorer could not decide, and no reviewer has ruled on, decides nothing
+        held = [held_for_review(as_record(record)) for record in given]
+        results = aggregate(held, roles=roles, expected_runs=expected_runs, layer=layer)
         gates = load_layer(layer).gates(
             results,
             settings,

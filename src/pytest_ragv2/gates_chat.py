@@ -186,6 +186,47 @@ def _sign_test(wins: int, losses: int) -> float | None:
     return float(binomtest(wins, wins + losses, 0.5).pvalue)
 
 
+REVIEW_GATE = "review_settled"
+REVIEW_LISTED = 50
+
+
+def review_gate(results: SessionResults, roles: Mapping[str, str]) -> GateResult:
+    """Every run of a compared system (candidate, baseline) that the scorer could not
+    decide has a reviewer's ruling. Until then those runs decide nothing (they are left out
+    of every figure and veto), and the promotion waits: the verdict reads REVIEW."""
+    compared = {name for name, role in roles.items() if role in ("candidate", "baseline")}
+    waiting = [
+        record
+        for record in results.records
+        if isinstance(record, ChatRecord) and record.review and record.key.system in compared
+    ]
+    details = [
+        f"{record.key.item_name}: {'; '.join(record.review)}" for record in waiting[:REVIEW_LISTED]
+    ]
+    if len(waiting) > REVIEW_LISTED:
+        details.append(f"... and {len(waiting) - REVIEW_LISTED} more")
+    return GateResult(
+        name=REVIEW_GATE,
+        description="every run the scorer could not decide has a reviewer's ruling "
+        "(gold/adjudications.yaml)",
+        value=len(waiting),
+        threshold="= 0 runs",
+        decision=_decide(not waiting),
+        reason=(
+            f"{len(waiting)} run(s) need a ruling: the scorer did not guess"
+            if waiting
+            else "every run decided by the scorer or a reviewer"
+        ),
+        details=details,
+    )
+
+
+def only_review_pending(gates: Sequence[GateResult]) -> bool:
+    """Whether the runs waiting for a ruling are all that keeps the verdict from PASS."""
+    failed = [gate.name for gate in gates if gate.decision == "fail"]
+    return failed == [REVIEW_GATE]
+
+
 def evaluate_layer_b(
     results: SessionResults,
     settings: AnswerGateSettings,
@@ -196,7 +237,7 @@ def evaluate_layer_b(
 ) -> list[GateResult]:
     """Every layer-B gate, vetoes first, in the order the report prints them."""
     roles = dict(configured_roles) if configured_roles else dict(results.roles)
-    gates = [case_file_gate(case_errors), completeness_gate(results)]
+    gates = [case_file_gate(case_errors), completeness_gate(results), review_gate(results, roles)]
     candidate = next((name for name, role in roles.items() if role == "candidate"), None)
     if candidate is None:
         # nothing to promote: every system run is held to the vetoes

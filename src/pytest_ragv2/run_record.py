@@ -247,6 +247,33 @@ class ChatRecord(RunRecord):
     claims_forbidden: tuple[str, ...] = ()  # the forbidden claims an answer made
     # what scoring left out: "turn 1: answer cut for scoring at 200,000 of 1,048,576 characters"
     scoring_notes: tuple[str, ...] = ()
+    # why the scorer could not decide this run ("turn 1: neither refuses nor answers: …"):
+    # until a reviewer rules on it, the run is left out of every figure and gate but
+    # ``review_settled``, which holds the verdict at REVIEW
+    review: tuple[str, ...] = ()
+
+
+def pending_review(record: RunRecord) -> bool:
+    """Whether the scorer left ``record`` to a reviewer, who has not ruled on it yet."""
+    return isinstance(record, ChatRecord) and bool(record.review)
+
+
+# the vetoes a run held for review keeps: they rest on no reading the scorer doubted
+VETOES_KEPT_IN_REVIEW = frozenset({"outside_allowlist"})
+REVIEW_SKIP_PREFIX = "needs review"
+
+
+def held_for_review(record: RunRecord) -> RunRecord:
+    """``record`` as the figures and gates see a run the scorer could not decide: counted,
+    left out of every figure (``skipped``), with only the vetoes no reading decided."""
+    if not isinstance(record, ChatRecord) or not record.review or record.skipped:
+        return record
+    kept = tuple(v for v in record.vetoes if v.get("kind") in VETOES_KEPT_IN_REVIEW)
+    return dataclasses.replace(
+        record,
+        skipped=f"{REVIEW_SKIP_PREFIX}: " + "; ".join(record.review),
+        vetoes=kept,
+    )
 
 
 _CHAT_ONLY = frozenset(f.name for f in dataclasses.fields(ChatRecord)) - frozenset(

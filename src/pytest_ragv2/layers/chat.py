@@ -238,6 +238,8 @@ def chat_record(
     if error is not None:
         reasons.append(f"{error.kind} error: {error.message}")
     reasons.extend(_turn_reasons(score, len(transcript.turns)))
+    # the scorer did not guess: the run waits for a reviewer (never met until ruled)
+    reasons.extend(f"needs review: {reason}" for reason in score.review)
     rubric = {name.lower(): grade.verdict for name, grade in score.rubric.items()}
     rubric["overall"] = score.verdict
     return ChatRecord(
@@ -268,6 +270,7 @@ def chat_record(
         claims_missed=_unique(claim for turn in score.turns for claim in turn.required_missed),
         claims_forbidden=_unique(claim for turn in score.turns for claim in turn.forbidden_found),
         scoring_notes=scoring_notes(score),
+        review=tuple(score.review),
         cited_files=tuple(
             sorted(
                 {

@@ -654,6 +654,30 @@ def _unmet_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
     )
 
 
+def _review_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
+    """The runs the scorer left to a reviewer, each with why and its answer."""
+    if not runs:
+        return ""
+    items = []
+    for run in runs:
+        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
+        answer = (
+            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
+        )
+        where = f" {_link(str(run['case']), 'case panel')}" if linked and run.get("case") else ""
+        items.append(
+            f"<details open><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
+            f"</summary>{where}<ul>{reasons}</ul>{answer}</details>"
+        )
+    return (
+        f"<section id='review'><h2>Review queue ({len(runs)})</h2><p>The scorer could not "
+        "decide these runs and did not guess: each waits for a reviewer's ruling in "
+        "<code>gold/adjudications.yaml</code>, then <code>ragv2 rescore</code> decides.</p>"
+        + "".join(items)
+        + "</section>"
+    )
+
+
 def _skipped_html(cases: Sequence[CaseView]) -> str:
     by_reason: dict[str, list[str]] = defaultdict(list)
     for case in cases:
@@ -738,6 +762,7 @@ def _page_pieces(
         *_protocol_html(summary.extras.get("protocol")),
         _systems_html(summary),
         _gates_html(gates),
+        _review_html(summary.review_queue, linked=bool(cases)),
         f"<section id='plots'><h2>Plots</h2>{_plots_html(summary, layer_records, plots)}</section>",
         *(
             f"<h2>{escape(title)}</h2>{table_html(table)}"

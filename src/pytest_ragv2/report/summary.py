@@ -44,7 +44,8 @@ class Summary:
     run_id: str
     seed: int
     layer: str
-    verdict: str  # "pass", "fail", "interrupted" or "incomplete" (a spent budget)
+    # "pass", "fail", "review" (runs wait for a ruling), "interrupted" or "incomplete"
+    verdict: str
     exit_status: int
     raw_runs: str
     runs_expected: int | None
@@ -59,6 +60,8 @@ class Summary:
     # what the layer adds (vetoes by system, rubric, judge), the attainable ceiling, and
     # the session's layers and verdict when it ran several
     extras: dict[str, Any] = field(default_factory=dict)
+    # the runs the scorer could not decide, waiting for a reviewer's ruling
+    review_queue: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = _clean(self._json_as_built())
@@ -83,6 +86,7 @@ class Summary:
             "by_case": _rows_json(self.by_case, lazy=True),
             "gates": [gate.to_json() for gate in self.gates],
             "unmet_runs": self.unmet_runs,
+            "review_queue": self.review_queue,
             **self.extras,
         }
 
@@ -105,7 +109,7 @@ def build_summary(
         run_id=run_id,
         seed=seed,
         layer=layer,
-        verdict="interrupted" if interrupted else ("pass" if passed else "fail"),
+        verdict=session_verdict(gates, passed=passed, interrupted=interrupted),
         exit_status=exit_status,
         raw_runs=str(raw_runs_dir),
         runs_expected=results.expected_runs,
@@ -118,9 +122,22 @@ def build_summary(
         by_case=results.by_case,
         gates=list(gates),
         unmet_runs=unmet_runs(results),
+        review_queue=review_queue(results),
         extras=load_layer(layer).summary_extras(results, settings)
         | ({"adjudication": results.adjudication} if results.adjudication else {}),
     )
+
+
+def session_verdict(gates: Sequence[GateResult], *, passed: bool, interrupted: bool) -> str:
+    """ "pass", "fail", "interrupted", or "review" when runs waiting for a reviewer's ruling
+    are all that keeps the gates from holding (exit status 1 all the same)."""
+    from pytest_ragv2.gates_chat import only_review_pending
+
+    if interrupted:
+        return "interrupted"
+    if passed:
+        return "pass"
+    return "review" if only_review_pending(gates) else "fail"
 
 
 def _rows_json(
@@ -181,6 +198,43 @@ def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
     return rows
 
 
+def review_queue(results: SessionResults) -> list[dict[str, Any]]:
+    """Every run the scorer left to a reviewer and no ruling has settled yet, decisive
+    roles first: what a reviewer rules on in gold/adjudications.yaml."""
+    rank = {"candidate": 0, "baseline": 1}
+    waiting = [r for r in results.records if isinstance(r, ChatRecord) and r.review]
+    waiting.sort(key=lambda r: (rank.get(r.role, 2), r.key))
+    return [
+        {
+            "run": record.key.item_name,
+            "case": record.key.case,
+            "system": record.key.system,
+            "lang": record.key.lang,
+            "rep": record.key.rep,
+            "role": record.role,
+            "reasons": list(record.review),
+            **({"answer": record.answer} if record.answer is not None else {}),
+        }
+        for record in waiting
+    ]
+
+
+def _review_markdown(summary: Summary) -> list[str]:
+    if not summary.review_queue:
+        return []
+    lines = [
+        f"## Review queue ({len(summary.review_queue)})",
+        "",
+        "The scorer could not decide these runs and did not guess: each waits for a "
+        "reviewer's ruling in `gold/adjudications.yaml` (then `ragv2 rescore`).",
+        "",
+    ]
+    for run in summary.review_queue:
+        lines.append(f"- **{md_text(run['run'])}** ({run['role']})")
+        lines.extend(f"  - {md_text(reason)}" for reason in run["reasons"])
+    return [*lines, ""]
+
+
 def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> str:
     lines = [
         f"# pytest-ragv2 — layer {summary.layer} — run {summary.run_id}",
@@ -191,6 +245,7 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
         + ".",
         "",
         *_protocol_markdown(summary),
+        *_review_markdown(summary),
         *adjudication_markdown(summary),
         "## Gates",
         "",

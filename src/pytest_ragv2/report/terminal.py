@@ -7,7 +7,7 @@ ellipsis, and every list is capped with a pointer to where the whole of it is.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,7 +17,7 @@ from pytest_ragv2.layer_registry import layer_info
 from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
-from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.run_record import ChatRecord, RunRecord
 from pytest_ragv2.safe_text import printable
 
 if TYPE_CHECKING:
@@ -144,6 +144,22 @@ def _unmet(screen: Screen, records: Sequence[RunRecord], several_layers: bool) -
         screen.line(f"  … {len(by_case) - CASES_SHOWN} more case(s) in report.html")
 
 
+def _review_queue(screen: Screen, records: Sequence[RunRecord]) -> None:
+    """The runs the scorer left to a reviewer, capped; summary.json lists every one."""
+    waiting = [r for r in records if isinstance(r, ChatRecord) and r.review]
+    if not waiting:
+        return
+    screen.line()
+    screen.wrapped(
+        f"review queue: {len(waiting)} run(s) the scorer could not decide (rule on them in "
+        "gold/adjudications.yaml, then `ragv2 rescore`):"
+    )
+    for record in waiting[:CASES_SHOWN]:
+        screen.wrapped(f"  {record.key.item_name} ({record.role}) — {'; '.join(record.review)}")
+    if len(waiting) > CASES_SHOWN:
+        screen.line(f"  … {len(waiting) - CASES_SHOWN} more in summary.json")
+
+
 def _gates(screen: Screen, gates: Sequence[GateResult], title: str) -> None:
     screen.line()
     screen.line(f"{title}:")
@@ -157,7 +173,14 @@ def _gates(screen: Screen, gates: Sequence[GateResult], title: str) -> None:
                 screen.line(f"    … {len(gate.details) - GATE_DETAILS_SHOWN} more in summary.json")
 
 
-def _verdict(screen: Screen, first: Summary, failed: Sequence[str], passing: str) -> None:
+def _waiting(gates: Iterable[GateResult]) -> int:
+    """Runs that wait for a reviewer's ruling, over the ``review_settled`` gates."""
+    return sum(int(gate.value) for gate in gates if gate.name == "review_settled" and gate.value)
+
+
+def _verdict(
+    screen: Screen, first: Summary, failed: Sequence[str], passing: str, waiting: int = 0
+) -> None:
     verdict = first.extras.get("session", {}).get("verdict", first.verdict)
     names = ", ".join(failed)
     if verdict == "interrupted":
@@ -170,6 +193,11 @@ def _verdict(screen: Screen, first: Summary, failed: Sequence[str], passing: str
             f"verdict: INCOMPLETE — the budget of {float(budget.get('max_minutes', 0)):g} min was "
             f"spent and {budget.get('runs_not_started', '?')} run(s) were not started: "
             f"not a pass; gate(s) failed: {names or 'none'}"
+        )
+    elif verdict == "review":
+        text = (
+            f"verdict: REVIEW — {waiting} run(s) need a ruling (gold/adjudications.yaml; "
+            "then `ragv2 rescore`): not promotable until ruled"
         )
     elif failed:
         text = f"verdict: FAIL — {len(failed)} gate(s) failed: {names}"
@@ -211,13 +239,14 @@ def write_terminal_summary(
     )
     _tables(screen, summary)
     _unmet(screen, records, several_layers=False)
+    _review_queue(screen, records)
     screen.line()
     for location in locations:
         screen.wrapped(location)
     _adjudication(screen, summary)
     _gates(screen, gates, "gates")
     failed = [gate.name for gate in gates if gate.decision == "fail"]
-    _verdict(screen, summary, failed, "every promotion gate holds")
+    _verdict(screen, summary, failed, "every promotion gate holds", _waiting(gates))
 
 
 def write_session_summary(
@@ -233,6 +262,7 @@ def write_session_summary(
         screen.write_sep("=", f"pytest-ragv2 layer {layer} — run {summary.run_id}")
         _tables(screen, summary)
     _unmet(screen, records, several_layers=True)
+    _review_queue(screen, records)
     screen.line()
     for location in locations:
         screen.wrapped(location)
@@ -248,7 +278,13 @@ def write_session_summary(
     ]
     layers = ", ".join(summaries)
     first = next(iter(summaries.values()))
-    _verdict(screen, first, failed, f"every promotion gate of layers {layers} holds")
+    _verdict(
+        screen,
+        first,
+        failed,
+        f"every promotion gate of layers {layers} holds",
+        _waiting(gate for gates in gates_by_layer.values() for gate in gates),
+    )
 
 
 def summary_counts(gates: Sequence[GateResult]) -> dict[str, int]:

@@ -98,6 +98,8 @@ class TurnScore:
     rubric: dict[str, Grade] = field(default_factory=dict)
     # the answer's length when it was longer than ``max_scored_chars`` and cut for scoring
     cut_from_chars: int | None = None
+    # why the scorer could not decide this turn (the run then waits for a reviewer's ruling)
+    review: list[str] = field(default_factory=list)
 
     @property
     def citations_correct(self) -> int:
@@ -130,6 +132,11 @@ class AnswerScore:
     vetoes: list[Veto]
     rubric: dict[str, Grade]
     overall: Grade
+
+    @property
+    def review(self) -> list[str]:
+        """Why the scorer could not decide the run, turn by turn (empty: it could)."""
+        return [f"turn {turn.turn}: {reason}" for turn in self.turns for reason in turn.review]
 
     @property
     def verdict(self) -> Verdict:
