@@ -25,8 +25,7 @@ REASSURANCES = [
     ),
     (
         "de",
-        "Nein, bisher sind keine Kundendaten durch einen Sicherheitsvorfall kompromittiert "
-        "worden.",
+        "Nein, bisher sind keine Kundendaten durch einen Sicherheitsvorfall kompromittiert worden.",
     ),
     (
         "en",
@@ -90,7 +89,11 @@ GENERAL_REFUSALS = [
     ("fr", "Le montant de la franchise ne figure dans aucun des documents mis à ma disposition."),
     ("fr", "Cette question va au-delà de ce qui m'a été communiqué."),
     ("fr", "Je n'ai relevé aucune information sur l'astreinte du week-end dans les extraits."),
-    ("fr", "Impossible de vous confirmer la date de migration : les sources fournies n'en parlent pas."),
+    (
+        "fr",
+        "Impossible de vous confirmer la date de migration : les sources fournies n'en "
+        "parlent pas.",
+    ),
     ("de", "In den übermittelten Unterlagen taucht die Kündigungsfrist für Cumulus nicht auf."),
     ("de", "Das kann ich Ihnen anhand der bereitgestellten Dokumente nicht beantworten."),
     ("de", "Mir liegen zu den Wartungskosten des TVK 350 keine Informationen vor."),
@@ -219,7 +222,8 @@ def test_the_reading_names_its_clauses_by_their_span_in_the_answer() -> None:
     (fact,) = reading.facts
     assert text[refusal.start : refusal.end].startswith("The documents don't give")
     assert text[fact.start : fact.end].startswith("The X1 costs")
-    assert refusal.role == "refusal" and fact.role == "fact"
+    assert refusal.role == "refusal"
+    assert fact.role == "fact"
 
 
 def test_an_empty_answer_reads_unclear_with_no_clause() -> None:

@@ -1,7 +1,27 @@
 """The per-language lexicon of the refusal constructions (:mod:`pytest_ragv2.scoring.refusal`).
 
-Data only: folded words (accents dropped, casefolded); an entry ending in ``*`` is a prefix
-(a stem). docs/answer-scoring.md lists the words by role and language.
+Data only: folded words (accents dropped, casefolded, "ß" as "ss"); an entry ending in ``*``
+is a prefix (a stem). Entries of several words ("base de connaissances") are looked up in
+the clause's words joined by spaces; the ``*_phrases`` fields are regular expressions over
+those joined words. docs/answer-scoring.md lists the words by role and language.
+
+The words are grouped by what they say about whom, not by the refusals they were seen in:
+
+- **text-report** predicates are about a text by their meaning (mentioned, stated, listed,
+  "steht", "figure"): negated, they say the sources are silent, whoever the subject;
+- **discovery** predicates (found, identified, "festgestellt") say something was looked for:
+  negated, they refuse only when the assistant looked (first person singular) or the clause
+  puts the search in the sources; "no vulnerability was found during the audit" is an event;
+- **knowledge** predicates (know, confirm, say, answer, determine) refuse only in the first
+  person, impersonally ("impossible de dire", "lässt sich nicht sagen", "cannot be
+  determined") or with a source as subject ("the documents don't say");
+- **weak** predicates (contain, give, have, available, appear) refuse only with a source as
+  their subject or place, or in the first person with an information word as object;
+- **sources** are what the assistant reads: source nouns (documents, excerpts, context,
+  knowledge base, datasheet), any **carrier** noun (pieces, texts, material, information)
+  marked as **given** to the assistant ("pièces transmises", "the material provided", "die
+  übermittelten Unterlagen"), and relatives that name what the assistant was given or
+  knows ("what I was given", "ce qui m'a été fourni", "was mir vorliegt").
 """
 
 from __future__ import annotations
@@ -15,12 +35,25 @@ class Lexicon:
     """The words of one language, folded; a word ending in ``*`` is a prefix (a stem)."""
 
     negations: frozenset[str]
-    absence: tuple[str, ...]
+    absence: tuple[str, ...]  # "manque", "fehlt", "missing": with a source or information word
+    silence: tuple[str, ...]  # "muet", "schweigt", "silent": with a source as subject
+    exceed: tuple[str, ...]  # "dépasse", "übersteigt", "beyond": followed by a source
+    exceed_after: tuple[str, ...]  # ... or after it: "über die Unterlagen hinaus"
     determiners: frozenset[str]  # negative determiners before an information word
-    report: tuple[str, ...]
-    weak_report: tuple[str, ...]
+    text_report: tuple[str, ...]  # inherently about a text: refuses when negated
+    text_report_phrases: tuple[str, ...]  # the same, of several words ("fait etat")
+    discovery: tuple[str, ...]  # found, identified: the first person or a source needed
+    knowledge: tuple[str, ...]  # know, confirm, say: the first person (or impersonal) needed
+    known_states: tuple[str, ...]  # "connu", "bekannt", "known": agentless, refuse negated
+    weak_report: tuple[str, ...]  # contain, give, have: a source or information object needed
     sources: tuple[str, ...]
-    information: tuple[str, ...]
+    carriers: tuple[str, ...]  # nouns that are sources once given: "pièces transmises"
+    given: tuple[str, ...]  # participles of giving: "transmises", "provided", "übermittelt"
+    given_phrases: tuple[str, ...]  # what the assistant was given or knows, as a relative
+    locatives: frozenset[str]  # "dans", "in", "from": a source as the place of the clause
+    information: tuple[str, ...]  # about a question: information, details, Angaben
+    data_nouns: tuple[str, ...]  # about the world as much as a question: data, figure
+    availability: tuple[str, ...]  # "disponible", "vorliegen", "available": data made information
     data_fates: tuple[str, ...]  # what happens to data: "aucune donnée n'est perdue"
     compatibility: tuple[str, ...]
     purpose: tuple[str, ...]  # compatibility words that need "for": "prévu pour"
@@ -29,12 +62,27 @@ class Lexicon:
     use_verbs: tuple[str, ...]  # ... of a use ...
     with_words: frozenset[str]  # ... with something (a medium): an incompatibility
     splitters: frozenset[str]  # words that open a new clause ("mais", "only")
+    restrictions: frozenset[str]  # splitters that restrict rather than contrast ("only")
     labels: tuple[str, ...]  # synthetic-data labels: "keine bestätigten Projektdaten"
     attributions: frozenset[str]  # "laut Datenblatt": a source cited, not one that is silent
     self_refusals: tuple[str, ...]  # word sequences that refuse by themselves ("j'ignore")
     incompatible: tuple[str, ...]  # incompatibility words without a negation ("ungeeignet")
-    access: tuple[str, ...] = ()  # "I have no access to ...": a refusal in the first person
-    first_person: frozenset[str] = frozenset()
+    access: tuple[str, ...]  # "I have no access to ...": a refusal in the first person
+    first_person: frozenset[str]  # any first person, singular or plural
+    first_singular: frozenset[str]  # the assistant itself (a "we" may be the company)
+    impersonal: frozenset[str]  # "on", "man", "sich", "impossible": no agent named
+    passive: frozenset[str]  # "be", "être", "werden": with a modal, an impersonal clause
+    possibility: frozenset[str]  # "can", "peut", "kann", "lässt"
+    blockers: frozenset[str]  # complementizers: a negation past one scopes over another clause
+    third_pronouns: frozenset[str]  # "it", "il", "es": a subject carried from the clause before
+    hedges: tuple[str, ...]  # "sure", "sûr", "sicher": a hedge, no refusal
+    hedge_phrases: tuple[str, ...]
+    courtesy: tuple[str, ...]  # apologies and greetings, alone in a clause
+    redirects: tuple[str, ...]  # "contact", "contacter", "wenden": with the person addressed
+    addressed: frozenset[str]  # "vous", "you", "Sie", "please": the person addressed
+    guesses: tuple[str, ...]  # "probablement", "probably": a value given as a guess
+    scoping: tuple[str, ...]  # "s'applique", "gilt", "applies": a fact set apart
+    scoping_phrases: tuple[str, ...]
     compounds: bool = False  # German: a source or information word may end a compound
 
 
@@ -44,45 +92,82 @@ LEXICONS: Mapping[str, Lexicon] = {
             {"pas", "aucun", "aucune", "aucuns", "aucunes", "rien", "jamais", "nulle"}
             | {"nullement", "sans", "impossible", "guere", "ni", "non"}
         ),
-        absence=(
-            "manque*",
-            "absent*",
-            "inexistant*",
-            "silencieu*",
-            "muet*",
-            "depasse*",
-            "hors",
-            "perimetre",
-        ),
+        absence=("manque*", "absent*", "inexistant*", "lacunaire*"),
+        silence=("silencieu*", "muet*", "taisent", "tait"),
+        exceed=("depasse*", "dela", "hors", "sort", "sortent", "sortir", "excede*"),
+        exceed_after=(),
         determiners=frozenset({"aucun", "aucune", "pas", "sans", "nulle"}),
-        report=(
-            "trouv*",
+        text_report=(
             "mentionn*",
             "indiqu*",
-            "precis*",
+            "precise",
+            "precisee",
+            "precises",
+            "precisees",
+            "preciser",
+            "precisent",
             "specifi*",
             "figur*",
+            "ecrit",
+            "ecrite",
+            "ecrits",
+            "ecrites",
+            "inscrit*",
             "renseign*",
-            "reference*",
+            "reference",
+            "referencee*",
+            "references",
+            "documente",
+            "documentee*",
+            "documentes",
+            "cite",
+            "citee*",
+            "cites",
+            "citent",
+            "communiqu*",
+            "dit",
+            "dits",
+            "mention",
+            "mentions",
+            "mot",
+        ),
+        text_report_phrases=(r"(?:fait|font|faire) etat",),
+        discovery=(
+            "trouv*",
+            "retrouv*",
+            "releve",
+            "relevee*",
+            "releves",
+            "repere*",
+            "identifi*",
+            "constat*",
+            "detect*",
+            "decouv*",
+            "localis*",
+            "vois",
+        ),
+        knowledge=(
             "sais",
             "sait",
             "savons",
             "savoir",
-            "connai*",
-            "connu*",
-            "communiqu*",
-            "confirmer",
-            "repondre",
-            "determin*",
-            "documente*",
-            "cite*",
+            "connais",
+            "connait",
+            "connaissons",
+            "connaitre",
+            "confirm*",
+            "repond*",
             "dire",
-            "dit",
-            "disent",
-            "evoqu*",
-            "aborde*",
-            "traite*",
+            "dis",
+            "disons",
+            "parl*",
+            "determin*",
+            "verifi*",
+            "evaluer",
+            "chiffrer",
+            "affirmer",
         ),
+        known_states=("connu", "connue", "connus", "connues"),
         weak_report=(
             "contien*",
             "conten*",
@@ -96,11 +181,23 @@ LEXICONS: Mapping[str, Lexicon] = {
             "inclu*",
             "comport*",
             "publi*",
-            "existe",
-            "trace*",
+            "existe*",
             "ai",
             "avons",
             "possed*",
+            "apparai*",
+            "repris*",
+            "present*",
+            "avanc*",
+            "montre*",
+            "propose*",
+            "evoqu*",
+            "aborde*",
+            "traite",
+            "traitee*",
+            "traites",
+            "traitent",
+            "traiter",
         ),
         sources=(
             "document*",
@@ -113,22 +210,61 @@ LEXICONS: Mapping[str, Lexicon] = {
             "base documentaire",
             "contexte",
             "fichier*",
-            "nulle part",
+            "doc",
+            "docs",
+            "manuel*",
+            "pieces jointes",
+            "annexe*",
         ),
-        information=(
+        carriers=(
+            "piece*",
+            "texte*",
+            "element*",
             "information*",
             "donnee*",
+            "contenu*",
+            "materiel*",
+            "note*",
+            "page*",
+            "dossier*",
+        ),
+        given=(
+            "fourni*",
+            "transmis*",
+            "communique*",
+            "joint",
+            "jointe*",
+            "joints",
+            "remis*",
+            "partage*",
+            "recu*",
+            "consulte*",
+            "indexe*",
+            "envoye*",
+        ),
+        given_phrases=(
+            r"(?:ce|ceux|celles?) (?:qui|que|dont) (?:l on )?(?:m|nous) (?:a|ont) ete \w+",
+            r"(?:que|qu) (?:vous|tu|on) (?:m|nous) (?:avez|as|a) \w+",
+            r"(?:ce|ceux|celles?) (?:que|qu|dont) (?:j|je|nous) (?:ai|avons|dispose|disposons)",
+            r"(?:ce|ceux|celles?) que (?:je|nous) (?:peux|pouvons|sais|savons|connais|connaissons)",
+            r"(?:a|sous) (?:ma|notre) disposition",
+            r"sous les yeux",
+            r"mes connaissances",
+        ),
+        locatives=frozenset({"dans", "parmi", "partir"}),
+        information=(
+            "information*",
             "detail*",
             "precision*",
             "indication*",
-            "mention*",
             "renseignement*",
             "element*",
-            "chiffre*",
-            "valeur*",
             "reponse*",
-            "trace*",
+            "mention*",
+            "idee",
         ),
+        data_nouns=("donnee*", "chiffre*", "valeur*", "trace*"),
+        availability=("disponible*", "existe*", "dispos*", "ai", "avons", "present*", "y"),
         data_fates=(
             "perdu*",
             "stocke*",
@@ -141,6 +277,14 @@ LEXICONS: Mapping[str, Lexicon] = {
             "sort*",
             "collecte*",
             "heberge*",
+            "divulgu*",
+            "expos*",
+            "vole*",
+            "exfiltr*",
+            "compromis*",
+            "fuit*",
+            "traite",
+            "traitee*",
         ),
         compatibility=(
             "compatible*",
@@ -163,6 +307,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("utilis*", "employ*", "fonctionn*", "exploit*", "comprim*", "alimente*"),
         with_words=frozenset({"avec", "sous"}),
         splitters=frozenset({"mais", "seulement", "cependant", "toutefois", "neanmoins"}),
+        restrictions=frozenset({"seulement"}),
         labels=("synthetique*", "demonstration", "fictif*", "fictive*", "confirme", "confirmee*"),
         attributions=frozenset({"selon", "apres", "conformement", "suivant"}),
         self_refusals=(
@@ -172,21 +317,84 @@ LEXICONS: Mapping[str, Lexicon] = {
             "pas la moindre idee",
             "ne saurais",
             "ne saurions",
+            r"(?:m|nous) echapp\w*",
         ),
         incompatible=("inadapte*", "incompatible*", "inapproprie*", "interdit*", "proscrit*"),
         access=("acces",),
-        first_person=frozenset({"je", "j", "nous", "me", "m"}),
+        first_person=frozenset(
+            {"je", "j", "nous", "me", "m", "moi", "mon", "ma", "mes", "notre", "nos"}
+        ),
+        first_singular=frozenset({"je", "j", "me", "m", "moi", "mon", "ma", "mes"}),
+        impersonal=frozenset({"on", "impossible", "possible", "se", "s"}),
+        passive=frozenset({"etre", "ete"}),
+        possibility=frozenset(
+            {"peut", "peuvent", "pourrait", "pourraient", "permet", "permettent"}
+        ),
+        blockers=frozenset(
+            {"que", "qu", "qui", "dont", "si", "lorsque", "quand", "car", "parce", "puisque"}
+        ),
+        third_pronouns=frozenset({"il", "elle", "ils", "elles"}),
+        hedges=("sur", "sure", "surs", "sures", "certain", "certaine", "incertain*"),
+        hedge_phrases=(r"difficile (?:a|de) (?:dire|savoir|repondre)",),
+        courtesy=(
+            "desole*",
+            "malheureusement",
+            "helas",
+            "pardon",
+            "excuse*",
+            "merci",
+            "bonjour",
+            "volontiers",
+            "je",
+            "suis",
+            "vraiment",
+            "tres",
+        ),
+        redirects=("contact*", "adress*", "rapproch*", "joindre", "consult*", "demand*"),
+        addressed=frozenset({"vous", "votre", "vos", "veuillez", "hesitez"}),
+        guesses=(
+            "probable*",
+            "vraisemblable*",
+            "sans doute",
+            "je pense",
+            "je crois",
+            "je suppose",
+            "il me semble",
+            "a priori",
+            "environ",
+        ),
+        scoping=(
+            "concerne*",
+            "appliqu*",
+            "vaut",
+            "valent",
+            "porte",
+            "portent",
+            "correspond*",
+            "rapporte*",
+            "vise",
+            "visent",
+        ),
+        scoping_phrases=(
+            r"(?:celui|celle|ceux|celles) (?:de|du|des|d)",
+            r"(?:uniquement|seulement|exclusivement) (?:pour|a|au|aux|sur)",
+            r"(?:ne|n) (?:\w+ ){1,2}qu (?:a|au|aux)",
+        ),
     ),
     "de": Lexicon(
         negations=frozenset(
             {"nicht", "kein", "keine", "keinen", "keiner", "keines", "keinem", "nichts"}
             | {"weder", "nie", "niemals", "nirgends", "nirgendwo", "ohne", "unmoglich"}
+            | {"keinerlei"}
         ),
-        absence=("fehlt", "fehlen", "fehlend*", "schweig*", "hinaus", "ausserhalb"),
-        determiners=frozenset({"kein", "keine", "keinen", "keiner", "keines", "keinem", "ohne"}),
-        report=(
-            "gefunden",
-            "finde*",
+        absence=("fehlt", "fehlen", "fehlend*", "mangel"),
+        silence=("schweig*", "stumm*"),
+        exceed=("hinaus", "ausserhalb", "ubersteig*", "jenseits", "sprengt", "uberschreit*"),
+        exceed_after=("hinaus",),
+        determiners=frozenset(
+            {"kein", "keine", "keinen", "keiner", "keines", "keinem", "ohne", "keinerlei"}
+        ),
+        text_report=(
             "erwahn*",
             "genannt",
             "nenn*",
@@ -196,23 +404,47 @@ LEXICONS: Mapping[str, Lexicon] = {
             "aufgelistet",
             "spezifiziert",
             "dokumentiert",
-            "weiss",
-            "wissen",
-            "bekannt",
-            "bestatigen",
-            "beantwort*",
-            "sagen",
             "hervor",
             "ersichtlich",
             "entnehm*",
-            "belegt",
-            "feststellen",
-            "ermitteln",
             "beziffer*",
-            "auffind*",
-            "sicher",
-            "beurteil*",
+            "geschrieben",
+            "verzeichnet",
+            "gesagt",
+            "erwahnung*",
+            "wort",
         ),
+        text_report_phrases=(r"steh\w* (?:\w+ )?(?:nichts|nirgends|nirgendwo)",),
+        discovery=(
+            "gefunden",
+            "finde",
+            "finden",
+            "auffind*",
+            "festgestellt",
+            "feststellen",
+            "identifiziert",
+            "identifizieren",
+            "entdeckt",
+            "entdecken",
+            "ausfindig",
+            "sehe",
+        ),
+        knowledge=(
+            "weiss",
+            "wissen",
+            "bestatigen",
+            "bestatige",
+            "beantwort*",
+            "sagen",
+            "sage",
+            "ermitteln",
+            "beurteil*",
+            "bestimmen",
+            "einschatzen",
+            "uberprufen",
+            "verifizieren",
+        ),
+        known_states=("bekannt",),
         weak_report=(
             "enthalt*",
             "verfugbar*",
@@ -226,7 +458,6 @@ LEXICONS: Mapping[str, Lexicon] = {
             "beschreib*",
             "abgedeckt",
             "behandel*",
-            "aufgefuhrt",
             "macht",
             "machen",
             "habe",
@@ -234,6 +465,17 @@ LEXICONS: Mapping[str, Lexicon] = {
             "hat",
             "liegt",
             "liegen",
+            "steht",
+            "stehen",
+            "taucht",
+            "tauchen",
+            "aufgetaucht",
+            "erscheint",
+            "erscheinen",
+            "findet",
+            "zeigen",
+            "zeigt",
+            "belegt",
         ),
         sources=(
             "unterlagen",
@@ -249,24 +491,67 @@ LEXICONS: Mapping[str, Lexicon] = {
             "dateien",
             "betriebsanleitung*",
             "handbuch*",
+            "doku",
+            "anhang",
+            "anhange",
         ),
+        carriers=(
+            "text*",
+            "material*",
+            "inhalt*",
+            "informationen",
+            "daten",
+            "unterlage*",
+            "angaben",
+        ),
+        given=(
+            "bereitgestellt*",
+            "ubermittelt*",
+            "vorliegend*",
+            "beigefugt*",
+            "hinterlegt*",
+            "ubergeben*",
+            "mitgeschickt*",
+            "hochgeladen*",
+            "zugesandt*",
+            "zugeschickt*",
+            "geteilt*",
+        ),
+        given_phrases=(
+            r"(?:was|die|das|den|dem|der|denen) (?:sie |du |man )?(?:mir|uns) (?:\w+ ){0,3}?"
+            r"(?:vorlieg\w*|vor|gestellt\w*|geschickt\w*|gegeben\w*|ubermittelt\w*|"
+            r"bereitgestellt\w*|zugesandt\w*|zugeschickt\w*|gesendet\w*|geteilt\w*)",
+            r"(?:mir|uns) vorliegend\w*",
+            r"zur verfugung gestellt\w*",
+            r"was (?:ich|wir) (?:habe|haben|weiss|wissen|sagen kann|sagen konnen)",
+            r"meine\w* (?:kenntnis\w*|wissen\w*)",
+        ),
+        locatives=frozenset({"in", "im", "aus", "darin", "innerhalb", "unter", "anhand"}),
         information=(
             "information*",
             "angabe*",
-            "daten",
             "detail*",
             "hinweis*",
             "erwahnung*",
             "auskunft*",
             "eintrag*",
-            "wert",
-            "werte",
-            "zahl",
-            "zahlen",
             "antwort*",
             "beleg*",
             "erkenntnis*",
             "aussage*",
+            "ahnung",
+        ),
+        data_nouns=("daten", "wert", "werte", "zahl", "zahlen", "spur*"),
+        availability=(
+            "verfugbar*",
+            "vorhanden",
+            "vor",
+            "vorliegen*",
+            "gibt",
+            "habe",
+            "haben",
+            "findet",
+            "finden",
         ),
         data_fates=(
             "verloren",
@@ -279,6 +564,14 @@ LEXICONS: Mapping[str, Lexicon] = {
             "erhoben",
             "aufbewahrt",
             "gehostet",
+            "kompromittiert",
+            "offengelegt",
+            "gestohlen",
+            "abgeflossen",
+            "verarbeitet",
+            "verschlusselt",
+            "preisgegeben",
+            "geleakt",
         ),
         compatibility=(
             "zugelassen",
@@ -299,12 +592,59 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("betrieben", "betreiben", "eingesetzt", "einsetzen", "verwende*", "verdicht*"),
         with_words=frozenset({"mit"}),
         splitters=frozenset({"aber", "sondern", "nur", "jedoch", "allerdings", "lediglich"}),
+        restrictions=frozenset({"nur", "lediglich"}),
         labels=("synthetisch*", "demodaten", "beispieldaten", "fiktiv*", "bestatigt*"),
         attributions=frozenset({"laut", "gemass", "entsprechend", "zufolge"}),
-        self_refusals=("keine ahnung", "unbekannt"),
+        self_refusals=(
+            "keine ahnung",
+            "unbekannt",
+            r"entzieht sich (?:meiner|unserer) kenntnis",
+            r"muss ich passen",
+        ),
         incompatible=("ungeeignet*", "unzulassig*", "inkompatibel*", "verboten", "untersagt"),
         access=("zugriff*", "zugang*"),
-        first_person=frozenset({"ich", "wir", "mir", "uns", "mich"}),
+        first_person=frozenset(
+            {"ich", "wir", "mir", "uns", "mich", "mein", "meine", "meinen", "meinem", "meiner"}
+        ),
+        first_singular=frozenset(
+            {"ich", "mir", "mich", "mein", "meine", "meinen", "meinem", "meiner"}
+        ),
+        impersonal=frozenset({"man", "sich", "unmoglich", "moglich"}),
+        passive=frozenset({"werden", "wird"}),
+        possibility=frozenset({"kann", "konnen", "lasst", "lassen", "konnte"}),
+        blockers=frozenset({"dass", "ob", "weil", "wenn", "obwohl", "wahrend"}),
+        third_pronouns=frozenset({"es", "er", "sie"}),
+        hedges=("sicher", "gewiss", "unsicher"),
+        hedge_phrases=(r"schwer zu (?:sagen|beurteilen)",),
+        courtesy=(
+            "leider",
+            "entschuldig*",
+            "bedaure*",
+            "tut",
+            "mir",
+            "leid",
+            "danke",
+            "hallo",
+            "gerne",
+            "es",
+            "ich",
+            "sehr",
+        ),
+        redirects=("wend*", "kontakt*", "erkundig*", "nachfrag*", "anfrag*", "frag*"),
+        addressed=frozenset({"sie", "ihnen", "ihr", "ihre", "bitte"}),
+        guesses=(
+            "wahrscheinlich",
+            "vermutlich",
+            "ich denke",
+            "ich glaube",
+            "ich vermute",
+            "durfte",
+            "moglicherweise",
+            "etwa",
+            "ungefahr",
+        ),
+        scoping=("gilt", "gelten", "betrifft", "betreffen", "bezieht", "beziehen", "gehort*"),
+        scoping_phrases=(r"(?:nur|ausschliesslich|lediglich|allein) (?:fur|auf|bei|im|in)",),
         compounds=True,
     ),
     "en": Lexicon(
@@ -312,38 +652,62 @@ LEXICONS: Mapping[str, Lexicon] = {
             {"no", "not", "nothing", "none", "never", "unable", "cannot", "without"}
             | {"nowhere", "neither", "nor"}
         ),
-        absence=("missing", "absent", "lack", "lacks", "lacking", "silent", "beyond", "outside"),
+        absence=("missing", "absent", "lack", "lacks", "lacking"),
+        silence=("silent",),
+        exceed=("beyond", "outside", "past", "exceed*", "outwith"),
+        exceed_after=(),
         determiners=frozenset({"no", "without"}),
-        report=(
-            "found",
-            "find",
+        text_report=(
             "mention*",
             "stated",
-            "state",
-            "states",
-            "specif*",
-            "indicat*",
+            "specified",
+            "specify",
+            "specifies",
+            "indicate",
+            "indicated",
+            "indicates",
             "listed",
             "documented",
+            "written",
+            "cited",
+            "said",
+            "reference",
+            "word",
+        ),
+        text_report_phrases=(r"(?:make|makes|made) (?:no|any) reference",),
+        discovery=(
+            "found",
+            "find",
+            "locate",
+            "located",
+            "identify",
+            "identified",
+            "detect",
+            "detected",
+            "spot",
+            "spotted",
+            "see",
+            "turned",
+            "come",
+            "came",
+        ),
+        knowledge=(
             "know",
-            "known",
             "confirm",
             "answer",
             "say",
-            "says",
-            "determine",
             "tell",
-            "locate",
-            "identify",
+            "determine",
             "verify",
-            "cite",
-            "address",
             "aware",
-            "addressed",
-            "addresses",
-            "sure",
-            "certain",
+            "address",
+            "comment",
+            "assess",
+            "speak",
+            "state",
+            "states",
         ),
+        known_states=("known",),
         weak_report=(
             "contain*",
             "provid*",
@@ -362,6 +726,12 @@ LEXICONS: Mapping[str, Lexicon] = {
             "has",
             "had",
             "hold*",
+            "appear*",
+            "go",
+            "goes",
+            "offer*",
+            "shed",
+            "addressed",
         ),
         sources=(
             "document*",
@@ -375,21 +745,54 @@ LEXICONS: Mapping[str, Lexicon] = {
             "material*",
             "file*",
             "manual*",
+            "docs",
+            "attachment*",
         ),
+        carriers=(
+            "text*",
+            "information",
+            "data",
+            "content*",
+            "note*",
+            "page*",
+            "record*",
+        ),
+        given=(
+            "provided",
+            "given",
+            "supplied",
+            "sent",
+            "shared",
+            "attached",
+            "uploaded",
+            "retrieved",
+            "indexed",
+        ),
+        given_phrases=(
+            r"what (?:i|we) (?:was|were|have been|ve been|had been|got) "
+            r"(?:given|provided|sent|shown|handed)",
+            r"what (?:i|we) (?:have|had|know|can see|ve got|ve seen)",
+            r"what (?:was|has been|were|have been) (?:given|provided|shared|sent|supplied|"
+            r"shown) (?:to|with) (?:me|us)",
+            r"(?:that |which )?(?:i|we) (?:was|were|have been|ve been|had been) "
+            r"(?:given|provided|sent|shown|handed)",
+            r"(?:provided|given|sent|shared|supplied) (?:to|with) (?:me|us)",
+            r"(?:you|they) (?:have )?(?:sent|gave|shared|provided|uploaded|attached)",
+            r"my (?:knowledge|sources)",
+        ),
+        locatives=frozenset({"in", "within", "from", "among", "inside", "across", "throughout"}),
         information=(
             "information",
             "info",
-            "data",
             "detail*",
             "mention*",
-            "figure*",
-            "value*",
-            "record",
-            "reference*",
             "indication*",
             "answer*",
             "knowledge",
+            "idea",
         ),
+        data_nouns=("data", "figure*", "value*", "record", "reference*", "trace"),
+        availability=("available", "have", "has", "exist*", "there"),
         data_fates=(
             "lost",
             "stored",
@@ -403,6 +806,15 @@ LEXICONS: Mapping[str, Lexicon] = {
             "retained",
             "hosted",
             "kept",
+            "leaked",
+            "disclosed",
+            "compromised",
+            "exposed",
+            "stolen",
+            "processed",
+            "encrypted",
+            "breach*",
+            "loss",
         ),
         compatibility=(
             "approved",
@@ -421,11 +833,62 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("used", "use", "operated", "operate", "run", "compress*", "fed"),
         with_words=frozenset({"with", "on"}),
         splitters=frozenset({"but", "only", "however", "although", "though", "instead"}),
+        restrictions=frozenset({"only"}),
         labels=("synthetic", "demo", "fictional", "fictitious", "confirmed"),
         attributions=frozenset({"according", "per", "citing"}),
-        self_refusals=("unknown", "unspecified", "undocumented", "no idea"),
+        self_refusals=(
+            "unknown",
+            "unspecified",
+            "undocumented",
+            "no idea",
+            r"(?:escapes|beyond) (?:me|us)",
+        ),
         incompatible=("unsuitable", "incompatible", "unapproved", "prohibited", "forbidden"),
         access=("access",),
-        first_person=frozenset({"i", "we", "me", "us", "my"}),
+        first_person=frozenset({"i", "we", "me", "us", "my", "our"}),
+        first_singular=frozenset({"i", "me", "my"}),
+        impersonal=frozenset({"impossible", "possible", "way"}),
+        passive=frozenset({"be", "been"}),
+        possibility=frozenset({"can", "could", "cannot"}),
+        blockers=frozenset({"that", "which", "who", "whether", "if", "because", "since", "when"}),
+        third_pronouns=frozenset({"it", "they"}),
+        hedges=("sure", "certain", "unsure", "uncertain", "positive"),
+        hedge_phrases=(r"(?:hard|difficult) to (?:say|tell|know)",),
+        courtesy=(
+            "sorry",
+            "unfortunately",
+            "apolog*",
+            "afraid",
+            "thank*",
+            "hello",
+            "hi",
+            "i",
+            "m",
+            "am",
+            "very",
+            "so",
+            "really",
+        ),
+        redirects=("contact*", "reach", "ask*", "consult*", "check", "refer"),
+        addressed=frozenset({"you", "your", "please"}),
+        guesses=(
+            "probably",
+            "likely",
+            "presumably",
+            "i think",
+            "i believe",
+            "i assume",
+            "i guess",
+            "i would expect",
+            "around",
+            "approximately",
+            "roughly",
+        ),
+        scoping=("applies", "apply", "concerns", "refers", "relates", "pertains", "belongs"),
+        scoping_phrases=(
+            r"(?:only|solely|exclusively|just) (?:for|to|in|on)",
+            r"the one (?:for|of|in)",
+            r"that of",
+        ),
     ),
 }
