@@ -200,9 +200,31 @@ READINGS = [
     # a fact next to a refusal, relation unknown
     (
         "fr",
-        "Les documents ne donnent pas le prix du X2. Le X1 coûte 900 € HT.",
+        "Les documents ne donnent pas le prix de l'abonnement. Le support coûte 90 € HT "
+        "de l'heure.",
         "unclear",
     ),
+    # ... known: about another named thing, cited, or set apart by what follows
+    ("fr", "Les documents ne donnent pas le prix du X2. Le X1 coûte 900 € HT.", "refuses"),
+    (
+        "en",
+        "The documents don't give the subscription price. Support costs €90 an hour [2].",
+        "refuses",
+    ),
+    (
+        "fr",
+        "Cette information ne figure pas dans les documents. Le contrat Meridia prévoit un "
+        "préavis de 90 jours, mais il ne s'agit pas du contrat Cumulus.",
+        "refuses",
+    ),
+    # a fact cited first, then a refusal of what was asked
+    (
+        "de",
+        "Die Kündigungsfrist beträgt 90 Tage [1]. Ob eine Vertragsstrafe anfällt, geht aus den "
+        "Unterlagen nicht hervor.",
+        "refuses",
+    ),
+    ("en", "Hmm, good question!", "unclear"),
     # a hedge alone: no refusal, no fact
     ("fr", "Je ne suis pas sûr.", "unclear"),
     ("de", "Da bin ich mir nicht ganz sicher.", "unclear"),
@@ -216,12 +238,12 @@ def test_the_whole_answer_is_read(lang: str, text: str, verdict: str) -> None:
 
 
 def test_the_reading_names_its_clauses_by_their_span_in_the_answer() -> None:
-    text = "The documents don't give the X2's price. The X1 costs €900."
+    text = "The documents don't give the X2's price. The X2 costs €900."
     reading = read_refusal(text, "en", DEFAULT_REFUSAL_PHRASES)
     (refusal,) = reading.refusals
     (fact,) = reading.facts
     assert text[refusal.start : refusal.end].startswith("The documents don't give")
-    assert text[fact.start : fact.end].startswith("The X1 costs")
+    assert text[fact.start : fact.end].startswith("The X2 costs")
     assert refusal.role == "refusal"
     assert fact.role == "fact"
 
@@ -244,3 +266,29 @@ def test_a_refusal_in_another_language_than_the_prompt_is_read() -> None:
     reading = read_refusal("Dazu habe ich in den Unterlagen nichts gefunden.", "en", NO_PHRASES)
     assert reading.verdict == "refuses"
     assert reading.refusals[0].language == "de"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("de", "Der Fehler wurde bei der Inspektion nicht gefunden."),
+        ("en", "The technician could not find the leak."),
+        ("fr", "Le technicien n'est pas en mesure de fournir une date d'intervention."),
+    ],
+)
+def test_a_default_phrase_of_finding_needs_the_one_who_looked(lang: str, text: str) -> None:
+    """The default phrases hold no finding without its finder: the constructions read a
+    finding as a refusal only when the assistant looked, or looked in the sources."""
+    assert find_refusal(text, lang, DEFAULT_REFUSAL_PHRASES) is None
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("de", "Ich habe dazu nichts gefunden."),
+        ("en", "I could not find the notice period."),
+        ("fr", "Je ne suis pas en mesure de vous indiquer ce délai."),
+    ],
+)
+def test_a_finding_by_the_assistant_still_refuses(lang: str, text: str) -> None:
+    assert find_refusal(text, lang, DEFAULT_REFUSAL_PHRASES) is not None

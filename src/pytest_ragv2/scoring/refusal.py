@@ -72,7 +72,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
@@ -305,7 +305,9 @@ def _sources(c: _Clause) -> list[int]:
             found.add(i)
     found.update(_found_at(_phrases_pattern(lexicon.given_phrases), c.joined))
     return sorted(
-        i for i in found if not any(w in lexicon.attributions for w in c.words[max(0, i - 3) : i])
+        i
+        for i in found
+        if not any(w in lexicon.attributions for w in c.words[max(0, i - SUBJECT_WORDS) : i])
     )
 
 
@@ -569,6 +571,11 @@ _SPAN_END = re.compile(
     r"[.!?;:…\n]+(?=\s|$)|[.!?;:…\n]*\s+[-\u2010-\u2015\u2212]\s+|\s*[(\[]\d+[)\]]\s*"
 )
 _TOKEN = re.compile(r"\S+")
+_CITED = re.compile(r"[(\[]\d+(?:\s*[,;\u2013-]\s*\d+)*[)\]]")
+_SENTENCE_STOP = re.compile(r"[.!?…\n](?=\s|$)")
+# identifiers: "TVK 350", "ISO 27001", "RX-9", "X2", "30-H2"
+_NAMED = re.compile(r"\b[A-Z]{2,}[- ]?\d[\w-]*|\b[A-Z]+\d[\w-]*|\b\d+-[A-Z][\w-]*")
+_PLURAL_PRONOUNS = frozenset({"they", "ils", "elles", "sie"})
 _DIGIT = re.compile(r"\d")
 
 
@@ -661,19 +668,46 @@ def _sets_apart(words: Sequence[str], joined: str, lexicon: Lexicon) -> bool:
     return pattern is not None and pattern.search(joined) is not None
 
 
-def _role(text: str, prepared: str, lexicons: Sequence[Lexicon]) -> Role:
+def _cited(answer: str, end: int) -> bool:
+    """Whether a citation marker ("[1]", "(2)", "[1, 3]") follows the clause ending at
+    ``end`` before its sentence ends: a marker cites its whole sentence."""
+    marker = _CITED.search(answer, end)
+    if marker is None:
+        return False
+    stop = _SENTENCE_STOP.search(answer, end)
+    return stop is None or marker.start() <= stop.start()
+
+
+def _attributed(words: Sequence[str], lexicons: Iterable[Lexicon]) -> bool:
+    """ "Selon ...", "laut Preisliste", "according to ...": the clause cites its source."""
+    return any(not lexicon.attributions.isdisjoint(words[:SUBJECT_WORDS]) for lexicon in lexicons)
+
+
+def _role(
+    text: str, prepared: str, lexicons: Sequence[Lexicon], *, cited: bool, after_source: bool
+) -> Role:
     """The role of a clause that does not refuse."""
     words = _words(prepared)
     joined = " ".join(words)
     if not _DIGIT.search(text) and _courtesy(words, joined, lexicons):
         return "courtesy"
+    if cited or _attributed(words, lexicons):
+        return "source"  # what the sources hold, cited: "le préavis est de 90 jours [1]"
     for lexicon in lexicons:
         c = _Clause(words, joined, lexicon)
         if _source_subject(c, _sources(c)):
             return "source"
+        if after_source and not _PLURAL_PRONOUNS.isdisjoint(words[:2]):
+            return "source"  # "... However, they do describe a discount for non-profits"
     if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):
         return "set_apart"
     return "fact"
+
+
+def _named(text: str) -> frozenset[str]:
+    """The identifiers a clause names ("TVK 350", "X2", "RX-9"), spaces and dashes left
+    out."""
+    return frozenset(re.sub(r"[\s-]", "", m.group()).casefold() for m in _NAMED.finditer(text))
 
 
 def _guess(clause: ReadClause, lexicons: Iterable[Lexicon]) -> bool:
@@ -690,61 +724,104 @@ def read_refusal(
 ) -> RefusalReading:
     """Read the whole of ``answer``: every clause's role and a verdict.
 
-    A clause refuses by a configured phrase or a construction of any language, the prompt
-    language's first (as :func:`find_refusal`); a clause that does not refuse is courtesy
-    (an apology, a pointer elsewhere, a hedge), what the sources hold (a source as its
-    subject), a fact set apart (it says what it applies to) or a fact. The verdict:
+    A clause refuses by a construction of any language, the prompt language's first, or by
+    a configured phrase (as :func:`find_refusal`). A clause that does not refuse is:
 
-    - no refusal: ``answers`` with a fact (a set-apart clause is then a plain fact),
-      ``unclear`` without (courtesy or a hedge alone);
-    - a refusal and no plain fact (courtesy, set-apart facts and what the sources hold
-      around it): ``refuses``; an incompatibility with a fact (its alternative): ``refuses``;
-    - a refusal and a plain fact: ``answers`` when a fact comes first (the refusal is a
-      caveat) or a fact after the refusal is a guess ("probably around €900"); else
+    - ``courtesy``: an apology or greeting alone, a pointer elsewhere addressed to the asker
+      ("je vous conseille de contacter le support"), a hedge ("not sure");
+    - ``source``: what the sources hold: a source as its subject ("the datasheet gives the
+      maximum pressure"), a source cited ("laut Preisliste ...", "... 90 days [1]"), or
+      "they" going on from a clause whose subject was a source;
+    - ``set_apart``, next to a refusal: a fact that says what it applies to ("gilt nur für
+      den Meridia-Vertrag", "only applies to", "concerne uniquement", "est celui du
+      contrat", "another plan"), a fact whose sentence goes on to say so ("..., mais il ne
+      s'agit pas du contrat Cumulus"), or a fact about other named things than the
+      refusal's ("the TVK 110 ships in two weeks" next to "the TVK 350's delivery time is
+      not stated"); without a refusal these are plain facts;
+    - ``fact``: anything else.
+
+    The verdict:
+
+    - no refusal: ``answers`` with a fact or a source clause, ``unclear`` without (courtesy
+      or a hedge alone);
+    - a refusal and no plain fact: ``refuses``; a refusal of an incompatibility and a plain
+      fact (its alternative): ``refuses``;
+    - a refusal and a plain fact: ``answers`` when a plain fact comes first (the refusal is
+      a caveat) or a plain fact after the refusal is a guess ("probably around €900"); else
       ``unclear``: the fact may be the answer or a nearby fact, and the rules cannot tell.
+
+    An empty answer is ``unclear`` with no clause.
     """
     if not answer.strip():
         return RefusalReading("unclear", "an empty answer", ())
-    order = [code for code in _ordered(lang, phrases, lexicons)]
+    order = _ordered(lang, phrases, lexicons)
     readers = [lexicons[code] for code in order if code in lexicons]
     read: list[ReadClause] = []
-    previous: dict[str, str] = {}
+    opened_by: list[bool] = []
+    previous: str | None = None
+    after_source = False
     for start, end, opened in _segments(answer, _contrasts(lexicons)):
         text = answer[start:end]
         prepared = _prepared(text)
         found: ReadClause | None = None
         for code in order:
-            if find_phrase(text, tuple(phrases.get(code, ()))) is not None:
-                found = ReadClause(start, end, text, "refusal", "phrase", code)
-                break
             lexicon = lexicons.get(code)
             if lexicon is None:
                 continue
-            carried = _carries(previous.get(code), prepared, opened, lexicon)
-            how = clause_refusal(prepared, lexicon, carried)
+            how = clause_refusal(prepared, lexicon, _carries(previous, prepared, opened, lexicon))
             if how is not None:
                 found = ReadClause(start, end, text, "refusal", how, code)
                 break
-        read.append(found or ReadClause(start, end, text, _role(text, prepared, readers)))
-        for code in order:
-            previous[code] = prepared
-    return _verdict(read, readers)
+        for code in order if found is None else ():
+            if find_phrase(text, tuple(phrases.get(code, ()))) is not None:
+                found = ReadClause(start, end, text, "refusal", "phrase", code)
+                break
+        if found is None:
+            role = _role(
+                text, prepared, readers, cited=_cited(answer, end), after_source=after_source
+            )
+            found = ReadClause(start, end, text, role)
+        read.append(found)
+        opened_by.append(opened)
+        words = _words(prepared)
+        after_source = any(
+            _source_subject(c, _sources(c))
+            for c in (_Clause(words, " ".join(words), lexicon) for lexicon in readers)
+        )
+        previous = prepared
+    return _verdict(_set_apart(read, opened_by), readers)
+
+
+def _set_apart(read: list[ReadClause], opened_by: list[bool]) -> list[ReadClause]:
+    """Next to a refusal, the facts set apart: a fact whose sentence goes on to set it apart
+    ("..., but that is another contract"), a fact about other named things than the
+    refusal's. Without a refusal, a set-apart clause is a plain fact."""
+    refusals = [c for c in read if c.role == "refusal"]
+    if not refusals:
+        return [replace(c, role="fact") if c.role == "set_apart" else c for c in read]
+    refused = frozenset().union(*(_named(c.text) for c in refusals))
+    out = list(read)
+    for i, clause in enumerate(out):
+        if clause.role != "fact":
+            continue
+        follows = i + 1 < len(out) and opened_by[i + 1] and out[i + 1].role == "set_apart"
+        named = _named(clause.text)
+        if follows or (refused and named and refused.isdisjoint(named)):
+            out[i] = replace(clause, role="set_apart")
+    return out
 
 
 def _verdict(read: list[ReadClause], lexicons: Sequence[Lexicon]) -> RefusalReading:
-    if not read:
+    clauses = tuple(read)
+    if not clauses:
         return RefusalReading("unclear", "no clause", ())
     refusals = [c for c in read if c.role == "refusal"]
     if not refusals:
-        plain = tuple(
-            ReadClause(c.start, c.end, c.text, "fact") if c.role == "set_apart" else c for c in read
-        )
-        if any(c.role in ("fact", "source") for c in plain):
-            return RefusalReading("answers", "facts and no refusal", plain)
+        if any(c.role in ("fact", "source") for c in read):
+            return RefusalReading("answers", "facts and no refusal", clauses)
         return RefusalReading(
-            "unclear", "neither a refusal nor a fact (courtesy or a hedge)", plain
+            "unclear", "neither a refusal nor a fact (courtesy or a hedge)", clauses
         )
-    clauses = tuple(read)
     facts = [c for c in read if c.role == "fact"]
     if not facts:
         return RefusalReading("refuses", "a refusal and no fact given as the answer", clauses)
