@@ -523,8 +523,8 @@ def _every_clause_read(text: str, lang: str) -> Refusal | None:
     prepared = refusal_module._prepared(text)
     for code in dict.fromkeys([lang, *LEXICONS]):
         lexicon = LEXICONS[code]
-        for clause in clauses(prepared, lexicon.splitters):
-            how = refusal_module.clause_refusal(clause, lexicon)
+        # each clause read with the source it carries from the clause before
+        for clause, how in refusal_module._clause_findings(prepared, lexicon):
             if how is not None:
                 return Refusal(clause, how, code)
     return None

@@ -671,11 +671,15 @@ def _sets_apart(words: Sequence[str], joined: str, lexicon: Lexicon) -> bool:
 def _cited(answer: str, end: int) -> bool:
     """Whether a citation marker ("[1]", "(2)", "[1, 3]") follows the clause ending at
     ``end`` before its sentence ends: a marker cites its whole sentence."""
-    marker = _CITED.search(answer, end)
-    if marker is None:
-        return False
     stop = _SENTENCE_STOP.search(answer, end)
-    return stop is None or marker.start() <= stop.start()
+    if stop is None:
+        return _CITED.search(answer, end) is not None
+    if _CITED.search(answer, end, stop.start() + 1) is not None:
+        return True
+    after = stop.end()  # "... 49 €. [1]": a marker right after the full stop
+    while after < len(answer) and answer[after].isspace():
+        after += 1
+    return _CITED.match(answer, after) is not None
 
 
 def _attributed(words: Sequence[str], lexicons: Iterable[Lexicon]) -> bool:
@@ -763,10 +767,12 @@ def read_refusal(
     for start, end, opened in _segments(answer, _contrasts(lexicons)):
         text = answer[start:end]
         prepared = _prepared(text)
+        words = _words(prepared)
+        distinct, joined = frozenset(words), " ".join(words)
         found: ReadClause | None = None
         for code in order:
             lexicon = lexicons.get(code)
-            if lexicon is None:
+            if lexicon is None or not _may_refuse(distinct, joined, lexicon):
                 continue
             how = clause_refusal(prepared, lexicon, _carries(previous, prepared, opened, lexicon))
             if how is not None:
@@ -783,7 +789,6 @@ def read_refusal(
             found = ReadClause(start, end, text, role)
         read.append(found)
         opened_by.append(opened)
-        words = _words(prepared)
         after_source = any(
             _source_subject(c, _sources(c))
             for c in (_Clause(words, " ".join(words), lexicon) for lexicon in readers)
