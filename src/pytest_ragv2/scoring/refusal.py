@@ -435,12 +435,16 @@ def _negated_source(
     if not cues or not sources:
         return None
     lexicon = c.lexicon
+    # what happens to a document is an event: "die Dateien werden nicht aufbewahrt", "le
+    # document n'est pas signé"
+    handled = bool(c.at(lexicon.data_fates))
     for s in sources:
         for n in cues:
             if n < s and s - n <= 3 and not c.blocked(n, s):
                 return "negated source"  # "aucune des pièces transmises", "nothing in the"
             if (
-                s < SUBJECT_WORDS
+                not handled
+                and s < SUBJECT_WORDS
                 and s < n
                 and n - s <= SUBJECT_WORDS
                 and _governs(c, s, n, reporters, cues)

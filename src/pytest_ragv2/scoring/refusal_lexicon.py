@@ -286,6 +286,10 @@ LEXICONS: Mapping[str, Lexicon] = {
             "fuit*",
             "traite",
             "traitee*",
+            "signe",
+            "signee*",
+            "signes",
+            "archive*",
         ),
         compatibility=(
             "compatible*",
@@ -583,6 +587,9 @@ LEXICONS: Mapping[str, Lexicon] = {
             "verschlusselt",
             "preisgegeben",
             "geleakt",
+            "unterschrieben",
+            "unterzeichnet",
+            "archiviert",
         ),
         compatibility=(
             "zugelassen",
@@ -847,6 +854,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "encrypted",
             "breach*",
             "loss",
+            "signed",
+            "archived",
         ),
         compatibility=(
             "approved",
