@@ -523,8 +523,8 @@ def _every_clause_read(text: str, lang: str) -> Refusal | None:
     prepared = refusal_module._prepared(text)
     for code in dict.fromkeys([lang, *LEXICONS]):
         lexicon = LEXICONS[code]
-        for clause in clauses(prepared, lexicon.splitters):
-            how = refusal_module.clause_refusal(clause, lexicon)
+        # each clause read with the source it carries from the clause before
+        for clause, how in refusal_module._clause_findings(prepared, lexicon):
             if how is not None:
                 return Refusal(clause, how, code)
     return None
@@ -580,9 +580,10 @@ def test_precision_and_recall_count_refusals_as_the_positive_class() -> None:
 @pytest.mark.skipif(not HELDOUT.exists(), reason="no held-apart refusal set")
 @pytest.mark.xfail(
     strict=True,
-    reason="measured once on 2026-12-01, not tuned on: fr precision 0.956 recall 0.796, "
-    "de 0.933 / 0.808, en 0.898 / 0.846 (docs/answer-scoring.md, 'Measured precision and "
-    "recall'); the marker goes when the detector meets the thresholds",
+    reason="measured on 2026-12-01, not tuned on: fr precision 0.956 recall 0.796, "
+    "de 0.933 / 0.808, en 0.898 / 0.846; after issue 24 (refusals about the sources): fr "
+    "0.979 / 0.870, de 0.979 / 0.904, en 0.957 / 0.846 (docs/answer-scoring.md, 'Measured "
+    "precision and recall'); the marker goes when the detector meets the thresholds",
 )
 def test_refusal_heldout_precision_and_recall() -> None:
     scores = precision_recall(read_heldout(HELDOUT.read_text("utf-8")), DEFAULT_REFUSAL_PHRASES)
@@ -597,7 +598,7 @@ def test_refusal_heldout_precision_and_recall() -> None:
 # What the detector reached on the held-apart set when it was measured (above): it may do
 # better, never worse, so a change that loses held-apart refusals fails here even while the
 # target is not met.
-HELDOUT_FLOOR = {"fr": (0.956, 0.796), "de": (0.933, 0.808), "en": (0.898, 0.846)}
+HELDOUT_FLOOR = {"fr": (0.979, 0.870), "de": (0.979, 0.904), "en": (0.957, 0.846)}
 
 
 def test_refusal_heldout_never_falls_below_what_it_measured() -> None:

@@ -315,7 +315,9 @@ def test_a_refusal_where_an_answer_is_expected_is_an_over_refusal() -> None:
     )
     score = score_transcript(w01, "en", transcript, options=NO_LANGID)
     assert score.over_refusals == 1
-    assert score.turns[0].refusal_phrase == "could not find"
+    # found by the construction (the assistant looked, in the documents), not by a phrase:
+    # "could not find" is no default phrase since a finding needs its finder (issue 24)
+    assert "i could not find" in (score.turns[0].refusal_phrase or "")
     assert score.rubric["Completeness"].verdict == "FAIL"
     assert score.vetoes == []
 

@@ -13,7 +13,11 @@ The phrases are additions to the constructions of :mod:`pytest_ragv2.scoring.ref
 recognise a refusal worded outside these lists. Phrases that also state ordinary facts ("not
 available" in "not available in 400 V", "ne contient pas", "nicht enthalten", "nicht
 vorgesehen", "no information" in "no information is lost") are left to the constructions,
-which read them only next to a source or information word.
+which read them only next to a source or information word. So are phrases of finding
+without the one who looked ("nicht gefunden", "could not find", "impossible de trouver",
+"pas en mesure de"): "der Fehler wurde nicht gefunden" and "the technician could not find
+the leak" are events; the constructions read a finding as a refusal only when the assistant
+looked ("ich habe nichts gefunden", "I could not find") or looked in the sources.
 """
 
 from __future__ import annotations
@@ -40,8 +44,6 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "je ne sais pas",
         "je n'ai pas trouve",
         "je ne trouve pas",
-        "impossible de trouver",
-        "pas en mesure de",
         "n'est pas compatible",
         "n'est pas adapte",
         "n'est pas adaptee",
@@ -71,8 +73,6 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "weiss ich nicht",
         "weiss nicht",
         "ist mir nicht bekannt",
-        "nicht gefunden",
-        "nicht finden",
         "nicht zugelassen",
         "nicht geeignet",
         "nicht kompatibel",
@@ -97,11 +97,6 @@ DEFAULT_REFUSAL_PHRASES: Mapping[str, tuple[str, ...]] = {
         "doesn't specify",
         "do not specify",
         "don't specify",
-        "could not find",
-        "couldn't find",
-        "cannot find",
-        "can't find",
-        "unable to find",
         "don't know",
         "do not know",
         "not approved",

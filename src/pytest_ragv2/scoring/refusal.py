@@ -1,67 +1,89 @@
-"""Does an answer refuse? Negation and absence constructions over a small lexicon, per language.
+"""Does an answer refuse? A refusal is about the sources or the assistant's knowledge.
 
 Pure functions, no I/O. A refusal says the answer is not given: the fact is absent from the
-sources, the model does not know or cannot confirm it, or the request is incompatible ("not
-rated for hydrogen"). It is recognised without an exact phrase: the answer is cut into
-**clauses** (at ``. ! ? ; :`` and line breaks, and before "but", "mais", "aber", "only",
-"seulement", "nur", ...), words are folded (accents dropped, casefolded, "n't" read as
-"not") and a clause refuses when it holds a **negation** (FR "ne ... pas", "aucun", "rien",
-"nulle part", "sans", "jamais"; DE "kein", "nicht", "nichts", "weder", "nie", "ohne"; EN "no",
-"not", "nothing", "none", "never", "unable", "cannot", "without", "nowhere") or an
-**absence** word ("manque", "fehlt", "missing", "absent", "lacks") together with, within
-:data:`WINDOW` words of it:
+sources (the documents, the excerpts, what the assistant was given), the assistant does not
+know, cannot say or cannot confirm it, or the request is incompatible ("not rated for
+hydrogen"). A negated statement about the world ("aucune vulnérabilité n'a été trouvée lors
+du dernier audit", "keine Kundendaten wurden kompromittiert", "no data breach occurred") is
+no refusal: nothing in it is about the sources or the assistant.
 
-- a **report** word: found, mentioned, stated, specified, indicated, listed, documented,
-  know, confirm, answer, say, determine, ... (FR "trouvé", "mentionné", "indiqué",
-  "précisé", "figure", "sais", "confirmer", "répondre"; DE "gefunden", "erwähnt", "genannt",
-  "angegeben", "aufgeführt", "weiß", "bestätigen", "hervor", "ersichtlich"); or
-- a **source** word: documents, sources, knowledge base, datasheet, excerpts, ... (FR
-  "documents", "sources", "base de connaissances", "fiche"; DE "Unterlagen", "Dokumente",
-  "Quellen", "Datenblatt"); or
-- an **information** word right after a negative determiner ("aucune information", "pas de
-  données", "keine Angaben", "no information", "no details"), unless the clause says what
-  happens to the data ("aucune donnée n'est perdue", "no data is stored": a fact); or
-- a **weak report** word (contain, provide, available, include, cover, describe, give ...)
-  with a source or information word near the negation ("les documents ne contiennent
-  pas", "this information is not available") — alone it states a fact ("not available in
-  400 V", "the kit does not contain a filter"); or
-- a prohibited use with something ("ne doit pas être utilisé avec de l'hydrogène", "darf
-  nicht mit Wasserstoff betrieben werden", "must not be used with hydrogen"), or
-- "no access" in the first person ("je n'ai pas accès à cette information", "I have no
-  access to the price list"; "unauthorised users have no access to the data" states a
-  fact), or
-- a **compatibility** word: an incompatibility refusal (FR "compatible", "adapté",
-  "homologué", "autorisé", "prévu pour", "conçu pour"; DE "zugelassen", "geeignet",
-  "freigegeben", "für ... ausgelegt"; EN "rated", "approved", "suitable", "designed for",
-  "intended for").
+The answer is cut into **clauses** (at ``. ! ? ; :``, line breaks, dashes and citation
+markers, and before "but", "mais", "aber", "only", ...), words are folded (accents dropped,
+casefolded, "n't" read as "not"), and a clause refuses by what its negated predicate is
+about (the words are in :mod:`pytest_ragv2.scoring.refusal_lexicon`, grouped by class):
 
-A clause holding "j'ignore", "keine Ahnung", "unknown" or "unspecified" refuses by itself,
-and one holding an incompatibility word ("inadapté", "ungeeignet", "unsuitable") too.
-A source word right after an attribution ("selon", "laut", "according to") cites the source
-and does not count. A clause holding a synthetic-data label ("keine bestätigten
-Projektdaten", "not confirmed", "données fictives") labels data and is no refusal. A fact
-stated with a negation ("Le plan Pro n'inclut pas de frais de mise en service", "No, the
-TVK 110 is not available in 400 V; only 230 V.") is no refusal either: nothing in it is
-about the sources, the model's knowledge or compatibility. The configured phrase lists
-(:mod:`pytest_ragv2.scoring.phrases`) are looked up as well, as additions. The words of
-each language are in :mod:`pytest_ragv2.scoring.refusal_lexicon`.
+- a **text-report** predicate (mentioned, stated, listed, "précisé", "figure", "erwähnt",
+  "angegeben") negated: the sources are silent, whoever the subject (``negated report``);
+- a **knowledge** predicate (know, confirm, say, answer, determine; "savoir", "dire",
+  "répondre"; "wissen", "sagen", "bestätigen") negated in the first person, impersonally
+  ("impossible de dire", "lässt sich nicht sagen", "cannot be determined") or with a source
+  as its subject ("the documents don't say"): ``not known`` (``negated report`` with a
+  source); "the supplier has not confirmed the date" is an event;
+- a **discovery** predicate (found, identified, "trouvé", "festgestellt") negated when the
+  assistant looked (first person singular: "je n'ai rien trouvé", "I found no") or the
+  search is placed in the sources ("in den Unterlagen nichts gefunden"): ``not found``;
+  "no critical vulnerability was found" (passive, no source) is an event;
+- a **source** negated ("not in the documents", "aucune des pièces transmises", "in keinem
+  Dokument"), a source as the subject or the place of a negated clause ("les documents ne
+  font pas état de ...", "in den Unterlagen ... nicht"), or a source with the assistant in
+  the first person singular and a negation: ``negated source``;
+- an **information** word after a negative determiner ("aucune information", "keine
+  Angaben", "no details") unless the clause says what happens to the data ("aucune
+  information n'est perdue"); a **data** word ("données", "Daten", "data", "figure")
+  likewise, but only in the first person, with a source or an availability word ("no data
+  available"): ``no information``;
+- an **absence** word (missing, "manque", "fehlt") with a source or an information word:
+  ``absent information``; a **silence** word ("muet", "schweigt", "silent") with a source as
+  subject: ``silent sources``; an **exceeding** word ("dépasse", "au-delà", "übersteigt",
+  "beyond", "past") followed by a source ("what I was given", "ce qui m'a été
+  communiqué"): ``beyond the sources``;
+- a **weak** predicate (contain, give, have, available, appear) negated with a source as its
+  subject or place, or in the first person with an information word ("je n'ai pas cette
+  information"): ``negated availability``;
+- "no access" in the first person, or an incompatibility (a compatibility word negated, a
+  prohibited use "with" something, "inadapté", "ungeeignet"): ``no access``,
+  ``incompatible``; a self-refusal ("j'ignore", "m'échappe", "keine Ahnung", "unknown"):
+  ``self refusal``.
 
-Every language's lexicon is tried, the prompt's first: a German refusal to an English prompt
-still refuses.
+A **source** is a source noun (documents, sources, excerpts, passages, context, knowledge
+base, datasheet, manual), a carrier noun marked as given to the assistant ("pièces
+transmises", "the material provided", "die übermittelten Unterlagen"), or a relative naming
+what the assistant was given or knows ("what I was given", "ce qui m'a été fourni", "was
+mir vorliegt"); a source right after an attribution ("selon", "laut", "according to")
+cites the source and does not count. A negation **scopes** over a predicate up to five words
+before it or three after it, not past a complementizer ("the documents show *that* no ...").
+A source is silent only for a predicate it governs: in "the manual says the unit has no
+port" the negation is the manual's content. A clause opened by a contrast word and going on
+without its own subject ("... but is silent on the price") keeps the previous clause's
+source. A clause holding a synthetic-data label ("keine bestätigten Projektdaten") labels
+data and is no refusal; a hedge ("je ne suis pas sûr", "nicht ganz sicher", "not sure") is
+no refusal either.
+
+:func:`find_refusal` gives the first refusing clause; :func:`read_refusal` reads the whole
+answer: each clause's role (refusal, fact, a fact set apart from the refusal, what the
+sources hold, courtesy) and a verdict, ``refuses``, ``answers`` or ``unclear``.
+
+The configured phrase lists (:mod:`pytest_ragv2.scoring.phrases`) are looked up as well, as
+additions. Every language's lexicon is tried, the prompt's first: a German refusal to an
+English prompt still refuses.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from functools import lru_cache
+from typing import Literal
 
 from pytest_ragv2.schema import Claim
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.refusal_lexicon import LEXICONS, Lexicon
 
-WINDOW = 8  # words between the negation and the word it scopes over
+WINDOW = 8  # words between a source as the place of a clause and the clause's negation
+SCOPE_BEFORE = 5  # a negation scopes over a predicate up to this many words after it ...
+SCOPE_AFTER = 3  # ... or this many words before it ("mentions no", "nennt keinen")
+SUBJECT_WORDS = 4  # a source among a clause's first words is its subject
 
 
 _CONTRACTIONS = (
@@ -72,6 +94,20 @@ _CONTRACTIONS = (
 )
 _CLAUSE_END = re.compile(r"[.!?;:\n]+(?:\s|$)|[.!?;:\n]*\s+-\s+|\s*[(\[]\d+[)\]]\s*")
 _WORD = re.compile(r"[^\W\d_]+")
+# a clause that goes on without a subject of its own after a contrast word ("but is silent
+# on ...", "mais ne précise pas ...", "aber schweigt ...") keeps the previous one's source
+_CONTINUATIONS = frozenset(
+    {"is", "are", "was", "were", "does", "do", "did", "has", "have", "says", "stays", "remains"}
+    | {"est", "sont", "reste", "restent", "ne", "n", "dit", "disent", "demeure"}
+    | {"ist", "sind", "hat", "haben", "bleibt", "bleiben", "sagt", "sagen", "schweigt"}
+)
+
+_AMBIGUOUS_BLOCKERS = frozenset({"that"})  # a complementizer or a pronoun
+# "je n'ai rien", "I have nothing on ...", "ich habe nichts dazu": a possession of nothing
+_NOTHING = frozenset({"rien", "nothing", "nichts"})
+
+Verdict = Literal["refuses", "answers", "unclear"]
+Role = Literal["refusal", "set_apart", "source", "courtesy", "fact"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +120,59 @@ class Refusal:
     language: str
 
 
+@dataclass(frozen=True, slots=True)
+class ReadClause:
+    """One clause of an answer as :func:`read_refusal` reads it.
+
+    ``start``/``end`` are its span in the original answer (``answer[start:end]`` is
+    ``text``). ``role``: ``refusal`` (``how`` names the construction, ``language`` the
+    lexicon or phrase list), ``set_apart`` (a fact next to a refusal that says what it
+    applies to: "the 90-day period only applies to the Meridia contract"), ``source`` (what
+    the sources do hold: "the datasheet gives the maximum pressure"), ``courtesy`` (an
+    apology, a pointer elsewhere, a hedge: no fact) or ``fact``.
+    """
+
+    start: int
+    end: int
+    text: str
+    role: Role
+    how: str | None = None
+    language: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalReading:
+    """What an answer does about its question (:func:`read_refusal`).
+
+    ``verdict``: ``refuses`` (a refusal about the sources or the assistant's knowledge, and
+    no fact stated as the answer), ``answers`` (facts, and no refusal, or facts first with a
+    caveat after them, or a guess after a refusal) or ``unclear`` (the rules cannot tell:
+    a refusal then a fact whose relation to it is unknown, a hedge or courtesy with neither
+    refusal nor fact, an empty answer). ``reason`` says which.
+    """
+
+    verdict: Verdict
+    reason: str
+    clauses: tuple[ReadClause, ...]
+
+    @property
+    def refusals(self) -> tuple[ReadClause, ...]:
+        """The refusing clauses."""
+        return tuple(c for c in self.clauses if c.role == "refusal")
+
+    @property
+    def facts(self) -> tuple[ReadClause, ...]:
+        """The clauses that state facts: neither refusal nor courtesy (set-apart facts and
+        what the sources hold included)."""
+        return tuple(c for c in self.clauses if c.role in ("fact", "set_apart", "source"))
+
+    @property
+    def set_apart(self) -> tuple[tuple[int, int], ...]:
+        """The (start, end) spans, in the original answer, of the facts a refusal sets
+        apart: a claim scorer may leave them out of its search for forbidden claims."""
+        return tuple((c.start, c.end) for c in self.clauses if c.role == "set_apart")
+
+
 def _prepared(text: str) -> str:
     folded = fold(text).replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
@@ -91,21 +180,27 @@ def _prepared(text: str) -> str:
     return folded
 
 
-def clauses(text: str, splitters: Iterable[str] = ()) -> list[str]:
-    """The clauses of a folded text (see the module docstring)."""
+def _clause_parts(text: str, splitters: Iterable[str]) -> list[tuple[str, bool]]:
+    """The clauses of a folded text, each with whether a splitter word opened it."""
     words = frozenset(splitters)
-    found: list[str] = []
+    found: list[tuple[str, bool]] = []
     for part in _CLAUSE_END.split(text):
         current: list[str] = []
+        opened = False
         for token in part.split():
             bare = token.strip(",\"'()[]«»")
             if bare in words and current:
-                found.append(" ".join(current))
-                current = []
+                found.append((" ".join(current), opened))
+                current, opened = [], True
             current.append(token)
         if current:
-            found.append(" ".join(current))
-    return [clause for clause in found if clause.strip()]
+            found.append((" ".join(current), opened))
+    return [(clause, opened) for clause, opened in found if clause.strip()]
+
+
+def clauses(text: str, splitters: Iterable[str] = ()) -> list[str]:
+    """The clauses of a folded text (see the module docstring)."""
+    return [clause for clause, _ in _clause_parts(text, splitters)]
 
 
 @lru_cache(maxsize=1 << 16)
@@ -122,14 +217,9 @@ def _is(word: str, entries: tuple[str, ...], compounds: bool = False) -> bool:
     return False
 
 
-def _multi(clause: str, entries: tuple[str, ...]) -> bool:
-    """Entries of several words ("knowledge base", "nulle part") looked up in the clause."""
-    pattern = _multi_pattern(entries)
-    return pattern is not None and pattern.search(clause) is not None
-
-
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=512)
 def _multi_pattern(entries: tuple[str, ...]) -> re.Pattern[str] | None:
+    """Entries of several words ("knowledge base", "sans doute") as one pattern."""
     bodies = [re.escape(entry.rstrip("*")) for entry in entries if " " in entry]
     return re.compile(rf"(?<!\w)(?:{'|'.join(bodies)})") if bodies else None
 
@@ -142,73 +232,250 @@ def _phrases_pattern(phrases: tuple[str, ...]) -> re.Pattern[str] | None:
     return re.compile(rf"(?<!\w)(?:{'|'.join(f'(?:{phrase})' for phrase in phrases)})(?!\w)")
 
 
-def _near(positions: Sequence[int], others: Sequence[int]) -> bool:
-    return any(abs(a - b) <= WINDOW for a in positions for b in others)
+def _index(joined: str, offset: int) -> int:
+    """The index of the word at ``offset`` of words joined by single spaces."""
+    return joined.count(" ", 0, offset)
 
 
-def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
-    """How ``clause`` (folded) refuses, or None (rules in the module docstring)."""
-    words = _WORD.findall(clause.replace("'", " "))
+def _found_at(pattern: re.Pattern[str] | None, joined: str) -> list[int]:
+    if pattern is None:
+        return []
+    return [_index(joined, match.start()) for match in pattern.finditer(joined)]
+
+
+@dataclass(frozen=True, slots=True)
+class _Clause:
+    """A clause's words in one language, with the positions the rules read."""
+
+    words: tuple[str, ...]
+    joined: str
+    lexicon: Lexicon
+
+    def at(self, entries: tuple[str, ...], compounds: bool = False) -> list[int]:
+        found = [i for i, w in enumerate(self.words) if _is(w, entries, compounds)]
+        return sorted({*found, *_found_at(_multi_pattern(entries), self.joined)})
+
+    def has(self, words: frozenset[str]) -> bool:
+        return not words.isdisjoint(self.words)
+
+    def blocked(self, a: int, b: int) -> bool:
+        """Whether a complementizer stands between positions ``a`` and ``b``."""
+        low, high = min(a, b), max(a, b)
+        return any(self.blocker(k) for k in range(low + 1, high))
+
+    def blocker(self, k: int) -> bool:
+        """Whether the word at ``k`` opens another clause: "que", "dass", "whether"; "that"
+        only after a verb of saying or showing ("shows that"), not as a pronoun ("about
+        that")."""
+        word = self.words[k]
+        if word not in self.lexicon.blockers:
+            return False
+        if word not in _AMBIGUOUS_BLOCKERS:
+            return True
+        before = self.words[k - 1] if k else ""
+        lexicon = self.lexicon
+        return any(
+            _is(before, entries)
+            for entries in (lexicon.text_report, lexicon.knowledge, lexicon.weak_report)
+        )
+
+    def negated(self, index: int, cues: Sequence[int]) -> bool:
+        """Whether a negation of ``cues`` scopes over the word at ``index``."""
+        for cue in cues:
+            if cue < index and index - cue <= SCOPE_BEFORE and not self.blocked(cue, index):
+                return True
+            if index < cue and cue - index <= SCOPE_AFTER and not self.blocked(index, cue):
+                return True
+        return False
+
+
+def _words(clause: str) -> tuple[str, ...]:
+    return tuple(_WORD.findall(clause.replace("'", " ")))
+
+
+def _sources(c: _Clause) -> list[int]:
+    """Where ``c`` names a source (see the module docstring), attributions left out."""
+    lexicon = c.lexicon
+    found = set(c.at(lexicon.sources, lexicon.compounds))
+    for i in c.at(lexicon.carriers, lexicon.compounds):
+        # an attribute ("pièces transmises", "the provided material", "die übermittelten
+        # Unterlagen"), not a predicate ("data is not shared")
+        near = c.words[max(0, i - 2) : i] + c.words[i + 1 : i + 2]
+        if any(_is(w, lexicon.given) for w in near):
+            found.add(i)
+    found.update(_found_at(_phrases_pattern(lexicon.given_phrases), c.joined))
+    return sorted(
+        i
+        for i in found
+        if not any(w in lexicon.attributions for w in c.words[max(0, i - SUBJECT_WORDS) : i])
+    )
+
+
+def _source_subject(c: _Clause, sources: Sequence[int]) -> bool:
+    return any(i < SUBJECT_WORDS for i in sources)
+
+
+def _governs(
+    c: _Clause, source: int, index: int, reporters: Sequence[int], cues: Sequence[int]
+) -> bool:
+    """Whether the source at ``source`` is the subject or the place of the predicate at
+    ``index``: no complementizer (but a relative right after the source) and no other,
+    affirmed, report or knowledge predicate stands between them."""
+    low, high = min(source, index), max(source, index)
+    for k in range(low + 1, high):
+        if c.blocker(k) and not (source < k <= source + 1):
+            return False
+        if k in reporters and not c.negated(k, cues):
+            return False
+    return True
+
+
+def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str | None:
+    """How ``clause`` (folded) refuses, or None (rules in the module docstring).
+
+    ``carried``: the clause goes on, after a contrast word, from a clause whose subject is a
+    source ("the datasheet gives the pressure but is silent on the power").
+    """
+    words = _words(clause)
     if not words:
         return None
     if any(_is(w, lexicon.labels) for w in words):
         return None  # a synthetic-data label ("not confirmed")
-    joined = " ".join(words)
+    c = _Clause(words, " ".join(words), lexicon)
     self_refusal = _phrases_pattern(lexicon.self_refusals)
-    if self_refusal is not None and self_refusal.search(joined):
+    if self_refusal is not None and self_refusal.search(c.joined):
         return "self refusal"
     if any(_is(w, lexicon.incompatible) for w in words):
         return "incompatible"
-    negations = [i for i, w in enumerate(words) if w in lexicon.negations]
-    absence = [i for i, w in enumerate(words) if _is(w, lexicon.absence)]
-    cues = sorted(negations + absence)
-    if not cues:
+    cues = [i for i, w in enumerate(words) if w in lexicon.negations]
+    absence = c.at(lexicon.absence)
+    silence = c.at(lexicon.silence)
+    exceed = c.at(lexicon.exceed)
+    if not (cues or absence or silence or exceed):
         return None
+    sources = _sources(c)
+    if carried and not sources:
+        sources = [0]  # the contrast word stands for the source carried over
+    first = c.has(lexicon.first_person)
+    single = c.has(lexicon.first_singular)
+    text = c.at(lexicon.text_report) + _found_at(
+        _phrases_pattern(lexicon.text_report_phrases), c.joined
+    )
+    knowledge = c.at(lexicon.knowledge)
+    reporters = sorted({*text, *knowledge})
 
-    def at(entries: tuple[str, ...], compounds: bool = False) -> list[int]:
-        return [i for i, w in enumerate(words) if _is(w, entries, compounds)]
+    def governed(index: int) -> bool:
+        return any(_governs(c, s, index, reporters, cues) for s in sources)
 
-    sources = [
-        i
-        for i in at(lexicon.sources, lexicon.compounds)
-        if not any(w in lexicon.attributions for w in words[max(0, i - 3) : i])
-    ]
-    if _multi(clause, lexicon.sources):
-        sources = sources or [cues[0]]
-    information = at(lexicon.information, lexicon.compounds)
-    report = at(lexicon.report)
-    if negations and _near(negations, report):
+    if cues and any(c.negated(i, cues) for i in text):
         return "negated report"
-    if negations and _near(negations, sources):
-        return "negated source"
-    access = at(lexicon.access)
-    if access and _near(negations, access):
+    impersonal = c.has(lexicon.impersonal) or (
+        c.has(lexicon.passive) and c.has(lexicon.possibility)
+    )
+    for i in knowledge:
+        if cues and c.negated(i, cues):
+            if governed(i):
+                return "negated report"
+            if first or impersonal:
+                return "not known"
+    if cues and any(c.negated(i, cues) for i in c.at(lexicon.known_states)):
+        return "not known"
+    for i in c.at(lexicon.discovery):
+        if cues and c.negated(i, cues) and (single or governed(i)):
+            return "not found"
+    how = _negated_source(c, cues, sources, reporters, single)
+    if how is not None:
+        return how
+    access = c.at(lexicon.access)
+    if access and any(c.negated(i, cues) for i in access):
         # "je n'ai pas accès à cette information" refuses; "unauthorised users have no
         # access to customer data" states a fact
-        if any(w in lexicon.first_person for w in words):
-            return "no access"
-        return None
-    fates = at(lexicon.data_fates)
-    for index in information:
-        before = words[max(0, index - 2) : index]
-        if any(w in lexicon.determiners for w in before) and not fates:
+        return "no access" if first else None
+    fates = c.at(lexicon.data_fates)
+    information = c.at(lexicon.information, lexicon.compounds)
+    data = c.at(lexicon.data_nouns, lexicon.compounds)
+    available = c.at(lexicon.availability)
+
+    def determined(index: int) -> bool:
+        return any(w in lexicon.determiners for w in words[max(0, index - 2) : index])
+
+    if not fates:
+        if any(determined(i) for i in information):
             return "no information"
-    if absence and (_near(absence, information) or _near(absence, sources)) and not fates:
+        if any(determined(i) for i in data) and (first or sources or available):
+            return "no information"
+    if absence and (sources or information) and not fates:
         return "absent information"
-    weak = at(lexicon.weak_report)
-    if _near(negations, weak) and _near(negations, sources + information) and not fates:
-        return "negated availability"
-    compatible = at(lexicon.compatibility)
-    if negations and _near(negations, compatible):
+    if silence and sources:
+        return "silent sources"
+    for e in exceed:
+        after = _is(words[e], lexicon.exceed_after)  # "über die Unterlagen hinaus"
+        if any(0 < (e - s if after else s - e) <= WINDOW - 2 for s in sources):
+            return "beyond the sources"
+    for i in c.at(lexicon.weak_report):
+        if not c.negated(i, cues):
+            continue
+        if governed(i):
+            return "negated availability"
+        if fates:
+            continue
+        nothing = not _NOTHING.isdisjoint(words[i + 1 : i + 3])
+        if first and (information or data or nothing):
+            return "negated availability"
+        if information and _is(words[i], lexicon.availability):
+            return "negated availability"
+    return _incompatible(c, cues)
+
+
+def _negated_source(
+    c: _Clause, cues: Sequence[int], sources: Sequence[int], reporters: Sequence[int], single: bool
+) -> str | None:
+    """A source negated ("not in the documents"), a source subject or place of a negated
+    clause, or the assistant and a source in a negated clause."""
+    if not cues or not sources:
+        return None
+    lexicon = c.lexicon
+    # what happens to a document is an event: "die Dateien werden nicht aufbewahrt", "le
+    # document n'est pas signé"
+    handled = bool(c.at(lexicon.data_fates))
+    for s in sources:
+        for n in cues:
+            if n < s and s - n <= 3 and not c.blocked(n, s):
+                return "negated source"  # "aucune des pièces transmises", "nothing in the"
+            if (
+                not handled
+                and s < SUBJECT_WORDS
+                and s < n
+                and n - s <= SUBJECT_WORDS
+                and _governs(c, s, n, reporters, cues)
+            ):
+                return "negated source"  # "les documents ne font pas état de ..."
+            place = any(w in lexicon.locatives for w in c.words[max(0, s - 3) : s])
+            if place and abs(n - s) <= WINDOW and not c.blocked(n, s):
+                return "negated source"  # "in den übermittelten Unterlagen ... nicht"
+    if single:
+        return "negated source"  # "I wasn't able to pin it down from the excerpts"
+    return None
+
+
+def _incompatible(c: _Clause, cues: Sequence[int]) -> str | None:
+    """An incompatibility: a compatibility word negated, "not designed for", or a use
+    prohibited with something ("must not be used with hydrogen")."""
+    lexicon, words = c.lexicon, c.words
+
+    def near(positions: Sequence[int]) -> bool:
+        return any(abs(a - b) <= WINDOW for a in cues for b in positions)
+
+    if cues and near(c.at(lexicon.compatibility)):
         return "incompatible"
-    for index in at(lexicon.purpose):
+    for index in c.at(lexicon.purpose):
         scope = words[max(0, index - WINDOW) : index + 3]
-        if any(w in lexicon.purpose_prepositions for w in scope) and _near(negations, [index]):
+        if any(w in lexicon.purpose_prepositions for w in scope) and near([index]):
             return "incompatible"
-    uses = at(lexicon.use_verbs)
-    scope = words[max(0, uses[0] - WINDOW) : uses[-1] + 3] if uses else []
+    uses = c.at(lexicon.use_verbs)
+    scope = words[max(0, uses[0] - WINDOW) : uses[-1] + 3] if uses else ()
     if (
-        _near(negations, uses)
+        near(uses)
         and any(w in lexicon.modals for w in words)
         and any(w in lexicon.with_words for w in scope)
     ):
@@ -216,18 +483,61 @@ def clause_refusal(clause: str, lexicon: Lexicon) -> str | None:
     return None
 
 
+def _carries(previous: str | None, clause: str, opened: bool, lexicon: Lexicon) -> bool:
+    """Whether ``clause``, opened by a contrast word, goes on from a source subject."""
+    if not opened or previous is None:
+        return False
+    own = _words(clause)
+    if len(own) < 2:
+        return False
+    goes_on = (
+        own[1] in _CONTINUATIONS
+        or own[1] in lexicon.negations
+        or not lexicon.third_pronouns.isdisjoint(own[1:3])
+        or any(
+            _is(own[1], entries)
+            for entries in (
+                lexicon.text_report,
+                lexicon.knowledge,
+                lexicon.weak_report,
+                lexicon.silence,
+            )
+        )
+    )
+    if not goes_on:
+        return False
+    words = _words(previous)
+    c = _Clause(words, " ".join(words), lexicon)
+    return _source_subject(c, _sources(c))
+
+
+def _clause_findings(prepared: str, lexicon: Lexicon) -> Iterator[tuple[str, str | None]]:
+    """Each clause of a prepared answer, and how it refuses in ``lexicon``'s language."""
+    previous: str | None = None
+    for clause, opened in _clause_parts(prepared, lexicon.splitters):
+        yield clause, clause_refusal(clause, lexicon, _carries(previous, clause, opened, lexicon))
+        previous = clause
+
+
 def _may_refuse(words: frozenset[str], joined: str, lexicon: Lexicon) -> bool:
     """Whether any clause of a text (its words, and all of them joined by spaces) may
-    refuse in ``lexicon``'s language: a clause refuses only with a negation, an absence or
-    an incompatibility word, or a self-refusal; the words of the clauses, in order, are the
-    text's, so a self-refusal found in a clause is found in the whole. Most answers hold
-    none, and their clauses need not be cut and read one by one."""
+    refuse in ``lexicon``'s language: a clause refuses only with a negation, an absence, a
+    silence, an exceeding or an incompatibility word, or a self-refusal; the words of the
+    clauses, in order, are the text's, so a self-refusal found in a clause is found in the
+    whole. Most answers hold none, and their clauses need not be cut and read one by one."""
     if not words.isdisjoint(lexicon.negations):
         return True
-    if any(_is(w, lexicon.absence) or _is(w, lexicon.incompatible) for w in words):
+    kinds = (lexicon.absence, lexicon.silence, lexicon.exceed, lexicon.incompatible)
+    if any(_is(w, kind) for w in words for kind in kinds):
         return True
     self_refusal = _phrases_pattern(lexicon.self_refusals)
     return self_refusal is not None and self_refusal.search(joined) is not None
+
+
+def _ordered(
+    lang: str, phrases: Mapping[str, Sequence[str]], lexicons: Mapping[str, Lexicon]
+) -> list[str]:
+    return list(dict.fromkeys([lang, *phrases, *lexicons]))
 
 
 def find_refusal(
@@ -240,24 +550,300 @@ def find_refusal(
     first, then every other language's; None when it does not refuse."""
     if not answer.strip():
         return None
-    languages = [lang, *(code for code in (*phrases, *lexicons) if code != lang)]
-    ordered = list(dict.fromkeys(languages))
     prepared = _prepared(answer)
     words = _WORD.findall(prepared.replace("'", " "))
     distinct = frozenset(words)
     joined = " ".join(words)
-    for code in ordered:
+    for code in _ordered(lang, phrases, lexicons):
         phrase = find_phrase(answer, tuple(phrases.get(code, ())))
         if phrase is not None:
             return Refusal(phrase, "phrase", code)
         lexicon = lexicons.get(code)
         if lexicon is None or not _may_refuse(distinct, joined, lexicon):
             continue
-        for clause in clauses(prepared, lexicon.splitters):
-            how = clause_refusal(clause, lexicon)
+        for clause, how in _clause_findings(prepared, lexicon):
             if how is not None:
                 return Refusal(clause, how, code)
     return None
+
+
+# --------------------------------------------------------------------------- the reading
+
+# clause ends in the original answer (the folded ones of _CLAUSE_END, typographic forms
+# included), so that each clause keeps its span
+_SPAN_END = re.compile(
+    r"[.!?;:…\n]+(?=\s|$)|[.!?;:…\n]*\s+[-\u2010-\u2015\u2212]\s+|\s*[(\[]\d+[)\]]\s*"
+)
+_TOKEN = re.compile(r"\S+")
+_CITED = re.compile(r"[(\[]\d+(?:\s*[,;\u2013-]\s*\d+)*[)\]]")
+_SENTENCE_STOP = re.compile(r"[.!?…\n](?=\s|$)")
+# identifiers: "TVK 350", "ISO 27001", "RX-9", "X2", "30-H2"
+_NAMED = re.compile(r"\b[A-Z]{2,}[- ]?\d[\w-]*|\b[A-Z]+\d[\w-]*|\b\d+-[A-Z][\w-]*")
+_PLURAL_PRONOUNS = frozenset({"they", "ils", "elles", "sie"})
+_DIGIT = re.compile(r"\d")
+
+
+def _contrasts(lexicons: Mapping[str, Lexicon]) -> frozenset[str]:
+    """Every language's contrast words: the splitters that do not restrict ("only", "nur"
+    stay inside their clause: "gilt nur für den Meridia-Vertrag" is one clause)."""
+    return frozenset(
+        word
+        for lexicon in lexicons.values()
+        for word in lexicon.splitters
+        if word not in lexicon.restrictions
+    )
+
+
+def _segments(answer: str, contrasts: frozenset[str]) -> list[tuple[int, int, bool]]:
+    """(start, end, opened by a contrast word) of each clause of the original answer."""
+    parts: list[tuple[int, int]] = []
+    position = 0
+    for stop in _SPAN_END.finditer(answer):
+        parts.append((position, stop.start()))
+        position = stop.end()
+    parts.append((position, len(answer)))
+    found: list[tuple[int, int, bool]] = []
+    for low, high in parts:
+        current: list[tuple[int, int]] = []
+        opened = False
+        for token in _TOKEN.finditer(answer, low, high):
+            bare = fold(token.group()).strip(",\"'()[]«»")
+            if bare in contrasts and current:
+                found.append((current[0][0], current[-1][1], opened))
+                current, opened = [], True
+            current.append((token.start(), token.end()))
+        if current:
+            found.append((current[0][0], current[-1][1], opened))
+    segments: list[tuple[int, int, bool]] = []
+    for start, end, opened in found:
+        while end > start and answer[end - 1] in ",;:":
+            end -= 1
+        words = _words(_prepared(answer[start:end]))
+        if not words:
+            continue
+        if segments and all(w in contrasts for w in words):
+            # a contrast word that ends its sentence ("use the TVM 30-H2 instead")
+            segments[-1] = (segments[-1][0], end, segments[-1][2])
+            continue
+        segments.append((start, end, opened))
+    return segments
+
+
+def _any_is(words: Sequence[str], joined: str, entries: tuple[str, ...]) -> bool:
+    if any(_is(w, entries) for w in words):
+        return True
+    pattern = _multi_pattern(entries)
+    return pattern is not None and pattern.search(joined) is not None
+
+
+def _hedge(words: Sequence[str], joined: str, lexicon: Lexicon) -> bool:
+    """ "Je ne suis pas sûr", "nicht ganz sicher", "not sure", "hard to say"."""
+    pattern = _phrases_pattern(lexicon.hedge_phrases)
+    if pattern is not None and pattern.search(joined):
+        return True
+    cues = [i for i, w in enumerate(words) if w in lexicon.negations]
+    return any(
+        _is(w, lexicon.hedges) and any(abs(i - n) <= 3 for n in cues) for i, w in enumerate(words)
+    )
+
+
+def _courtesy(words: Sequence[str], joined: str, lexicons: Iterable[Lexicon]) -> bool:
+    """An apology or greeting alone, a pointer elsewhere addressed to the asker ("je vous
+    conseille de contacter le support"), or a hedge: a clause that states no fact."""
+    lexicons = list(lexicons)
+    if all(any(_is(w, lexicon.courtesy) for lexicon in lexicons) for w in words):
+        return True
+    for lexicon in lexicons:
+        if any(_is(w, lexicon.redirects) for w in words) and not lexicon.addressed.isdisjoint(
+            words
+        ):
+            return True
+        if _hedge(words, joined, lexicon):
+            return True
+    return False
+
+
+def _sets_apart(words: Sequence[str], joined: str, lexicon: Lexicon) -> bool:
+    """ "... gilt nur für den Meridia-Vertrag", "... only applies to ...", "... concerne
+    uniquement ...", "ce délai est celui du contrat ...": a fact that says what it is for."""
+    if any(_is(w, lexicon.scoping) for w in words):
+        return True
+    pattern = _phrases_pattern(lexicon.scoping_phrases)
+    return pattern is not None and pattern.search(joined) is not None
+
+
+def _cited(answer: str, end: int) -> bool:
+    """Whether a citation marker ("[1]", "(2)", "[1, 3]") follows the clause ending at
+    ``end`` before its sentence ends: a marker cites its whole sentence."""
+    stop = _SENTENCE_STOP.search(answer, end)
+    if stop is None:
+        return _CITED.search(answer, end) is not None
+    if _CITED.search(answer, end, stop.start() + 1) is not None:
+        return True
+    after = stop.end()  # "... 49 €. [1]": a marker right after the full stop
+    while after < len(answer) and answer[after].isspace():
+        after += 1
+    return _CITED.match(answer, after) is not None
+
+
+def _attributed(words: Sequence[str], lexicons: Iterable[Lexicon]) -> bool:
+    """ "Selon ...", "laut Preisliste", "according to ...": the clause cites its source."""
+    return any(not lexicon.attributions.isdisjoint(words[:SUBJECT_WORDS]) for lexicon in lexicons)
+
+
+def _role(
+    text: str, prepared: str, lexicons: Sequence[Lexicon], *, cited: bool, after_source: bool
+) -> Role:
+    """The role of a clause that does not refuse."""
+    words = _words(prepared)
+    joined = " ".join(words)
+    if not _DIGIT.search(text) and _courtesy(words, joined, lexicons):
+        return "courtesy"
+    if cited or _attributed(words, lexicons):
+        return "source"  # what the sources hold, cited: "le préavis est de 90 jours [1]"
+    for lexicon in lexicons:
+        c = _Clause(words, joined, lexicon)
+        if _source_subject(c, _sources(c)):
+            return "source"
+        if after_source and not _PLURAL_PRONOUNS.isdisjoint(words[:2]):
+            return "source"  # "... However, they do describe a discount for non-profits"
+    if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):
+        return "set_apart"
+    return "fact"
+
+
+def _named(text: str) -> frozenset[str]:
+    """The identifiers a clause names ("TVK 350", "X2", "RX-9"), spaces and dashes left
+    out."""
+    return frozenset(re.sub(r"[\s-]", "", m.group()).casefold() for m in _NAMED.finditer(text))
+
+
+def _guess(clause: ReadClause, lexicons: Iterable[Lexicon]) -> bool:
+    words = _words(_prepared(clause.text))
+    joined = " ".join(words)
+    return any(_any_is(words, joined, lexicon.guesses) for lexicon in lexicons)
+
+
+def read_refusal(
+    answer: str,
+    lang: str,
+    phrases: Mapping[str, Sequence[str]],
+    lexicons: Mapping[str, Lexicon] = LEXICONS,
+) -> RefusalReading:
+    """Read the whole of ``answer``: every clause's role and a verdict.
+
+    A clause refuses by a construction of any language, the prompt language's first, or by
+    a configured phrase (as :func:`find_refusal`). A clause that does not refuse is:
+
+    - ``courtesy``: an apology or greeting alone, a pointer elsewhere addressed to the asker
+      ("je vous conseille de contacter le support"), a hedge ("not sure");
+    - ``source``: what the sources hold: a source as its subject ("the datasheet gives the
+      maximum pressure"), a source cited ("laut Preisliste ...", "... 90 days [1]"), or
+      "they" going on from a clause whose subject was a source;
+    - ``set_apart``, next to a refusal: a fact that says what it applies to ("gilt nur für
+      den Meridia-Vertrag", "only applies to", "concerne uniquement", "est celui du
+      contrat", "another plan"), a fact whose sentence goes on to say so ("..., mais il ne
+      s'agit pas du contrat Cumulus"), or a fact about other named things than the
+      refusal's ("the TVK 110 ships in two weeks" next to "the TVK 350's delivery time is
+      not stated"); without a refusal these are plain facts;
+    - ``fact``: anything else.
+
+    The verdict:
+
+    - no refusal: ``answers`` with a fact or a source clause, ``unclear`` without (courtesy
+      or a hedge alone);
+    - a refusal and no plain fact: ``refuses``; a refusal of an incompatibility and a plain
+      fact (its alternative): ``refuses``;
+    - a refusal and a plain fact: ``answers`` when a plain fact comes first (the refusal is
+      a caveat) or a plain fact after the refusal is a guess ("probably around €900"); else
+      ``unclear``: the fact may be the answer or a nearby fact, and the rules cannot tell.
+
+    An empty answer is ``unclear`` with no clause.
+    """
+    if not answer.strip():
+        return RefusalReading("unclear", "an empty answer", ())
+    order = _ordered(lang, phrases, lexicons)
+    readers = [lexicons[code] for code in order if code in lexicons]
+    read: list[ReadClause] = []
+    opened_by: list[bool] = []
+    previous: str | None = None
+    after_source = False
+    for start, end, opened in _segments(answer, _contrasts(lexicons)):
+        text = answer[start:end]
+        prepared = _prepared(text)
+        words = _words(prepared)
+        distinct, joined = frozenset(words), " ".join(words)
+        found: ReadClause | None = None
+        for code in order:
+            lexicon = lexicons.get(code)
+            if lexicon is None or not _may_refuse(distinct, joined, lexicon):
+                continue
+            how = clause_refusal(prepared, lexicon, _carries(previous, prepared, opened, lexicon))
+            if how is not None:
+                found = ReadClause(start, end, text, "refusal", how, code)
+                break
+        for code in order if found is None else ():
+            if find_phrase(text, tuple(phrases.get(code, ()))) is not None:
+                found = ReadClause(start, end, text, "refusal", "phrase", code)
+                break
+        if found is None:
+            role = _role(
+                text, prepared, readers, cited=_cited(answer, end), after_source=after_source
+            )
+            found = ReadClause(start, end, text, role)
+        read.append(found)
+        opened_by.append(opened)
+        after_source = any(
+            _source_subject(c, _sources(c))
+            for c in (_Clause(words, " ".join(words), lexicon) for lexicon in readers)
+        )
+        previous = prepared
+    return _verdict(_set_apart(read, opened_by), readers)
+
+
+def _set_apart(read: list[ReadClause], opened_by: list[bool]) -> list[ReadClause]:
+    """Next to a refusal, the facts set apart: a fact whose sentence goes on to set it apart
+    ("..., but that is another contract"), a fact about other named things than the
+    refusal's. Without a refusal, a set-apart clause is a plain fact."""
+    refusals = [c for c in read if c.role == "refusal"]
+    if not refusals:
+        return [replace(c, role="fact") if c.role == "set_apart" else c for c in read]
+    refused = frozenset().union(*(_named(c.text) for c in refusals))
+    out = list(read)
+    for i, clause in enumerate(out):
+        if clause.role != "fact":
+            continue
+        follows = i + 1 < len(out) and opened_by[i + 1] and out[i + 1].role == "set_apart"
+        named = _named(clause.text)
+        if follows or (refused and named and refused.isdisjoint(named)):
+            out[i] = replace(clause, role="set_apart")
+    return out
+
+
+def _verdict(read: list[ReadClause], lexicons: Sequence[Lexicon]) -> RefusalReading:
+    clauses = tuple(read)
+    if not clauses:
+        return RefusalReading("unclear", "no clause", ())
+    refusals = [c for c in read if c.role == "refusal"]
+    if not refusals:
+        if any(c.role in ("fact", "source") for c in read):
+            return RefusalReading("answers", "facts and no refusal", clauses)
+        return RefusalReading(
+            "unclear", "neither a refusal nor a fact (courtesy or a hedge)", clauses
+        )
+    facts = [c for c in read if c.role == "fact"]
+    if not facts:
+        return RefusalReading("refuses", "a refusal and no fact given as the answer", clauses)
+    if any(c.how == "incompatible" for c in refusals):
+        return RefusalReading("refuses", "an incompatibility and its alternative", clauses)
+    lead = next(c for c in read if c.role in ("refusal", "fact"))
+    if lead.role == "fact":
+        return RefusalReading("answers", "facts first, then a refusal as a caveat", clauses)
+    if any(_guess(c, lexicons) for c in facts):
+        return RefusalReading("answers", "a refusal, then a guess at the answer", clauses)
+    return RefusalReading(
+        "unclear", "a refusal, then facts whose relation to it is unknown", clauses
+    )
 
 
 def is_refusal(answer: str, lang: str, phrases: Mapping[str, Sequence[str]]) -> bool:
