@@ -408,6 +408,12 @@ def _unit_at(text: str, position: int) -> tuple[str, int] | None:
     return _CANONICAL_BY_SPELLING[match.group()], match.end()
 
 
+def unit_after(norm: str, position: int) -> tuple[str, int] | None:
+    """The canonical unit spelled at ``position`` of a normalised text (one optional space
+    first) and where its spelling ends; None when none of the table's spellings is there."""
+    return _unit_at(norm, position)
+
+
 def read_numbers(norm: str, lang: str | None) -> list[Num]:
     masked = _masked_identifiers(norm)
     tokens: list[_Token] = []

@@ -1,0 +1,1336 @@
+"""Typed values of a text, each in one canonical form: the one reading of an answer's values.
+
+Pure functions, no I/O. :func:`read_values` reads every typed value of an answer or an
+evidence passage written in French, German or English; :func:`read_value` reads a gold
+value (the whole text must hold exactly one value of the given kind); :func:`identifier_spans`
+finds a given identifier in a text whatever its separators. Every value has a **key**: equal
+values have equal keys, different values different keys, whatever the writing. Spans index
+the **original** text (``text[value.span] == value.text``), also where Unicode normalisation
+changes characters (no-break spaces, ligatures, full-width digits).
+
+What is returned
+----------------
+Values are found in this order, and a later one may not overlap an earlier one (a phone
+number is one phone, never numbers; a date is one date, never counts):
+
+1. e-mail addresses, URLs, IBANs and labelled part numbers (:mod:`.identifiers`);
+   filenames ("datenblatt-tvs-75.pdf") and citation markers ("[1]") are blocked: no value
+   is read inside them;
+2. phone numbers;
+3. dates; then list markers at a line's start ("1.", "2)") are blocked;
+4. identifiers;
+5. numbers written in digits, then numbers written in words, as money, percent, quantity
+   or count.
+
+A number that is none of these — a bare number with decimals and no unit ("0,92"), an
+ordinal ("1er", "2nd", "4th"), a number glued to letters that are no unit ("3x", "14h30")
+— is not returned.
+
+Kinds and keys
+--------------
+- **quantity** — a number with a unit of a physical or time dimension, converted to the
+  dimension's base unit (:data:`pytest_ragv2.scoring.numbers.UNIT_DIMENSIONS`: ``s`` for
+  durations, ``months`` for months and years, ``m``, ``g``, ``bar``, ``W``, ``°C``, ...).
+  "480 min" = "8 h" = "8 Stunden" → ``quantity:s:28800``; "4 000 Bh" = "4 000 h";
+  "90 jours" = "90 Tage" = "90 days" → ``quantity:s:7776000``; "1,5 an" = "18 mois" =
+  "1.5 years" → ``quantity:months:18``. Besides the number table this module reads
+  working days ("5 jours ouvrés", "5 Werktage", "5 business days": ``workdays``, not
+  calendar days), percentage points ("3 Prozentpunkte": ``pp``, not percent), a German
+  compound's unit after a hyphen ("24-Stunden-Service", "5-Jahres-Vertrag"), and a unit
+  shared by a range or list ("10-16 bar", "8 à 10 heures", "8, 10 und 13 bar": each
+  number has the unit written after the last).
+- **money** — an amount in a currency (EUR, USD, GBP, CHF), in units of the currency: a
+  scale ("k", "M", "Mio.", "Mrd.", "million", "millions", "Millionen", "bn", "k€", "M€",
+  "Md€", "TEUR") multiplies, a currency may stand before ("€3.145M", "EUR 5,763k", "€5.763
+  million") or after ("5 763 k€", "5,763 M€", "5.763 Mio. €", "5,76 millions d'euros").
+  All of "5 763 k€", "5 763 000 €", "5,763 M€" (fr), "5.763 Mio. €" (de), "€5.763M",
+  "€5.763 million", "EUR 5,763k" (en) → ``money:EUR:5763000``. Keys are exact: "5,76 M€"
+  is ``money:EUR:5760000``, another value; :attr:`Value.precision` (the step of the last
+  digit written, in the currency: 10000 for "5,76 M€", 1000 for "5 763 k€") lets a matcher
+  accept a rounded writing if it so decides. With a scale of a million or more, "5,763" and
+  "5.763" are decimals in every language (nobody writes 5 763 million as "5.763 Mio.").
+  A scale word without a currency ("2,5 millions de clients", "3 Mio. Nutzer") makes a
+  count of 2 500 000 / 3 000 000.
+- **percent** — "38 %", "38%", "38 pour cent", "38 Prozent", "38 percent", "trente-huit
+  pour cent", "achtunddreißig Prozent", "thirty-eight percent" → ``percent:38``.
+- **date** — at day, month, quarter, half-year or year granularity:
+
+  - day: "6 octobre 2025", "1er octobre 2025", "6. Oktober 2025", "October 6, 2025",
+    "6 Oct 2025", "6th of October 2025", "2025-10-06", "06/10/2025", "6.10.2025", "6.10.25"
+    → ``date:day:2025-10-06``; a day and month without a year ("le 6 octobre") →
+    ``date:day:--10-06`` (ISO 8601's year-less form);
+  - month: "octobre 2025", "Oktober 2025", "Oct. 2025", "10/2025", "04.2025" →
+    ``date:month:2025-10``;
+  - quarter: "T1 2026", "Q1 2026", "Q1/2026", "Q1'26", "1Q 2026", "2026-Q1", "1. Quartal
+    2026", "ersten Quartal 2026", "1er trimestre 2026", "premier trimestre 2026", "first
+    quarter of 2026" → ``date:quarter:2026-Q1``;
+  - half: "S2 2026", "H2 2026", "2. Halbjahr 2026", "zweite Jahreshälfte 2026", "second
+    semestre 2026", "second half of 2026" → ``date:half:2026-H2``;
+  - year: a year (1900-2099) only in a date context: after "en", "depuis", "dès", "fin",
+    "début", "im", "im Jahr", "seit", "bis", "ab", "Ende", "Stand", "in", "since",
+    "until", "by", "end of", "FY", ... ("en 2026", "seit 2019", "since 2019"), in
+    parentheses ("(2019)"), in a range of years ("2019-2021", "de 2019 à 2021", "seit 2019
+    und 2020"), or as part of the forms above → ``date:year:2026``. A year followed by a
+    unit is not one ("bis 2000 bar", "en 2000 heures"). Outside a date context "2026" is a
+    count.
+
+  Month names come from babel (wide and abbreviated, format and stand-alone, of fr, de
+  and en, also without their accents and final dot); ordinals ("premier", "2e", "zweites",
+  "third") are a short list of this module. Numeric day-first or month-first order: fr and
+  de are day-first; ``en-US`` is month-first; ``en-GB`` and any other ``en-XX`` day-first;
+  plain ``en`` and no language (None) read day-first but, when both readings are valid
+  dates ("10/06/2025"), mark the value :attr:`Value.ambiguous` with the month-first key in
+  :attr:`Value.alternative` — never a silent guess. Two-digit years are 20xx.
+- **phone** — found with a candidate pattern (a ``+``, ``00`` or national ``0`` prefix,
+  8 to 15 digits; with ``en-US`` also "(555) 123-4567") and read by the **phonenumbers**
+  library's ``PhoneNumberMatcher`` on the candidate, with the region of the language (fr →
+  FR, de → DE, en → GB, en-US → US; none: FR, DE, GB, US in turn, the first that reads it);
+  a number with a country prefix needs to be possible, a national one valid. Key: E.164.
+  "0033 2 85 52 41 90" = "+33 (0)2 85 52 41 90" = "02 85 52 41 90" (fr) = "+33285524190"
+  → ``phone:+33285524190``. A date ("06.10.2025") is never a phone.
+- **email** — ``email:`` and the address casefolded.
+- **url** — ``url:`` and the URL without scheme, ``www.``, trailing ``/`` and punctuation,
+  casefolded (:func:`pytest_ragv2.scoring.identifiers.url_key`).
+- **identifier** — a reference, part, model, document or contract number: a token of
+  letters and digits joined by ``-`` ``/`` ``.`` (also U+2010/U+2011 hyphens) holding a
+  digit and at least two letters (or one letter first and four characters, "A380"), or
+  three digit groups and more ("301-224-05"), or anything after a part-number label
+  ("Art.-Nr. 4711"), or an IBAN; and an all-capital word followed by a space and a number
+  that is no quantity, decimal or year ("ISO 27001", "SOC 2", "TVK 220", "ISO/IEC 27001",
+  "TVS 75-10"). A standard's name (ISO 27001, SOC 2) is an identifier. Key: ``identifier:``
+  and the groups in capitals joined by ``-``, where a group ends at every separator
+  (hyphen, slash, dot, space, no-break space, no-break hyphen are all equivalent) and at
+  every change from letters to digits or back: "CC-MER-2024-017" = "CC/MER/2024/017" =
+  "CC MER 2024 017" → ``identifier:CC-MER-2024-017``; "TVS75" = "TVS 75" = "TVS-75" →
+  ``identifier:TVS-75``; "DB-TVS75-DE-09" → ``identifier:DB-TVS-75-DE-09``. One character
+  more, less or different is another identifier ("SK-22OA" ≠ "SK-220A"; "KV-4501-8" ≠
+  "KV-450-18": a boundary between two digit groups is kept). An IBAN's key is its letters
+  and digits without separators. Not identifiers: a number with its unit or scale ("48h",
+  "3.145M", "m3/min"), an ordinal ("1er"), a token with one letter and fewer than four
+  characters ("Q4", "T4", "3x"), filenames.
+
+  German compounds: a group at either end of a token that is an ordinary word — letters
+  only, four or more, all lower-case after the first — is not part of the identifier:
+  "ISO-27001-Zertifizierung" → "ISO-27001", "SOC-2-Bericht" → "SOC-2",
+  "TVK-220-Datenblatt" → "TVK-220"; "Dynamics-365-Connector" leaves "365", a bare number
+  in a compound word, which is no value at all. A spaced identifier ("CC MER 2024 017") is
+  not read in running text (nothing tells its end); claim matching looks a given
+  identifier up with :func:`identifier_spans`, which finds it whatever its separators
+  (an ordinary word may follow or precede it joined by a hyphen; another group may not).
+- **count** — an integer without a unit, with or without a count noun ("33 nouveaux
+  clients" → ``count:33``; "12 Monate" is a quantity), in digits or in words
+  ("trente-trois", "dreiunddreißig", "thirty-three"). Numbers in words are read by
+  **text2num** (``find_numbers``) on maximal runs of number words, so each keeps its span;
+  "pour cent" is read as percent before, so "pour cent et quatre-vingt-dix" never merges
+  into 190. Number words that are also articles or adjectives ("un", "une", "ein", "eine",
+  "one", "neuf"; with no language also "elf", "sept", "cent", "mille") are values only with
+  a unit after them ("un an", "eine Woche", "one hour").
+
+Keys use the plain decimal notation of the amount in the base unit (no exponent, no
+trailing zeros). Numeric kinds carry :attr:`Value.amount` and :attr:`Value.dimension`;
+dates carry the granularity as dimension. A number whose reading rests on a guess — "1.689"
+or "1,689" with no language to decide it — is marked ambiguous, its other reading in
+:attr:`Value.alternative`.
+
+Why some code is written here
+-----------------------------
+Libraries do what they can: babel gives month names, phonenumbers reads and validates
+phone numbers, text2num reads numbers in words. None finds numbers in running text in three
+locales: babel parses a given string in a given locale but does not find numbers in text,
+nor can it tell "1.689" from "1,689" from the text's own conventions
+(:mod:`pytest_ragv2.scoring.numbers` does, and is reused here). Dates in free text at
+quarter and half-year granularity in three languages, and the canonical form of
+identifiers, have no maintained library; ``dateparser`` parses a given string (with a
+large import and locale guessing) but neither finds dates in text with their spans nor
+reads "T1 2026" or "2. Halbjahr 2026". phonenumbers' own matcher over a whole text takes
+about 0.7 ms per KB even without a phone number in it, and with a German region reads
+"1 689 000" and "06.10.2025" as phone numbers, so it runs only on candidates.
+
+The three libraries are imported on first use (phonenumbers only when a text holds a
+phone candidate); importing this module costs none of them.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
+
+from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER, Coverage
+from pytest_ragv2.scoring.identifiers import typed_identifiers, url_key
+from pytest_ragv2.scoring.normalisation import Normalised, normalise
+from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, normalise_unit, read_numbers, unit_after
+
+if TYPE_CHECKING:
+    from pytest_ragv2.scoring.numbers import Num
+
+ValueKind = Literal[
+    "quantity", "money", "percent", "date", "phone", "email", "url", "identifier", "count"
+]
+VALUE_KINDS: tuple[ValueKind, ...] = (
+    "quantity",
+    "money",
+    "percent",
+    "date",
+    "phone",
+    "email",
+    "url",
+    "identifier",
+    "count",
+)
+Granularity = Literal["day", "month", "quarter", "half", "year"]
+
+
+@dataclass(frozen=True, slots=True)
+class Value:
+    """One typed value of a text (rules in the module docstring)."""
+
+    kind: ValueKind
+    key: str
+    """The canonical form: equal values have equal keys, different values different keys."""
+    span: tuple[int, int]
+    """Where the value is written, in the original text."""
+    text: str
+    """The original text of the span."""
+    amount: Decimal | None = None
+    """Numeric kinds: the value in the dimension's base unit."""
+    dimension: str | None = None
+    """Numeric kinds: the dimension ("s", "months", "EUR", "%", ...); dates: the
+    granularity ("day", "month", "quarter", "half", "year")."""
+    precision: Decimal | None = None
+    """Numeric kinds: the step of the last digit written, in the base unit ("5,76 M€":
+    10000; "99,7 %": 0.1; "1,5 an": 1.2 months)."""
+    ambiguous: bool = False
+    """The reading rests on a guess: "1,689" or a numeric date with no language to decide."""
+    alternative: str | None = None
+    """The key of the other reading of an ambiguous value."""
+
+
+# =========================================================================== helpers
+
+
+def _tidy(amount: Decimal) -> Decimal:
+    """``amount`` without trailing zeros, an integer without exponent (1000, not 1E+3)."""
+    integral = amount.to_integral_value()
+    return integral.quantize(Decimal(1)) if amount == integral else amount.normalize()
+
+
+def _plain(amount: Decimal) -> str:
+    """``amount`` in plain decimal notation, without exponent or trailing zeros."""
+    text = format(amount.normalize(), "f")
+    return "0" if text in ("-0", "0") else text
+
+
+def _primary(lang: str | None) -> str:
+    return re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0] if lang else ""
+
+
+def _region(lang: str | None) -> str:
+    parts = re.split(r"[-_]", lang.strip().lower()) if lang else []
+    return parts[1] if len(parts) > 1 else ""
+
+
+class _Collector:
+    """The values found so far and the original characters they (or blocked text) cover."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.taken = Coverage(len(text))
+        self.values: list[Value] = []
+
+    def free(self, span: tuple[int, int]) -> bool:
+        return span[1] > span[0] and not self.taken.overlaps(span)
+
+    def block(self, span: tuple[int, int]) -> None:
+        self.taken.add(span)
+
+    def add(self, kind: ValueKind, key: str, span: tuple[int, int], **fields: Any) -> bool:
+        if not self.free(span):
+            return False
+        self.taken.add(span)
+        self.values.append(Value(kind, key, span, self.text[span[0] : span[1]], **fields))
+        return True
+
+
+# =========================================================================== typed identifiers
+
+
+def _typed(text: str, found: _Collector) -> None:
+    """E-mail addresses, URLs, IBANs and labelled or grouped part numbers."""
+    for item in typed_identifiers(text, support=True):
+        if item.type == "email":
+            found.add("email", "email:" + item.text.casefold(), item.span)
+        elif item.type == "url":
+            found.add("url", "url:" + url_key(item.text), item.span)
+        elif item.type == "iban":
+            compact = "".join(_GROUP.findall(unicodedata.normalize("NFKC", item.text))).upper()
+            found.add("identifier", "identifier:" + compact, item.span)
+        elif item.type == "part":
+            found.add("identifier", "identifier:" + identifier_key(item.text), item.span)
+
+
+def _block_markers(text: str, found: _Collector) -> None:
+    for pattern in (FILENAME, CITATION_MARKER):
+        for match in pattern.finditer(text):
+            found.block(match.span())
+
+
+# =========================================================================== phones
+
+_PHONE_SPACE = "\u0020\u00a0\u202f\u2009"
+_PHONE_CANDIDATE = re.compile(
+    rf"(?<![\w+/.,\-])(?:\+|00)[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{6,24}}\d"
+    rf"|(?<![\w+/.,\-])\(?0[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{5,22}}\d"
+)
+_US_CANDIDATE = re.compile(r"(?<![\w+/.,\-])\(?[2-9]\d\d\)?[ .\-]?[2-9]\d\d[ .\-]\d{4}(?!\d)")
+_DATE_SHAPE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}-\d{2}-\d{2}")
+_REGIONS = {"fr": "FR", "de": "DE", "en": "GB"}
+_ALL_REGIONS = ("FR", "DE", "GB", "US")
+
+
+def _phone_regions(lang: str | None) -> tuple[str, ...]:
+    primary, region = _primary(lang), _region(lang)
+    if primary == "en" and region == "us":
+        return ("US",)
+    if primary in _REGIONS:
+        return (_REGIONS[primary],)
+    return _ALL_REGIONS
+
+
+def _phones(text: str, lang: str | None, found: _Collector) -> None:
+    regions = _phone_regions(lang)
+    candidates = [match.span() for match in _PHONE_CANDIDATE.finditer(text)]
+    if "US" in regions:
+        candidates += [match.span() for match in _US_CANDIDATE.finditer(text)]
+    for start, end in sorted(candidates):
+        candidate = text[start:end]
+        digits = sum(char.isdigit() for char in candidate)
+        if not 8 <= digits <= 17 or not found.free((start, end)):
+            continue
+        if _DATE_SHAPE.fullmatch(candidate.strip()):
+            continue
+        international = candidate.startswith(("+", "00"))
+        tried = (
+            (*regions, *(r for r in _ALL_REGIONS if r not in regions)) if international else regions
+        )
+        for region in tried:
+            hit = _phone_in(candidate, region, international)
+            if hit is not None:
+                key, (offset, stop) = hit
+                found.add("phone", "phone:" + key, (start + offset, start + stop))
+                break
+
+
+def _phone_in(
+    candidate: str, region: str, international: bool
+) -> tuple[str, tuple[int, int]] | None:
+    """The E.164 form and span of the phone number phonenumbers reads in ``candidate``."""
+    import phonenumbers
+
+    leniency = phonenumbers.Leniency.POSSIBLE if international else phonenumbers.Leniency.VALID
+    for match in phonenumbers.PhoneNumberMatcher(candidate, region, leniency=leniency):
+        raw = match.raw_string.lstrip()
+        if region != "US" and not raw.startswith(("+", "0", "(")):
+            continue
+        key = phonenumbers.format_number(match.number, phonenumbers.PhoneNumberFormat.E164)
+        return key, (match.start, match.end)
+    return None
+
+
+# =========================================================================== dates
+
+_YEAR = r"(?P<year>1[89]\d\d|20\d\d|21\d\d)(?!\d|[.,]\d)"
+# not inside a number ("1.6.10.2025") nor an identifier ("DOC-2025-10-06")
+_B = r"(?<![\w.,])(?<![^\W_][-/.])"
+_ORDINALS: dict[str, int] = {
+    **dict.fromkeys(("1er", "1re", "1ère", "1ere", "premier", "première", "premiere"), 1),
+    **dict.fromkeys(("1.", "erste", "ersten", "erstes", "erster", "erstem", "1st", "first"), 1),
+    **dict.fromkeys(("2e", "2ème", "2eme", "2nd", "2nde", "2d", "deuxième", "deuxieme"), 2),
+    **dict.fromkeys(("second", "seconde", "2.", "zweite", "zweiten", "zweites", "zweiter"), 2),
+    **dict.fromkeys(("3e", "3ème", "3eme", "3rd", "troisième", "troisieme", "third", "3."), 3),
+    **dict.fromkeys(("dritte", "dritten", "drittes", "dritter"), 3),
+    **dict.fromkeys(("4e", "4ème", "4eme", "4th", "quatrième", "quatrieme", "fourth", "4."), 4),
+    **dict.fromkeys(("vierte", "vierten", "viertes", "vierter"), 4),
+}
+_QUARTER_WORDS = r"(?:quartals?|quarter|trimestre)"
+_HALF_WORDS = r"(?:halbjahr(?:es)?|jahreshälfte|hälfte|semestre|half[- ]?year|half|moitié)"
+_PERIOD_OF = r"(?: (?:de l'année|de l'an|des jahres|of the year|de|du|of))?"
+# what may stand before a year that makes it a date ("en 2026", "seit 2019", "since 2019")
+_YEAR_CONTEXT = (
+    # fr
+    "en",
+    "depuis",
+    "dès",
+    "avant",
+    "après",
+    "jusqu'en",
+    "jusqu'à",
+    "fin",
+    "début",
+    "mi",
+    "courant",
+    "l'année",
+    "année",
+    "l'an",
+    "exercice",
+    "d'ici",
+    "à partir de",
+    "au cours de",
+    "entre",
+    "printemps",
+    "été",
+    "automne",
+    "hiver",
+    # de
+    "im",
+    "im jahr",
+    "im jahre",
+    "seit",
+    "bis",
+    "ab",
+    "vor",
+    "nach",
+    "jahr",
+    "ende",
+    "anfang",
+    "mitte",
+    "stand",
+    "geschäftsjahr",
+    "gj",
+    "von",
+    "zwischen",
+    "frühjahr",
+    "sommer",
+    "herbst",
+    "winter",
+    "jahres",
+    # en
+    "in",
+    "since",
+    "until",
+    "till",
+    "by",
+    "before",
+    "after",
+    "from",
+    "during",
+    "year",
+    "end of",
+    "beginning of",
+    "start of",
+    "early",
+    "late",
+    "mid",
+    "as of",
+    "fiscal",
+    "fy",
+    "between",
+    "spring",
+    "summer",
+    "autumn",
+    "fall",
+)
+_YEAR_NEXT = re.compile(
+    r"(?: ?(?:-|/)|,| (?:à|au|bis|to|and|und|et|ou|or|oder|through|jusqu'à|jusqu'en)) ?"
+    r"(?P<year>19\d\d|20\d\d)(?!\d|[.,]\d)"
+)
+
+
+class _DateHit(NamedTuple):
+    start: int  # normalised
+    end: int
+    granularity: Granularity
+    key: str
+    ambiguous: bool = False
+    alternative: str | None = None
+
+
+def _fold_accents(text: str) -> str:
+    decomposed = unicodedata.normalize("NFD", text)
+    return unicodedata.normalize(
+        "NFC", "".join(c for c in decomposed if not unicodedata.combining(c))
+    )
+
+
+@lru_cache(maxsize=1)
+def month_names() -> dict[str, int]:
+    """Every normalised spelling of a month name in fr, de and en (babel's wide and
+    abbreviated names, format and stand-alone), also without accents and final dot."""
+    from babel.dates import get_month_names
+
+    names: dict[str, int] = {}
+    for locale in ("fr", "de", "en"):
+        for width in ("wide", "abbreviated"):
+            for context in ("format", "stand-alone"):
+                for number, name in get_month_names(width, context, locale).items():
+                    spelling = normalise(str(name)).text.rstrip(".")
+                    for form in (spelling, _fold_accents(spelling)):
+                        if len(form) >= 3:
+                            names.setdefault(form, int(number))
+    return names
+
+
+def _alternation(words: Sequence[str]) -> str:
+    return "|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True))
+
+
+@lru_cache(maxsize=1)
+def _date_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
+    months = _alternation(list(month_names()))
+    # an abbreviation's dot belongs to the date only before the day or year ("oct. 2025")
+    month = rf"(?P<month>{months})(?:\.(?= ?\d)|(?![\w]))"
+    day = r"(?P<day>3[01]|[12]\d|0?[1-9])"
+    ordinals = "|".join(
+        re.escape(word) + ("" if word.endswith(".") else r"(?![\w])")
+        for word in sorted(_ORDINALS, key=len, reverse=True)
+    )
+    context = "|".join(re.escape(word) for word in sorted(_YEAR_CONTEXT, key=len, reverse=True))
+    patterns = (
+        # 2025-10-06, 2025/10/06
+        (
+            rf"{_B}(?P<year>\d{{4}})(?P<sep>[-/])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}})"
+            r"(?![\w]|[-/.,]\d)",
+            "ymd",
+        ),
+        # 06/10/2025, 6.10.2025, 06-10-2025, 6.10.25
+        (
+            rf"{_B}(?P<a>\d{{1,2}})(?P<sep>[./-])(?P<b>\d{{1,2}})(?P=sep)"
+            r"(?P<year>\d{4}|(?<=[./])\d{2})(?![\w]|[-/.,]\d)",
+            "numeric",
+        ),
+        # 6 octobre 2025, 1er octobre 2025, 6. Oktober 2025, 6th of October 2025, le 6 octobre
+        (rf"{_B}{day}(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{month}(?:,? {_YEAR})?", "dmy"),
+        # October 6, 2025; Oct 6th 2025
+        (rf"{_B}{month} ?{day}(?P<suffix>st|nd|rd|th)?(?:,? {_YEAR})", "mdy"),
+        (rf"{_B}{month} ?{day}(?P<suffix>st|nd|rd|th)(?![\w])", "mdy"),
+        # octobre 2025, Oktober 2025, Oct. 2025, October of 2025
+        (rf"{_B}{month},? (?:de |of )?{_YEAR}", "my"),
+        # 10/2025, 04.2025
+        (rf"{_B}(?P<month>0?[1-9]|1[0-2])/{_YEAR}(?![\w]|[-/.,]\d)", "my"),
+        (rf"{_B}(?P<month>0[1-9]|1[0-2])\.{_YEAR}(?![\w]|[-/.,]\d)", "my"),
+        # Q1 2026, T1 2026, Q1/2026, Q1-2026, Q1 of 2026, Q1'26, Q1/26, 1Q 2026, 1Q26, 2026-Q1
+        (rf"{_B}[qt](?P<n>[1-4])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "quarter"),
+        (rf"{_B}[qt](?P<n>[1-4])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter"),
+        (rf"{_B}(?P<n>[1-4])q ?{_YEAR}", "quarter"),
+        (rf"{_B}(?P<n>[1-4])q(?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter"),
+        (rf"{_B}(?P<year>\d{{4}}) ?[-/ ] ?[qt](?P<n>[1-4])(?![\w])", "quarter"),
+        (rf"{_B}(?P<ord>{ordinals}) ?{_QUARTER_WORDS}{_PERIOD_OF} {_YEAR}", "quarter"),
+        # S2 2026, H2 2026, 2H 2026, 2026-H2, 2. Halbjahr 2026, second semestre 2026
+        (rf"{_B}[hs](?P<n>[12])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "half"),
+        (rf"{_B}[hs](?P<n>[12])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "half"),
+        (rf"{_B}(?P<n>[12])h ?{_YEAR}", "half"),
+        (rf"{_B}(?P<year>\d{{4}}) ?[-/ ] ?[hs](?P<n>[12])(?![\w])", "half"),
+        (rf"{_B}(?P<ord>{ordinals}) ?{_HALF_WORDS}{_PERIOD_OF} {_YEAR}", "half"),
+        # a year in a date context, in parentheses, in a range
+        (rf"(?<![\w'])(?:{context})(?: |-)(?P<year>19\d\d|20\d\d)(?!\d|[.,]\d)", "year"),
+        (r"\((?P<year>19\d\d|20\d\d)\)", "year"),
+        (rf"{_B}(?P<year>19\d\d|20\d\d) ?- ?(?P<y2>19\d\d|20\d\d)(?![\w]|[.,]\d)", "years"),
+        (
+            r"(?<![\w'])de (?P<year>19\d\d|20\d\d) (?:à|au) (?P<y2>19\d\d|20\d\d)(?!\d|[.,]\d)",
+            "years",
+        ),
+    )
+    return tuple((re.compile(pattern), form) for pattern, form in patterns)
+
+
+# dates need one of these: a digit, and then a month name, a separator or a period code
+_HAS_DIGIT = re.compile(r"\d")
+
+
+def _day_key(year: int, month: int, day: int) -> str | None:
+    try:
+        return f"date:day:{date(year, month, day).isoformat()}"
+    except ValueError:
+        return None
+
+
+def _year_of(match: re.Match[str]) -> int | None:
+    groups = match.groupdict()
+    if groups.get("year"):
+        return int(groups["year"])
+    if groups.get("yy"):
+        return 2000 + int(groups["yy"])
+    return None
+
+
+def _date_order(lang: str | None) -> tuple[str, bool]:
+    """("dmy" or "mdy", whether the language fixes it) for numeric dates."""
+    primary, region = _primary(lang), _region(lang)
+    if primary in ("fr", "de"):
+        return "dmy", True
+    if primary == "en" and region == "us":
+        return "mdy", True
+    if primary == "en" and region:
+        return "dmy", True
+    return "dmy", False
+
+
+def _numeric_day(match: re.Match[str], lang: str | None) -> _DateHit | None:
+    first, second = int(match["a"]), int(match["b"])
+    year = int(match["year"])
+    if len(match["year"]) == 2:
+        if match["sep"] == "-":
+            return None
+        year += 2000
+    dmy = _day_key(year, second, first)
+    mdy = _day_key(year, first, second)
+    order, fixed = _date_order(lang)
+    preferred, other = (dmy, mdy) if order == "dmy" else (mdy, dmy)
+    start, end = match.span()
+    if preferred is None and other is None:
+        return None
+    if preferred is None or other is None or preferred == other:
+        key = preferred or other
+        assert key is not None
+        return _DateHit(start, end, "day", key)
+    if fixed:
+        return _DateHit(start, end, "day", preferred)
+    return _DateHit(start, end, "day", preferred, ambiguous=True, alternative=other)
+
+
+def _ordinal_of(match: re.Match[str]) -> int:
+    if match.groupdict().get("n"):
+        return int(match["n"])
+    return _ORDINALS[match["ord"]]
+
+
+def _date_hit(match: re.Match[str], form: str, lang: str | None) -> Iterator[_DateHit]:
+    months = month_names()
+    start, end = match.span()
+    if form == "numeric":
+        hit = _numeric_day(match, lang)
+        if hit is not None:
+            yield hit
+        return
+    if form == "years":
+        first, second = int(match["year"]), int(match["y2"])
+        if first < second:
+            yield _DateHit(*match.span("year"), "year", f"date:year:{first}")
+            yield _DateHit(*match.span("y2"), "year", f"date:year:{second}")
+        return
+    year = _year_of(match)
+    if form == "year":
+        assert year is not None
+        yield _DateHit(*match.span("year"), "year", f"date:year:{year}")
+        return
+    if year is not None and not 1800 <= year <= 2199:
+        return
+    if form in ("quarter", "half"):
+        number = _ordinal_of(match)
+        if year is None or (form == "half" and number > 2):
+            return
+        granularity: Granularity = "quarter" if form == "quarter" else "half"
+        code = f"Q{number}" if form == "quarter" else f"H{number}"
+        yield _DateHit(start, end, granularity, f"date:{form}:{year}-{code}")
+        return
+    month_text = match["month"]
+    month = int(month_text) if month_text.isdigit() else months[month_text]
+    if form == "my":
+        assert year is not None
+        yield _DateHit(start, end, "month", f"date:month:{year:04d}-{month:02d}")
+        return
+    day = int(match["day"])
+    if year is None:
+        # "3 may be", "7 sept jours": a verb or a number, not a day without its year
+        if month_text in ("may", "march", "sept", "mar") and form == "dmy":
+            return
+        try:
+            date(2000, month, day)  # a leap year: "29 février" is a day
+        except ValueError:
+            return
+        yield _DateHit(start, end, "day", f"date:day:--{month:02d}-{day:02d}")
+        return
+    key = _day_key(year, month, day)
+    if key is not None:
+        yield _DateHit(start, end, "day", key)
+
+
+def _followed_by_unit(norm: str, end: int) -> bool:
+    """Does a unit, scale or currency follow ``end`` ("2000 bar", "2000 €")?"""
+    return _suffix(norm, end, None, prefixed=False).dimension is not None
+
+
+def _date_hits(norm: str, lang: str | None) -> list[_DateHit]:
+    if not _HAS_DIGIT.search(norm):
+        return []
+    hits: list[_DateHit] = []
+    for pattern, form in _date_patterns():
+        for match in pattern.finditer(norm):
+            for hit in _date_hit(match, form, lang):
+                if hit.granularity == "year" and _followed_by_unit(norm, hit.end):
+                    continue
+                hits.append(hit)
+    return hits
+
+
+def _dates(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    hits = _date_hits(norm.text, lang)
+    # the longest reading first: "6 octobre 2025" is a day, not the month "octobre 2025"
+    hits.sort(key=lambda hit: (hit.start - hit.end, hit.start))
+    years: list[_DateHit] = []
+    for hit in hits:
+        if _add_date(norm, hit, found) and hit.granularity == "year":
+            years.append(hit)
+    # the second year of a range or list: "seit 2019 und 2020", "de 2019 à 2021"
+    while years:
+        hit = years.pop()
+        match = _YEAR_NEXT.match(norm.text, hit.end)
+        if match is None or _followed_by_unit(norm.text, match.end()):
+            continue
+        following = _DateHit(*match.span("year"), "year", f"date:year:{match['year']}")
+        if _add_date(norm, following, found):
+            years.append(following)
+
+
+def _add_date(norm: Normalised, hit: _DateHit, found: _Collector) -> bool:
+    span = norm.original_span(hit.start, hit.end)
+    return found.add(
+        "date",
+        hit.key,
+        span,
+        dimension=hit.granularity,
+        ambiguous=hit.ambiguous,
+        alternative=hit.alternative,
+    )
+
+
+def _block_list_markers(text: str, found: _Collector) -> None:
+    for match in LIST_MARKER.finditer(text):
+        found.block(match.span())
+
+
+# =========================================================================== identifiers
+
+_GROUP = re.compile(r"[^\W_]+")
+_KEY_GROUP = re.compile(r"[^\W\d_]+|\d+")
+_ID_SEPARATORS = "-/.\u2010\u2011"
+_DIGIT_WORD = re.compile(r"\S*\d\S*")
+_COMPOUND = re.compile(r"[^\W_]+(?:[-/.\u2010\u2011][^\W_]+)*")
+_CAPS_BEFORE = re.compile(
+    r"(?:^|(?<=[\s(\[\"'«„]))(?P<caps>[A-Z][A-Z0-9]*(?:[/\-][A-Z][A-Z0-9]*)*)[ \u00a0\u202f]$"
+)
+_CAPS_STOP = frozenset(
+    {"EUR", "USD", "GBP", "CHF", "ET", "OU", "UND", "ODER", "AND", "OR", "LE", "LA", "LES"}
+    | {"DE", "DU", "DES", "DER", "DIE", "DAS", "THE", "TO", "IN", "EN", "AB", "BIS", "VON"}
+    | {"TVA", "MWST", "VAT", "FY", "GJ", "CA", "NR", "NO", "REF"}
+)
+# a number glued to a unit, scale or ordinal suffix ("48h", "3.145M", "1er", "4th"): no identifier
+_NUMBER_SUFFIX = re.compile(r"[\d.,']*\d[^\W\d_]{1,4}")
+_ORDINARY = re.compile(r"[^\W\d_][^\W\d_A-Z]{3,}")
+
+
+def identifier_key(text: str) -> str:
+    """The canonical groups of an identifier as written: capitals, each separator and each
+    change between letters and digits a ``-`` ("DB-TVS75-DE-09" → "DB-TVS-75-DE-09")."""
+    return "-".join(_KEY_GROUP.findall(unicodedata.normalize("NFKC", text).upper()))
+
+
+def _ordinary_word(word: str) -> bool:
+    """A dictionary-like word: letters only, four or more, lower-case after the first."""
+    return _ORDINARY.fullmatch(word) is not None and word[1:] == word[1:].lower()
+
+
+def _caps_before(text: str, start: int, found: _Collector) -> int | None:
+    """Where an all-capital word ending one space before ``start`` begins ("ISO 27001")."""
+    window_start = max(0, start - 40)
+    match = _CAPS_BEFORE.search(text, window_start, start)
+    if match is None:
+        return None
+    word = match["caps"]
+    if sum(char.isupper() for char in word) < 2 or word in _CAPS_STOP:
+        return None
+    if match.start("caps") == window_start and window_start > 0:
+        return None
+    if not found.free((match.start("caps"), start)):
+        return None
+    return match.start("caps")
+
+
+def _spaced_number_ok(text: str, end: int, core: str) -> bool:
+    """May the number ``core`` (ending at ``end``) follow a capital word as an identifier?
+    Not a year, a decimal, a thousands group, nor a number with its unit."""
+    if re.fullmatch(r"(?:19|20)\d\d", core):
+        return False
+    rest = text[end : end + 24]
+    if re.match(r"[.,]\d|[ \u00a0\u202f]\d{3}(?!\d)", rest):
+        return False
+    tail = normalise(rest).text
+    return _suffix(tail, 0, None, prefixed=False).dimension is None
+
+
+def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[int, int] | None:
+    """The identifier span within the compound ``text[start:end]``, None when it is none."""
+    groups = [(m.start(), m.end(), m.group()) for m in _GROUP.finditer(text, start, end)]
+    while groups and _ordinary_word(groups[0][2]):
+        groups.pop(0)
+    while groups and _ordinary_word(groups[-1][2]):
+        groups.pop()
+    if not groups:
+        return None
+    core_start, core_end = groups[0][0], groups[-1][1]
+    core = text[core_start:core_end]
+    if not any(char.isdigit() for char in core):
+        return None
+    stripped = core_start != start or core_end != end
+    letters = sum(char.isalpha() for char in core)
+    if normalise_unit(core) in UNIT_DIMENSIONS or normalise_unit(core) in _EXTRA_DIMENSIONS:
+        return None
+    if letters == 0:
+        # digit groups joined by hyphens or slashes ("301-224-05"); never by dots or commas
+        # ("1.689.000" is a number)
+        joined = set(_GROUP.sub("", core)) <= set(_ID_SEPARATORS) - {"."}
+        if joined and (len(groups) >= 3 or (stripped and len(groups) >= 2)):
+            return core_start, core_end
+        if core_start == start and _spaced_number_ok(text, core_end, core):
+            caps = _caps_before(text, core_start, found)
+            if caps is not None:
+                return caps, core_end
+        return None
+    if core[0].isdigit() and _NUMBER_SUFFIX.fullmatch(core):
+        if core_start == start and letters >= 2 and _spaced_number_ok(text, core_end, core):
+            caps = _caps_before(text, core_start, found)
+            if caps is not None:
+                return caps, core_end
+        return None
+    alnum = sum(char.isalnum() for char in core)
+    if letters < 2 and not (core[0].isalpha() and alnum >= 4):
+        return None
+    return core_start, core_end
+
+
+def _identifiers(text: str, found: _Collector) -> None:
+    for word in _DIGIT_WORD.finditer(text):
+        for compound in _COMPOUND.finditer(text, word.start(), word.end()):
+            if not any(char.isdigit() for char in compound.group()):
+                continue
+            if not found.free(compound.span()):
+                continue
+            span = _identifier_of(text, *compound.span(), found)
+            if span is not None:
+                found.add(
+                    "identifier", "identifier:" + identifier_key(text[span[0] : span[1]]), span
+                )
+
+
+def _whole_identifier(text: str) -> Value | None:
+    """The whole of ``text`` as one identifier (a gold value, spaced or not)."""
+    stripped = text.strip()
+    start = text.find(stripped) if stripped else 0
+    if not re.fullmatch(r"[^\W_]+(?:(?: ?[-/.\u2010\u2011] ?|[ \u00a0\u202f])[^\W_]+)*", stripped):
+        return None
+    groups = _KEY_GROUP.findall(unicodedata.normalize("NFKC", stripped))
+    has_digit = any(group[0].isdigit() for group in groups)
+    has_letter = any(not group[0].isdigit() for group in groups)
+    if not has_digit or len(groups) < 2 or (not has_letter and len(groups) < 2):
+        return None
+    span = (start, start + len(stripped))
+    return Value("identifier", "identifier:" + identifier_key(stripped), span, stripped)
+
+
+_IDENTIFIER_SEP = r"(?: ?[-/.] ?| )"
+
+
+@lru_cache(maxsize=1024)
+def _identifier_regex(key: str) -> re.Pattern[str] | None:
+    body = key.removeprefix("identifier:")
+    groups = _KEY_GROUP.findall(unicodedata.normalize("NFKC", body))
+    if not groups:
+        return None
+    if re.fullmatch(r"[A-Z]{2}\d{2}[A-Z0-9]{11,30}", body):
+        # an IBAN: any spacing
+        parts = [re.escape(char.casefold()) for char in body]
+        return re.compile(r"(?<![^\W_])" + " ?".join(parts) + r"(?![^\W_])")
+    pattern = []
+    for index, group in enumerate(groups):
+        if index:
+            previous = groups[index - 1]
+            optional = previous[-1].isdigit() != group[0].isdigit()
+            pattern.append(_IDENTIFIER_SEP + ("?" if optional else ""))
+        pattern.append(re.escape(normalise(group).text))
+    return re.compile(r"(?<![^\W_])" + "".join(pattern) + r"(?![^\W_])")
+
+
+def _joined_group(text: str, norm: Normalised, start: int, end: int) -> str:
+    """The original text of the normalised span [start, end)."""
+    original = norm.original_span(start, end)
+    return text[original[0] : original[1]]
+
+
+def identifier_spans(text: str, key: str) -> list[tuple[int, int]]:
+    """Where the identifier ``key`` (``identifier:CC-MER-2024-017`` or ``CC-MER-2024-017``)
+    is written in ``text``, whatever its separators ("CC MER 2024 017", "CC/MER/2024/017",
+    "cc-mer-2024-017"); not where it is part of a longer identifier ("CC-MER-2024-0171",
+    "X-CC-MER-2024-017"), but also where an ordinary word is joined to it by a hyphen
+    ("ISO-27001-Zertifizierung" for ISO-27001). Spans index the original text."""
+    pattern = _identifier_regex(key)
+    if pattern is None:
+        return []
+    norm = normalise(text)
+    haystack = norm.text
+    spans: list[tuple[int, int]] = []
+    for match in pattern.finditer(haystack):
+        start, end = match.span()
+        after = re.match(r"[-/.]([^\W_]+)", haystack[end:])
+        if after is not None:
+            word = _joined_group(text, norm, end + 1, end + 1 + len(after.group(1)))
+            if not _ordinary_word(word):
+                continue
+        before = re.search(r"([^\W_]+)[-/.]$", haystack[max(0, start - 40) : start])
+        if before is not None:
+            word = _joined_group(text, norm, start - 1 - len(before.group(1)), start - 1)
+            if not _ordinary_word(word):
+                continue
+        spans.append(norm.original_span(start, end))
+    return spans
+
+
+# =========================================================================== numbers and units
+
+_CURRENCIES = {"€": "EUR", "$": "USD", "£": "GBP", "chf": "CHF", "eur": "EUR", "usd": "USD"}
+_CURRENCIES |= {"gbp": "GBP"}
+_MONEY_DIMENSIONS = frozenset({"EUR", "USD", "GBP", "CHF"})
+_SCALE_WORDS = (
+    r"k|t|tsd\.?|thousand|tausend|milliers?|m|mn|mio\.?|mios\.?|millions?|millionen|md|mds"
+    r"|mrd\.?|mrds\.?|bn|milliards?|milliarden?|billions?|billionen"
+)
+_CURRENCY_WORDS = (
+    r"€|\$|£|euros?|eur|usd|us dollars?|dollars?|gbp|pounds?(?: sterling)?|chf"
+    r"|francs? suisses|schweizer franken|franken"
+)
+_CURRENCY_OF_WORD = {
+    "euro": "EUR",
+    "euros": "EUR",
+    "us dollar": "USD",
+    "us dollars": "USD",
+    "dollar": "USD",
+    "dollars": "USD",
+    "pound": "GBP",
+    "pounds": "GBP",
+    "pound sterling": "GBP",
+    "pounds sterling": "GBP",
+    "franc suisse": "CHF",
+    "francs suisses": "CHF",
+    "schweizer franken": "CHF",
+    "franken": "CHF",
+}
+_MONEY_AFTER = re.compile(
+    rf"(?:(?P<scale>{_SCALE_WORDS})(?![^\W\d_]) ?)?(?:d'|de |of )?(?P<cur>{_CURRENCY_WORDS})"
+    r"(?![^\W\d_])"
+)
+_SCALE_AFTER = re.compile(rf"(?P<scale>{_SCALE_WORDS})(?![^\W\d_])")
+_COUNT_SCALE_AFTER = re.compile(
+    r"(?P<scale>thousand|tausend|milliers|millions?|millionen|mio\.|mio|milliards?"
+    r"|milliarden?|mrd\.|mrd|billions?|billionen)(?![^\W\d_])"
+)
+_CURRENCY_BEFORE = re.compile(r"(?:(?<![\w])(?P<code>eur|usd|gbp|chf)|(?P<sign>[€$£])) ?$")
+# units this module reads besides the number table: (dimension, factor), by spelling
+_EXTRA_UNITS: dict[str, tuple[str, Decimal]] = {
+    **dict.fromkeys(
+        (
+            "jours ouvrés",
+            "jours ouvres",
+            "jours ouvrables",
+            "jour ouvré",
+            "jour ouvrable",
+            "werktage",
+            "werktagen",
+            "werktag",
+            "arbeitstage",
+            "arbeitstagen",
+            "arbeitstag",
+            "business days",
+            "business day",
+            "working days",
+            "working day",
+        ),
+        ("workdays", Decimal(1)),
+    ),
+    **dict.fromkeys(
+        (
+            "points de pourcentage",
+            "point de pourcentage",
+            "prozentpunkte",
+            "prozentpunkten",
+            "prozentpunkt",
+            "percentage points",
+            "percentage point",
+            "pp",
+        ),
+        ("pp", Decimal(1)),
+    ),
+}
+_EXTRA_DIMENSIONS = frozenset(_EXTRA_UNITS)
+_EXTRA_AFTER = re.compile(
+    "(?:"
+    + "|".join(re.escape(s) for s in sorted(_EXTRA_UNITS, key=len, reverse=True))
+    + r")(?![\w'])"
+)
+# a German compound's unit after a hyphen ("5-Jahres-Vertrag"): genitive forms
+_COMPOUND_UNITS: dict[str, str] = {"jahres": "years", "monats": "months", "tages": "days"}
+_COMPOUND_UNIT_AFTER = re.compile(r"-(?P<unit>jahres|monats|tages)(?=-)")
+
+
+def _scale_factor(word: str, lang: str | None) -> Decimal:
+    word = word.rstrip(".")
+    if word in ("k", "t", "tsd", "thousand", "tausend", "millier", "milliers"):
+        return Decimal(10) ** 3
+    if word in ("m", "mn", "mio", "mios", "million", "millions", "millionen"):
+        return Decimal(10) ** 6
+    if word == "billionen" or (word in ("billion", "billions") and _primary(lang) in ("de", "fr")):
+        return Decimal(10) ** 12
+    return Decimal(10) ** 9
+
+
+def _currency(text: str) -> str:
+    return _CURRENCIES.get(text) or _CURRENCY_OF_WORD.get(text, "EUR")
+
+
+@dataclass(frozen=True, slots=True)
+class _Suffix:
+    dimension: str | None  # None: no unit
+    factor: Decimal  # to the dimension's base unit, scale included
+    scale: Decimal  # the scale word's own factor (1 without one)
+    end: int  # normalised end of the unit
+    count: bool = False  # a scale word without currency: a count
+
+
+_NO_UNIT = _Suffix(None, Decimal(1), Decimal(1), -1)
+
+
+def _suffix(norm: str, end: int, lang: str | None, *, prefixed: bool) -> _Suffix:
+    """The unit written after a number ending at ``end`` (rules in the module docstring);
+    ``prefixed``: a currency stands before the number, so only a scale may follow."""
+    at = end + 1 if norm.startswith(" ", end) else end
+    if prefixed:
+        scale = _SCALE_AFTER.match(norm, at)
+        if scale is not None:
+            factor = _scale_factor(scale["scale"], lang)
+            return _Suffix("", factor, factor, scale.end())
+        return _Suffix("", Decimal(1), Decimal(1), end)
+    money = _MONEY_AFTER.match(norm, at)
+    if money is not None:
+        factor = _scale_factor(money["scale"], lang) if money["scale"] else Decimal(1)
+        return _Suffix(_currency(money["cur"]), factor, factor, money.end())
+    extra = _EXTRA_AFTER.match(norm, at)
+    if extra is not None:
+        dimension, factor = _EXTRA_UNITS[extra.group()]
+        return _Suffix(dimension, factor, Decimal(1), extra.end())
+    hyphen = norm.startswith("-", end) and end + 1 < len(norm) and norm[end + 1].isalpha()
+    compound = _COMPOUND_UNIT_AFTER.match(norm, end) if hyphen else None
+    if compound is not None:
+        dimension, factor = UNIT_DIMENSIONS[_COMPOUND_UNITS[compound["unit"]]]
+        return _Suffix(dimension, factor, Decimal(1), compound.end())
+    unit = unit_after(norm, end + 1 if hyphen else end)
+    # after a hyphen only a unit spelled as a word ("24-Stunden-Service", not "10-m")
+    if unit is not None and (not hyphen or unit[1] - end > 2):
+        canonical, unit_end = unit
+        dimension, factor = UNIT_DIMENSIONS[canonical]
+        return _Suffix(dimension, factor, Decimal(1), unit_end)
+    scale = _COUNT_SCALE_AFTER.match(norm, at)
+    if scale is not None:
+        factor = _scale_factor(scale["scale"], lang)
+        return _Suffix(None, factor, factor, scale.end(), count=True)
+    return _NO_UNIT
+
+
+@dataclass(slots=True)
+class _Number:
+    value: Decimal
+    decimals: int
+    ambiguous: bool  # the 1.689 form read by a guess
+    start: int  # normalised start (a currency before included)
+    digits_start: int
+    digits_end: int
+    suffix: _Suffix
+    glued: bool  # letters right after the digits that are no unit
+
+
+# the separators joining numbers of a range or list that share the last one's unit
+_RANGE = re.compile(r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à) ?")
+_DIGITS_START = re.compile(r"[-+]?\d")
+
+
+def _other_reading(value: Decimal, decimals: int) -> tuple[Decimal, int]:
+    """The other reading of "1.689" / "1,689": thousands for a decimal and back."""
+    if decimals == 0:
+        return value / 1000, 3
+    return value * 1000, 0
+
+
+def _from_digits(number: Num, norm: str, lang: str | None) -> _Number:
+    digits = _DIGITS_START.search(norm, number.start)
+    digits_start = digits.start() if digits is not None else number.start
+    before = _CURRENCY_BEFORE.search(norm, max(0, digits_start - 5), digits_start)
+    suffix = _suffix(norm, number.number_end, lang, prefixed=before is not None)
+    start = digits_start
+    if before is not None:
+        suffix = _Suffix(
+            _CURRENCIES[before["code"] or before["sign"]],
+            suffix.factor,
+            suffix.scale,
+            suffix.end,
+        )
+        start = before.start()
+    value, decimals, ambiguous = number.value, number.decimals, number.ambiguous
+    if ambiguous and decimals == 0 and suffix.scale >= Decimal(10) ** 6:
+        # "5.763 Mio. €", "5,763 M€": a decimal before a scale of a million or more
+        value, decimals, ambiguous = value / 1000, 3, False
+    if ambiguous and _primary(lang) in ("fr", "de", "en"):
+        ambiguous = False  # the language's rule decided (numbers module)
+    end = number.number_end
+    glued = (
+        end < len(norm)
+        and norm[end].isalpha()
+        and ((suffix.dimension is None and not suffix.count) or suffix.end == end)
+    )
+    return _Number(value, decimals, ambiguous, start, digits_start, end, suffix, glued)
+
+
+def _shared_units(numbers: list[_Number], norm: str) -> None:
+    """A unitless number before one with a unit, joined as a range or list ("10-16 bar",
+    "8 à 10 heures", "8, 10 und 13 bar"), takes that unit."""
+    for index in range(len(numbers) - 2, -1, -1):
+        number, following = numbers[index], numbers[index + 1]
+        if number.suffix is not _NO_UNIT or number.glued or following.suffix.dimension is None:
+            continue
+        if following.suffix.count or following.start != following.digits_start:
+            continue
+        gap = norm[number.digits_end : following.digits_start]
+        if _RANGE.fullmatch(gap) is None:
+            continue
+        number.suffix = _Suffix(
+            following.suffix.dimension,
+            following.suffix.factor,
+            following.suffix.scale,
+            number.digits_end,
+        )
+
+
+def _emit(norm: Normalised, lang: str | None, number: _Number, found: _Collector) -> None:
+    if number.glued:
+        return
+    suffix = number.suffix
+    end = max(suffix.end, number.digits_end)
+    span = norm.original_span(number.start, end)
+    digits_span = norm.original_span(number.digits_start, number.digits_end)
+    if not found.free(digits_span):
+        return
+    value = number.value
+    step = Decimal(1).scaleb(-number.decimals)
+    kind: ValueKind
+    dimension = suffix.dimension
+    if dimension is None:
+        amount = value * suffix.factor
+        if amount != amount.to_integral_value():
+            return  # a bare decimal: no value
+        kind, dimension, precision = "count", None, step * suffix.factor
+        key = f"count:{_plain(amount)}"
+    else:
+        amount = value * suffix.factor
+        precision = step * suffix.factor
+        if dimension in _MONEY_DIMENSIONS:
+            kind = "money"
+            key = f"money:{dimension}:{_plain(amount)}"
+        elif dimension == "%":
+            kind = "percent"
+            key = f"percent:{_plain(amount)}"
+        else:
+            kind = "quantity"
+            key = f"quantity:{dimension}:{_plain(amount)}"
+    alternative = None
+    if number.ambiguous:
+        other, _ = _other_reading(value, number.decimals)
+        alternative = key.rsplit(":", 1)[0] + ":" + _plain(other * suffix.factor)
+    found.add(
+        kind,
+        key,
+        span,
+        amount=_tidy(amount),
+        dimension=dimension,
+        precision=_tidy(precision),
+        ambiguous=number.ambiguous,
+        alternative=alternative,
+    )
+
+
+def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    numbers = [_from_digits(number, norm.text, lang) for number in read_numbers(norm.text, lang)]
+    numbers = [
+        number
+        for number in numbers
+        if found.free(norm.original_span(number.digits_start, number.digits_end))
+    ]
+    _shared_units(numbers, norm.text)
+    for number in numbers:
+        _emit(norm, lang, number, found)
+
+
+# =========================================================================== numbers in words
+
+_WORD = re.compile(r"[^\W\d_]+|-")
+_JOINERS = frozenset({"et", "und", "and", "-", "virgule", "komma", "point"})
+_LONE = frozenset({"un", "une", "ein", "eine", "einen", "einem", "einer", "eines", "one", "neuf"})
+_LONE_UNKNOWN = _LONE | {"elf", "sept", "cent", "mille", "acht", "neun", "vier", "six"}
+_WORD_LANGS = ("fr", "de", "en")
+
+
+@lru_cache(maxsize=1)
+def _text2num() -> tuple[Callable[[str, str], Any], Callable[..., Any]]:
+    from text_to_num import find_numbers, text2num
+
+    return text2num, find_numbers
+
+
+@lru_cache(maxsize=32768)
+def _number_word(word: str, lang: str) -> bool:
+    if word in _JOINERS:
+        return False
+    text2num, _ = _text2num()
+    try:
+        text2num(word, lang)
+    except ValueError:
+        return False
+    return True
+
+
+class _Token:
+    """A word for text2num's ``find_numbers`` (its ``Token`` protocol)."""
+
+    __slots__ = ("end", "skip", "start", "word")
+
+    def __init__(self, word: str, start: int, end: int, skip: bool) -> None:
+        self.word, self.start, self.end, self.skip = word, start, end, skip
+
+    def text(self) -> str:
+        return self.word
+
+    def nt_separated(self, previous: _Token) -> bool:
+        return False
+
+    def not_a_number_part(self) -> bool:
+        return self.skip
+
+
+def _languages(lang: str | None) -> tuple[str, ...]:
+    primary = _primary(lang)
+    return (primary,) if primary in _WORD_LANGS else _WORD_LANGS
+
+
+def _word_runs(norm: str, languages: tuple[str, ...]) -> Iterator[list[_Token]]:
+    """Maximal runs of number words (and the joiners between them) of ``norm``."""
+    run: list[_Token] = []
+    previous_end = 0
+    previous: tuple[str, str] = ("", "")
+    for match in _WORD.finditer(norm):
+        word = match.group()
+        start, end = match.span()
+        # "pour cent" is percent, never the number 100 ("pour cent et quatre-vingt-dix")
+        percent = word == "cent" and "pour" in (
+            previous[1],
+            previous[0] if previous[1] == "-" else "",
+        )
+        is_number = not percent and any(_number_word(word, code) for code in languages)
+        joined = norm[previous_end:start] in ("", " ")
+        if is_number or (run and word in _JOINERS):
+            if run and not joined:
+                yield run
+                run = []
+            if run or is_number:
+                run.append(_Token(word, start, end, False))
+        elif run:
+            yield run
+            run = []
+        previous_end, previous = end, (previous[1], word)
+    if run:
+        yield run
+
+
+def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    text = norm.text
+    if not any(char.isalpha() for char in text):
+        return
+    languages = _languages(lang)
+    lone = _LONE if lang is not None and _primary(lang) in _WORD_LANGS else _LONE_UNKNOWN
+    _, find_numbers = _text2num()
+    for run in _word_runs(text, languages):
+        while run and run[-1].word in _JOINERS:
+            run.pop()
+        if not run:
+            continue
+        code = next((c for c in languages if _number_word(run[0].word, c)), languages[0])
+        for occurrence in find_numbers(run, code, 0.0):
+            if occurrence.is_ordinal:
+                continue
+            tokens = run[occurrence.start : occurrence.end]
+            words = [token for token in tokens if token.word not in _JOINERS]
+            if not words:
+                continue
+            start, end = tokens[0].start, tokens[-1].end
+            written = str(occurrence.text).replace(" ", "").replace(",", ".")
+            try:
+                value = Decimal(written)
+            except InvalidOperation:
+                continue
+            decimals = len(written.partition(".")[2])
+            suffix = _suffix(text, end, lang, prefixed=False)
+            if len(words) == 1 and words[0].word in lone and suffix.dimension is None:
+                continue  # "un client", "eine Frage", "one of": an article, not a count
+            number = _Number(value, decimals, False, start, start, end, suffix, False)
+            _emit(norm, lang, number, found)
+
+
+# =========================================================================== reading
+
+
+def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
+    """Every typed value of ``text`` (an answer or an evidence passage), in text order,
+    non-overlapping (a phone number is one phone, never numbers; a date is one date, never
+    a count). ``lang``: the text's language ("fr", "de", "en", "en-US", ...) or None."""
+    if not text or not text.strip():
+        return ()
+    found = _Collector(text)
+    norm = normalise(text)
+    _typed(text, found)
+    _block_markers(text, found)
+    _phones(text, lang, found)
+    _dates(norm, lang, found)
+    _block_list_markers(text, found)
+    _identifiers(text, found)
+    _numbers(norm, lang, found)
+    _words(norm, lang, found)
+    return tuple(sorted(found.values, key=lambda value: value.span))
+
+
+def read_value(text: str, kind: ValueKind, lang: str | None) -> Value | None:
+    """A gold value: ``text`` read as exactly one value of ``kind``, else None.
+
+    The text must hold one value of the kind and no other of it ("90 jours", "T1 2026",
+    "33 nouveaux clients", "ISO 27001 depuis novembre 2023" as a date); values of other
+    kinds may stand beside it. Where the text says nothing else, the kind decides what
+    running text would leave open: a bare "2026" read as a date is the year, and a whole
+    text read as an identifier may be spaced ("CC MER 2024 017") or hold ordinary words
+    ("Dynamics 365")."""
+    values = read_values(text, lang)
+    same = [value for value in values if value.kind == kind]
+    if len(same) == 1:
+        return same[0]
+    if same:
+        return None
+    if kind == "date":
+        years = [
+            value
+            for value in values
+            if value.kind == "count" and re.fullmatch(r"(?:1[89]|20|21)\d\d", value.text)
+        ]
+        if len(years) == 1:
+            year = years[0]
+            return Value("date", f"date:year:{year.text}", year.span, year.text, dimension="year")
+        return None
+    if kind == "identifier":
+        return _whole_identifier(text)
+    return None
