@@ -289,6 +289,7 @@ _PHONE_CANDIDATE = re.compile(
 )
 _US_CANDIDATE = re.compile(r"(?<![\w+/.,\-])\(?[2-9]\d\d\)?[ .\-]?[2-9]\d\d[ .\-]\d{4}(?!\d)")
 _DATE_SHAPE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}-\d{2}-\d{2}")
+_PHONE_PLAIN = str.maketrans({"\u202f": " ", "\u2009": " ", "\u2010": "-", "\u2011": "-"})
 _REGIONS = {"fr": "FR", "de": "DE", "en": "GB"}
 _ALL_REGIONS = ("FR", "DE", "GB", "US")
 
@@ -333,7 +334,10 @@ def _phone_in(
     import phonenumbers
 
     leniency = phonenumbers.Leniency.POSSIBLE if international else phonenumbers.Leniency.VALID
-    for match in phonenumbers.PhoneNumberMatcher(candidate, region, leniency=leniency):
+    # phonenumbers knows the ASCII space and the no-break space only: one character for one,
+    # so its offsets stay the candidate's
+    plain = candidate.translate(_PHONE_PLAIN)
+    for match in phonenumbers.PhoneNumberMatcher(plain, region, leniency=leniency):
         raw = match.raw_string.lstrip()
         if region != "US" and not raw.startswith(("+", "0", "(")):
             continue
@@ -712,7 +716,7 @@ _ID_SEPARATORS = "-/.\u2010\u2011"
 _DIGIT_WORD = re.compile(r"\S*\d\S*")
 _COMPOUND = re.compile(r"[^\W_]+(?:[-/.\u2010\u2011][^\W_]+)*")
 _CAPS_BEFORE = re.compile(
-    r"(?:^|(?<=[\s(\[\"'«„]))(?P<caps>[A-Z][A-Z0-9]*(?:[/\-][A-Z][A-Z0-9]*)*)[ \u00a0\u202f]$"
+    r"(?:^|(?<=[\s(\[\"'«„]))(?P<caps>[A-Z][A-Z0-9]*(?:[/\-][A-Z][A-Z0-9]*)*)[^\S\n\r]+$"
 )
 _CAPS_STOP = frozenset(
     {"EUR", "USD", "GBP", "CHF", "ET", "OU", "UND", "ODER", "AND", "OR", "LE", "LA", "LES"}
@@ -757,7 +761,7 @@ def _spaced_number_ok(text: str, end: int, core: str) -> bool:
     if re.fullmatch(r"(?:19|20)\d\d", core):
         return False
     rest = text[end : end + 24]
-    if re.match(r"[.,]\d|[ \u00a0\u202f]\d{3}(?!\d)", rest):
+    if re.match(r"[.,]\d|[^\S\n\r]+\d{3}(?!\d)", rest):
         return False
     tail = normalise(rest).text
     return _suffix(tail, 0, None, prefixed=False).dimension is None
@@ -1177,6 +1181,12 @@ _JOINERS = frozenset({"et", "und", "and", "-", "virgule", "komma", "point"})
 _LONE = frozenset({"un", "une", "ein", "eine", "einen", "einem", "einer", "eines", "one", "neuf"})
 _LONE_UNKNOWN = _LONE | {"elf", "sept", "cent", "mille", "acht", "neun", "vier", "six"}
 _WORD_LANGS = ("fr", "de", "en")
+# a number in words ending in a scale word is written to that scale (its power of ten)
+_WORD_SCALES = {
+    **dict.fromkeys(("mille", "tausend", "thousand"), 3),
+    **dict.fromkeys(("million", "millions", "millionen", "millione"), 6),
+    **dict.fromkeys(("milliard", "milliards", "milliarde", "milliarden"), 9),
+}
 
 
 @lru_cache(maxsize=1)
@@ -1277,6 +1287,9 @@ def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
             except InvalidOperation:
                 continue
             decimals = len(written.partition(".")[2])
+            if not decimals and words[-1].word in _WORD_SCALES:
+                # "cinq millions" is written to the million
+                decimals = -_WORD_SCALES[words[-1].word]
             suffix = _suffix(text, end, lang, prefixed=False)
             if len(words) == 1 and words[0].word in lone and suffix.dimension is None:
                 continue  # "un client", "eine Frage", "one of": an article, not a count
