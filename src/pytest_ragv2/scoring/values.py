@@ -154,7 +154,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -162,7 +162,7 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER, Coverage
-from pytest_ragv2.scoring.identifiers import typed_identifiers, url_key
+from pytest_ragv2.scoring.identifiers import TypedIdentifier, typed_identifiers, url_key
 from pytest_ragv2.scoring.normalisation import Normalised, normalise
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, normalise_unit, read_numbers, unit_after
 
@@ -217,7 +217,12 @@ class Value:
 def _tidy(amount: Decimal) -> Decimal:
     """``amount`` without trailing zeros, an integer without exponent (1000, not 1E+3)."""
     integral = amount.to_integral_value()
-    return integral.quantize(Decimal(1)) if amount == integral else amount.normalize()
+    if amount != integral:
+        return amount.normalize()
+    try:
+        return integral.quantize(Decimal(1))
+    except InvalidOperation:  # more digits than the context's precision
+        return integral
 
 
 def _plain(amount: Decimal) -> str:
@@ -260,9 +265,11 @@ class _Collector:
 # =========================================================================== typed identifiers
 
 
-def _typed(text: str, found: _Collector) -> None:
-    """E-mail addresses, URLs, IBANs and labelled or grouped part numbers."""
-    for item in typed_identifiers(text, support=True):
+def _typed(text: str, found: _Collector) -> list[TypedIdentifier]:
+    """E-mail addresses, URLs and IBANs; the part numbers are returned, to be added after the
+    phone numbers (a phone number written "0711-123-450" is no part number)."""
+    parts = []
+    for item in typed_identifiers(text, support=True, phones=False):
         if item.type == "email":
             found.add("email", "email:" + item.text.casefold(), item.span)
         elif item.type == "url":
@@ -271,23 +278,44 @@ def _typed(text: str, found: _Collector) -> None:
             compact = "".join(_GROUP.findall(unicodedata.normalize("NFKC", item.text))).upper()
             found.add("identifier", "identifier:" + compact, item.span)
         elif item.type == "part":
-            found.add("identifier", "identifier:" + identifier_key(item.text), item.span)
+            parts.append(item)
+    return parts
+
+
+def _parts(parts: list[TypedIdentifier], found: _Collector) -> None:
+    for item in parts:
+        found.add("identifier", "identifier:" + identifier_key(item.text), item.span)
+
+
+_EXTENSION = re.compile(r"\.(?:pdf|docx?|xlsx?|pptx?|md|json|csv|txt|html?|odt|ods)(?!\w)", re.I)
+_NAME_BEFORE = re.compile(r"[\w][\w.-]*$")
 
 
 def _block_markers(text: str, found: _Collector) -> None:
-    for pattern in (FILENAME, CITATION_MARKER):
-        for match in pattern.finditer(text):
+    """Filenames ("datenblatt-tvs-75.pdf", as :data:`answer_text.FILENAME` reads them: found
+    from their extension, the name looked up before it) and citation markers."""
+    for extension in _EXTENSION.finditer(text):
+        start = extension.start()
+        name = _NAME_BEFORE.search(text, max(0, start - 120), start)
+        if name is not None:
+            match = FILENAME.match(text, name.start())
+            if match is not None:
+                found.block(match.span())
+    if "[" in text or any("\ue000" <= char <= "\uf8ff" for char in text if char > "\ud7ff"):
+        for match in CITATION_MARKER.finditer(text):
             found.block(match.span())
 
 
 # =========================================================================== phones
 
 _PHONE_SPACE = "\u0020\u00a0\u202f\u2009"
+# a candidate starts with "+", "00", "(0" or "0"; what may not stand before it (a word
+# character, "+", "/", ".", ",", "-") is checked in code (:func:`_not_after`)
 _PHONE_CANDIDATE = re.compile(
-    rf"(?<![\w+/.,\-])(?:\+|00)[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{6,24}}\d"
-    rf"|(?<![\w+/.,\-])\(?0[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{5,22}}\d"
+    rf"(?:\+|00)[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{6,24}}\d"
+    rf"|\(?0[1-9][\d{_PHONE_SPACE}().\-/\u2010\u2011]{{5,22}}\d"
 )
-_US_CANDIDATE = re.compile(r"(?<![\w+/.,\-])\(?[2-9]\d\d\)?[ .\-]?[2-9]\d\d[ .\-]\d{4}(?!\d)")
+_US_CANDIDATE = re.compile(r"\(?[2-9]\d\d\)?[ .\-]?[2-9]\d\d[ .\-]\d{4}(?!\d)")
 _DATE_SHAPE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}-\d{2}-\d{2}")
 _PHONE_PLAIN = str.maketrans({"\u202f": " ", "\u2009": " ", "\u2010": "-", "\u2011": "-"})
 _REGIONS = {"fr": "FR", "de": "DE", "en": "GB"}
@@ -303,11 +331,32 @@ def _phone_regions(lang: str | None) -> tuple[str, ...]:
     return _ALL_REGIONS
 
 
+def _guarded_matches(
+    pattern: re.Pattern[str], text: str, may_start: Callable[[str, int], bool]
+) -> Iterator[re.Match[str]]:
+    """The matches of ``pattern`` that may start where they start, left to right: a match
+    refused is tried again one character further (``finditer`` would skip it whole)."""
+    position = 0
+    search = pattern.search
+    while (match := search(text, position)) is not None:
+        if may_start(text, match.start()):
+            yield match
+            position = max(match.end(), match.start() + 1)
+        else:
+            position = match.start() + 1
+
+
+def _phone_start(text: str, start: int) -> bool:
+    return start == 0 or not (text[start - 1].isalnum() or text[start - 1] in "_+/.,-")
+
+
 def _phones(text: str, lang: str | None, found: _Collector) -> None:
     regions = _phone_regions(lang)
-    candidates = [match.span() for match in _PHONE_CANDIDATE.finditer(text)]
+    candidates = [match.span() for match in _guarded_matches(_PHONE_CANDIDATE, text, _phone_start)]
     if "US" in regions:
-        candidates += [match.span() for match in _US_CANDIDATE.finditer(text)]
+        candidates += [
+            match.span() for match in _guarded_matches(_US_CANDIDATE, text, _phone_start)
+        ]
     for start, end in sorted(candidates):
         candidate = text[start:end]
         digits = sum(char.isdigit() for char in candidate)
@@ -349,8 +398,6 @@ def _phone_in(
 # =========================================================================== dates
 
 _YEAR = r"(?P<year>1[89]\d\d|20\d\d|21\d\d)(?!\d|[.,]\d)"
-# not inside a number ("1.6.10.2025") nor an identifier ("DOC-2025-10-06")
-_B = r"(?<![\w.,])(?<![^\W_][-/.])"
 _ORDINALS: dict[str, int] = {
     **dict.fromkeys(("1er", "1re", "1ère", "1ere", "premier", "première", "premiere"), 1),
     **dict.fromkeys(("1.", "erste", "ersten", "erstes", "erster", "erstem", "1st", "first"), 1),
@@ -439,6 +486,9 @@ _YEAR_CONTEXT = (
     "autumn",
     "fall",
 )
+_YEAR_RANGE = re.compile(r" ?- ?(?P<year>19\d\d|20\d\d)(?![\w]|[.,]\d)")
+_DE_BEFORE = re.compile(r"(?<![\w'])de $")
+_A_YEAR_AFTER = re.compile(r" (?:à|au) (?:19|20)\d\d(?!\d|[.,]\d)")
 _YEAR_NEXT = re.compile(
     r"(?: ?(?:-|/)|,| (?:à|au|bis|to|and|und|et|ou|or|oder|through|jusqu'à|jusqu'en)) ?"
     r"(?P<year>19\d\d|20\d\d)(?!\d|[.,]\d)"
@@ -479,67 +529,149 @@ def month_names() -> dict[str, int]:
     return names
 
 
-def _alternation(words: Sequence[str]) -> str:
-    return "|".join(re.escape(word) for word in sorted(set(words), key=len, reverse=True))
+_DateGuard = Literal["number", "year", ""]
+
+
+class _DatePattern(NamedTuple):
+    regex: re.Pattern[str]
+    form: str
+    gate: str  # the text must hold this literal, or match _GATES[gate] (none: always tried)
+    guard: _DateGuard  # what may not stand right before a match (checked in code)
+
+
+# one scan decides for several patterns: a numeric date needs a digit, a separator and a
+# digit; a quarter or half code a letter and a digit side by side
+_GATES = {
+    "numeric": re.compile(r"\d[./-]\d"),
+    "code": re.compile(r"[qths][1-4]|[1-4][qh]"),
+    "quarter": re.compile(r"quart|trimest"),
+    "half": re.compile(r"halbj|hälfte|semest|half|moitié"),
+}
+
+
+# Every pattern starts with a digit or a literal, so re skips to where it may match; what
+# may not precede a match is checked after it (a leading lookbehind is tried at every
+# position of the text: three times the cost). Month-name forms are anchored on their
+# digits and look back for the month (re cannot skip to a word among a hundred).
+_DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])"
+_MONTH_WORD = r"(?P<month>[^\W\d_]{3,10})"
+_MONTH_BEFORE_YEAR = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.?,? (?:de |of )?$")
+_MONTH_BEFORE_DAY = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.? ?$")
 
 
 @lru_cache(maxsize=1)
-def _date_patterns() -> tuple[tuple[re.Pattern[str], str], ...]:
-    months = _alternation(list(month_names()))
-    # an abbreviation's dot belongs to the date only before the day or year ("oct. 2025")
-    month = rf"(?P<month>{months})(?:\.(?= ?\d)|(?![\w]))"
-    day = r"(?P<day>3[01]|[12]\d|0?[1-9])"
+def _date_patterns() -> tuple[_DatePattern, ...]:
     ordinals = "|".join(
         re.escape(word) + ("" if word.endswith(".") else r"(?![\w])")
         for word in sorted(_ORDINALS, key=len, reverse=True)
     )
-    context = "|".join(re.escape(word) for word in sorted(_YEAR_CONTEXT, key=len, reverse=True))
-    patterns = (
+    patterns: tuple[tuple[str, str, str, _DateGuard], ...] = (
         # 2025-10-06, 2025/10/06
         (
-            rf"{_B}(?P<year>\d{{4}})(?P<sep>[-/])(?P<month>\d{{1,2}})(?P=sep)(?P<day>\d{{1,2}})"
+            r"(?P<year>\d\d{3})(?P<sep>[-/])(?P<month>\d\d?)(?P=sep)(?P<day>\d\d?)"
             r"(?![\w]|[-/.,]\d)",
             "ymd",
+            "numeric",
+            "number",
         ),
         # 06/10/2025, 6.10.2025, 06-10-2025, 6.10.25
         (
-            rf"{_B}(?P<a>\d{{1,2}})(?P<sep>[./-])(?P<b>\d{{1,2}})(?P=sep)"
+            r"(?P<a>\d\d?)(?P<sep>[./-])(?P<b>\d\d?)(?P=sep)"
             r"(?P<year>\d{4}|(?<=[./])\d{2})(?![\w]|[-/.,]\d)",
             "numeric",
+            "numeric",
+            "number",
         ),
-        # 6 octobre 2025, 1er octobre 2025, 6. Oktober 2025, 6th of October 2025, le 6 octobre
-        (rf"{_B}{day}(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{month}(?:,? {_YEAR})?", "dmy"),
-        # October 6, 2025; Oct 6th 2025
-        (rf"{_B}{month} ?{day}(?P<suffix>st|nd|rd|th)?(?:,? {_YEAR})", "mdy"),
-        (rf"{_B}{month} ?{day}(?P<suffix>st|nd|rd|th)(?![\w])", "mdy"),
-        # octobre 2025, Oktober 2025, Oct. 2025, October of 2025
-        (rf"{_B}{month},? (?:de |of )?{_YEAR}", "my"),
         # 10/2025, 04.2025
-        (rf"{_B}(?P<month>0?[1-9]|1[0-2])/{_YEAR}(?![\w]|[-/.,]\d)", "my"),
-        (rf"{_B}(?P<month>0[1-9]|1[0-2])\.{_YEAR}(?![\w]|[-/.,]\d)", "my"),
-        # Q1 2026, T1 2026, Q1/2026, Q1-2026, Q1 of 2026, Q1'26, Q1/26, 1Q 2026, 1Q26, 2026-Q1
-        (rf"{_B}[qt](?P<n>[1-4])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "quarter"),
-        (rf"{_B}[qt](?P<n>[1-4])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter"),
-        (rf"{_B}(?P<n>[1-4])q ?{_YEAR}", "quarter"),
-        (rf"{_B}(?P<n>[1-4])q(?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter"),
-        (rf"{_B}(?P<year>\d{{4}}) ?[-/ ] ?[qt](?P<n>[1-4])(?![\w])", "quarter"),
-        (rf"{_B}(?P<ord>{ordinals}) ?{_QUARTER_WORDS}{_PERIOD_OF} {_YEAR}", "quarter"),
-        # S2 2026, H2 2026, 2H 2026, 2026-H2, 2. Halbjahr 2026, second semestre 2026
-        (rf"{_B}[hs](?P<n>[12])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "half"),
-        (rf"{_B}[hs](?P<n>[12])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "half"),
-        (rf"{_B}(?P<n>[12])h ?{_YEAR}", "half"),
-        (rf"{_B}(?P<year>\d{{4}}) ?[-/ ] ?[hs](?P<n>[12])(?![\w])", "half"),
-        (rf"{_B}(?P<ord>{ordinals}) ?{_HALF_WORDS}{_PERIOD_OF} {_YEAR}", "half"),
-        # a year in a date context, in parentheses, in a range
-        (rf"(?<![\w'])(?:{context})(?: |-)(?P<year>19\d\d|20\d\d)(?!\d|[.,]\d)", "year"),
-        (r"\((?P<year>19\d\d|20\d\d)\)", "year"),
-        (rf"{_B}(?P<year>19\d\d|20\d\d) ?- ?(?P<y2>19\d\d|20\d\d)(?![\w]|[.,]\d)", "years"),
+        (rf"(?P<month>\d\d?)/{_YEAR}(?![\w]|[-/.,]\d)", "my", "numeric", "number"),
+        (rf"(?P<month>0[1-9]|1[0-2])\.{_YEAR}(?![\w]|[-/.,]\d)", "my", "numeric", "number"),
+        # 6 octobre 2025, 1er octobre 2025, 6. Oktober 2025, 6th of October 2025, le 6 octobre
+        # (an abbreviation's dot belongs to the date only before the year: "oct. 2025")
         (
-            r"(?<![\w'])de (?P<year>19\d\d|20\d\d) (?:à|au) (?P<y2>19\d\d|20\d\d)(?!\d|[.,]\d)",
-            "years",
+            rf"{_DAY}(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{_MONTH_WORD}(?:\.(?= ?\d)|(?![\w]))"
+            rf"(?:,? {_YEAR})?",
+            "dmy",
+            "",
+            "number",
+        ),
+        # October 6, 2025; Oct 6th 2025; October 6th (the month looked up before the day)
+        (
+            rf"{_DAY}(?P<suffix>st|nd|rd|th)?(?:,? {_YEAR}|(?<=[a-z])(?![\w]))",
+            "mdy",
+            "",
+            "number",
+        ),
+        # octobre 2025, Oktober 2025, Oct. 2025, October of 2025; a year in a date context
+        # ("en 2026", "seit 2019", "mi-2026") or a range ("2019-2021"): the month or the
+        # context looked up before the year
+        (_YEAR, "year", "", "year"),
+        (r"\((?P<year>19\d\d|20\d\d)\)", "bare-year", "(", ""),
+        # Q1 2026, T1 2026, Q1/2026, Q1-2026, Q1 of 2026, Q1'26, Q1/26, 1Q 2026, 1Q26, 2026-Q1
+        (rf"[qt](?P<n>[1-4])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "quarter", "code", "number"),
+        (r"[qt](?P<n>[1-4])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter", "code", "number"),
+        (rf"(?P<n>[1-4])q ?{_YEAR}", "quarter", "code", "number"),
+        (r"(?P<n>[1-4])q(?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter", "code", "number"),
+        (r"(?P<year>\d\d{3}) ?[-/ ] ?[qt](?P<n>[1-4])(?![\w])", "quarter", "code", "number"),
+        (
+            rf"(?P<ord>{ordinals}) ?{_QUARTER_WORDS}{_PERIOD_OF} {_YEAR}",
+            "quarter",
+            "quarter",
+            "number",
+        ),
+        # S2 2026, H2 2026, 2H 2026, 2026-H2, 2. Halbjahr 2026, second semestre 2026
+        (rf"[hs](?P<n>[12])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "half", "code", "number"),
+        (r"[hs](?P<n>[12])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "half", "code", "number"),
+        (rf"(?P<n>[12])h ?{_YEAR}", "half", "code", "number"),
+        (r"(?P<year>\d\d{3}) ?[-/ ] ?[hs](?P<n>[12])(?![\w])", "half", "code", "number"),
+        (
+            rf"(?P<ord>{ordinals}) ?{_HALF_WORDS}{_PERIOD_OF} {_YEAR}",
+            "half",
+            "half",
+            "number",
         ),
     )
-    return tuple((re.compile(pattern), form) for pattern, form in patterns)
+    return tuple(
+        _DatePattern(re.compile(pattern), form, gate, guard)
+        for pattern, form, gate, guard in patterns
+    )
+
+
+@lru_cache(maxsize=1)
+def _year_context() -> re.Pattern[str]:
+    words = "|".join(re.escape(word) for word in sorted(_YEAR_CONTEXT, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'])(?:{words})(?: |-)$")
+
+
+def _guarded(norm: str, start: int, guard: _DateGuard) -> bool:
+    """May a match start at ``start``? "number": not inside a number or an identifier
+    ("1.6.10.2025", "DOC-2025-10-06"); "word": not inside a word."""
+    if not guard or start == 0:
+        return True
+    before = norm[start - 1]
+    if guard == "year" and before == "-" and norm[max(0, start - 4) : start - 1] in ("mi", "mid"):
+        return True  # "mi-2026", "mid-2026"
+    if before.isalnum() or before in "_.,":
+        return False
+    return not (before in "-/" and start >= 2 and norm[start - 2].isalnum())
+
+
+def _matches(pattern: _DatePattern, norm: str, gates: dict[str, bool]) -> Iterator[re.Match[str]]:
+    if pattern.gate:
+        if pattern.gate not in gates:
+            gate = _GATES.get(pattern.gate)
+            gates[pattern.gate] = (
+                pattern.gate in norm if gate is None else gate.search(norm) is not None
+            )
+        if not gates[pattern.gate]:
+            return
+    position = 0
+    search = pattern.regex.search
+    while (match := search(norm, position)) is not None:
+        if _guarded(norm, match.start(), pattern.guard):
+            yield match
+            position = max(match.end(), match.start() + 1)
+        else:
+            position = match.start() + 1
 
 
 # dates need one of these: a digit, and then a month name, a separator or a period code
@@ -603,7 +735,7 @@ def _ordinal_of(match: re.Match[str]) -> int:
     return _ORDINALS[match["ord"]]
 
 
-def _date_hit(match: re.Match[str], form: str, lang: str | None) -> Iterator[_DateHit]:
+def _date_hit(match: re.Match[str], form: str, norm: str, lang: str | None) -> Iterator[_DateHit]:
     months = month_names()
     start, end = match.span()
     if form == "numeric":
@@ -611,16 +743,31 @@ def _date_hit(match: re.Match[str], form: str, lang: str | None) -> Iterator[_Da
         if hit is not None:
             yield hit
         return
-    if form == "years":
-        first, second = int(match["year"]), int(match["y2"])
-        if first < second:
-            yield _DateHit(*match.span("year"), "year", f"date:year:{first}")
-            yield _DateHit(*match.span("y2"), "year", f"date:year:{second}")
-        return
     year = _year_of(match)
+    if form == "bare-year":
+        yield _DateHit(*match.span("year"), "year", f"date:year:{year}")
+        return
     if form == "year":
         assert year is not None
-        yield _DateHit(*match.span("year"), "year", f"date:year:{year}")
+        # "octobre 2025", "Oct. 2025", "October of 2025"
+        before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 20), start)
+        if before is not None and before["month"] in months:
+            key = f"date:month:{year:04d}-{months[before['month']]:02d}"
+            yield _DateHit(before.start(), end, "month", key)
+        if not 1900 <= year <= 2099:
+            return
+        # "2019-2021"
+        following = _YEAR_RANGE.match(norm, end)
+        if following is not None and int(following["year"]) > year:
+            yield _DateHit(start, end, "year", f"date:year:{year}")
+            yield _DateHit(*following.span("year"), "year", f"date:year:{following['year']}")
+            return
+        # "en 2026", "seit 2019", "since 2019", "de 2019 à 2021"
+        window = max(0, start - 24)
+        if _year_context().search(norm, window, start) or (
+            _DE_BEFORE.search(norm, window, start) and _A_YEAR_AFTER.match(norm, end)
+        ):
+            yield _DateHit(start, end, "year", f"date:year:{year}")
         return
     if year is not None and not 1800 <= year <= 2199:
         return
@@ -632,8 +779,18 @@ def _date_hit(match: re.Match[str], form: str, lang: str | None) -> Iterator[_Da
         code = f"Q{number}" if form == "quarter" else f"H{number}"
         yield _DateHit(start, end, granularity, f"date:{form}:{year}-{code}")
         return
-    month_text = match["month"]
+    if form == "mdy":
+        before = _MONTH_BEFORE_DAY.search(norm, max(0, start - 14), start)
+        if before is None or before["month"] not in months:
+            return
+        month_text, start = before["month"], before.start()
+    else:
+        month_text = match["month"]
+        if not month_text.isdigit() and month_text not in months:
+            return
     month = int(month_text) if month_text.isdigit() else months[month_text]
+    if not 1 <= month <= 12:
+        return
     if form == "my":
         assert year is not None
         yield _DateHit(start, end, "month", f"date:month:{year:04d}-{month:02d}")
@@ -649,9 +806,9 @@ def _date_hit(match: re.Match[str], form: str, lang: str | None) -> Iterator[_Da
             return
         yield _DateHit(start, end, "day", f"date:day:--{month:02d}-{day:02d}")
         return
-    key = _day_key(year, month, day)
-    if key is not None:
-        yield _DateHit(start, end, "day", key)
+    day_key = _day_key(year, month, day)
+    if day_key is not None:
+        yield _DateHit(start, end, "day", day_key)
 
 
 def _followed_by_unit(norm: str, end: int) -> bool:
@@ -663,9 +820,10 @@ def _date_hits(norm: str, lang: str | None) -> list[_DateHit]:
     if not _HAS_DIGIT.search(norm):
         return []
     hits: list[_DateHit] = []
-    for pattern, form in _date_patterns():
-        for match in pattern.finditer(norm):
-            for hit in _date_hit(match, form, lang):
+    gates: dict[str, bool] = {}
+    for pattern in _date_patterns():
+        for match in _matches(pattern, norm, gates):
+            for hit in _date_hit(match, pattern.form, norm, lang):
                 if hit.granularity == "year" and _followed_by_unit(norm, hit.end):
                     continue
                 hits.append(hit)
@@ -711,9 +869,11 @@ def _block_list_markers(text: str, found: _Collector) -> None:
 # =========================================================================== identifiers
 
 _GROUP = re.compile(r"[^\W_]+")
+_SPACE_RUN = re.compile(r"\s+")
+_PLAIN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
 _KEY_GROUP = re.compile(r"[^\W\d_]+|\d+")
 _ID_SEPARATORS = "-/.\u2010\u2011"
-_DIGIT_WORD = re.compile(r"\S*\d\S*")
+_DIGIT_WORD = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
 _COMPOUND = re.compile(r"[^\W_]+(?:[-/.\u2010\u2011][^\W_]+)*")
 _CAPS_BEFORE = re.compile(
     r"(?:^|(?<=[\s(\[\"'«„]))(?P<caps>[A-Z][A-Z0-9]*(?:[/\-][A-Z][A-Z0-9]*)*)[^\S\n\r]+$"
@@ -739,8 +899,16 @@ def _ordinary_word(word: str) -> bool:
     return _ORDINARY.fullmatch(word) is not None and word[1:] == word[1:].lower()
 
 
+def _capital_before(text: str, start: int) -> bool:
+    """Do white space and, before it, a capital letter precede ``start``?"""
+    window = text[max(0, start - 8) : start]
+    return window[-1:].isspace() and window.rstrip()[-1:].isupper()
+
+
 def _caps_before(text: str, start: int, found: _Collector) -> int | None:
     """Where an all-capital word ending one space before ``start`` begins ("ISO 27001")."""
+    if not _capital_before(text, start):
+        return None
     window_start = max(0, start - 40)
     match = _CAPS_BEFORE.search(text, window_start, start)
     if match is None:
@@ -763,8 +931,20 @@ def _spaced_number_ok(text: str, end: int, core: str) -> bool:
     rest = text[end : end + 24]
     if re.match(r"[.,]\d|[^\S\n\r]+\d{3}(?!\d)", rest):
         return False
-    tail = normalise(rest).text
+    tail = _SPACE_RUN.sub(" ", unicodedata.normalize("NFKC", rest).casefold()).lstrip()
     return _suffix(tail, 0, None, prefixed=False).dimension is None
+
+
+def _after_capitals(
+    text: str, start: int, core_start: int, core_end: int, found: _Collector
+) -> tuple[int, int] | None:
+    """A number right after an all-capital word ("ISO 27001", "TVS 75D") as one identifier."""
+    if core_start != start or not start or not text[start - 1].isspace():
+        return None
+    caps = _caps_before(text, core_start, found)
+    if caps is None or not _spaced_number_ok(text, core_end, text[core_start:core_end]):
+        return None
+    return caps, core_end
 
 
 def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[int, int] | None:
@@ -782,25 +962,19 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
         return None
     stripped = core_start != start or core_end != end
     letters = sum(char.isalpha() for char in core)
-    if normalise_unit(core) in UNIT_DIMENSIONS or normalise_unit(core) in _EXTRA_DIMENSIONS:
-        return None
+    if core[0].isalpha() and len(core) <= 8 and normalise_unit(core) in UNIT_DIMENSIONS:
+        return None  # "m3/min", "m³/h"
     if letters == 0:
         # digit groups joined by hyphens or slashes ("301-224-05"); never by dots or commas
         # ("1.689.000" is a number)
         joined = set(_GROUP.sub("", core)) <= set(_ID_SEPARATORS) - {"."}
         if joined and (len(groups) >= 3 or (stripped and len(groups) >= 2)):
             return core_start, core_end
-        if core_start == start and _spaced_number_ok(text, core_end, core):
-            caps = _caps_before(text, core_start, found)
-            if caps is not None:
-                return caps, core_end
-        return None
+        return _after_capitals(text, start, core_start, core_end, found)
     if core[0].isdigit() and _NUMBER_SUFFIX.fullmatch(core):
-        if core_start == start and letters >= 2 and _spaced_number_ok(text, core_end, core):
-            caps = _caps_before(text, core_start, found)
-            if caps is not None:
-                return caps, core_end
-        return None
+        if letters < 2:
+            return None
+        return _after_capitals(text, start, core_start, core_end, found)
     alnum = sum(char.isalnum() for char in core)
     if letters < 2 and not (core[0].isalpha() and alnum >= 4):
         return None
@@ -810,8 +984,13 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
 def _identifiers(text: str, found: _Collector) -> None:
     for word in _DIGIT_WORD.finditer(text):
         for compound in _COMPOUND.finditer(text, word.start(), word.end()):
-            if not any(char.isdigit() for char in compound.group()):
+            if _HAS_DIGIT.search(text, compound.start(), compound.end()) is None:
                 continue
+            start = compound.start()
+            if _PLAIN_NUMBER.fullmatch(text, start, compound.end()) and not _capital_before(
+                text, start
+            ):
+                continue  # "1.689", "2024": a number (unless a capital word precedes it)
             if not found.free(compound.span()):
                 continue
             span = _identifier_of(text, *compound.span(), found)
@@ -931,6 +1110,7 @@ _COUNT_SCALE_AFTER = re.compile(
     r"(?P<scale>thousand|tausend|milliers|millions?|millionen|mio\.|mio|milliards?"
     r"|milliarden?|mrd\.|mrd|billions?|billionen)(?![^\W\d_])"
 )
+_BEFORE = frozenset("€$£rdpf")  # the last character of a currency written before a number
 _CURRENCY_BEFORE = re.compile(r"(?:(?<![\w])(?P<code>eur|usd|gbp|chf)|(?P<sign>[€$£])) ?$")
 # units this module reads besides the number table: (dimension, factor), by spelling
 _EXTRA_UNITS: dict[str, tuple[str, Decimal]] = {
@@ -1004,12 +1184,16 @@ class _Suffix:
 
 
 _NO_UNIT = _Suffix(None, Decimal(1), Decimal(1), -1)
+# what a unit, scale or currency after a number may start with besides a letter
+_UNIT_START = frozenset("€$£%°'-")
 
 
 def _suffix(norm: str, end: int, lang: str | None, *, prefixed: bool) -> _Suffix:
     """The unit written after a number ending at ``end`` (rules in the module docstring);
     ``prefixed``: a currency stands before the number, so only a scale may follow."""
     at = end + 1 if norm.startswith(" ", end) else end
+    if at >= len(norm) or not (norm[at].isalpha() or norm[at] in _UNIT_START):
+        return _NO_UNIT if not prefixed else _Suffix("", Decimal(1), Decimal(1), end)
     if prefixed:
         scale = _SCALE_AFTER.match(norm, at)
         if scale is not None:
@@ -1066,10 +1250,10 @@ def _other_reading(value: Decimal, decimals: int) -> tuple[Decimal, int]:
     return value * 1000, 0
 
 
-def _from_digits(number: Num, norm: str, lang: str | None) -> _Number:
-    digits = _DIGITS_START.search(norm, number.start)
-    digits_start = digits.start() if digits is not None else number.start
-    before = _CURRENCY_BEFORE.search(norm, max(0, digits_start - 5), digits_start)
+def _from_digits(number: Num, digits_start: int, norm: str, lang: str | None) -> _Number:
+    before = None
+    if digits_start and norm[max(0, digits_start - 2) : digits_start].strip()[-1:] in _BEFORE:
+        before = _CURRENCY_BEFORE.search(norm, max(0, digits_start - 5), digits_start)
     suffix = _suffix(norm, number.number_end, lang, prefixed=before is not None)
     start = digits_start
     if before is not None:
@@ -1163,12 +1347,12 @@ def _emit(norm: Normalised, lang: str | None, number: _Number, found: _Collector
 
 
 def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
-    numbers = [_from_digits(number, norm.text, lang) for number in read_numbers(norm.text, lang)]
-    numbers = [
-        number
-        for number in numbers
-        if found.free(norm.original_span(number.digits_start, number.digits_end))
-    ]
+    numbers: list[_Number] = []
+    for read in read_numbers(norm.text, lang, typed=False):
+        digits = _DIGITS_START.search(norm.text, read.start)
+        digits_start = digits.start() if digits is not None else read.start
+        if found.free(norm.original_span(digits_start, read.number_end)):
+            numbers.append(_from_digits(read, digits_start, norm.text, lang))
     _shared_units(numbers, norm.text)
     for number in numbers:
         _emit(norm, lang, number, found)
@@ -1176,8 +1360,8 @@ def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
 
 # =========================================================================== numbers in words
 
-_WORD = re.compile(r"[^\W\d_]+|-")
-_JOINERS = frozenset({"et", "und", "and", "-", "virgule", "komma", "point"})
+_WORD = re.compile(r"[^\W\d_]+")
+_JOINERS = frozenset({"et", "und", "and", "virgule", "komma", "point"})
 _LONE = frozenset({"un", "une", "ein", "eine", "einen", "einem", "einer", "eines", "one", "neuf"})
 _LONE_UNKNOWN = _LONE | {"elf", "sept", "cent", "mille", "acht", "neun", "vier", "six"}
 _WORD_LANGS = ("fr", "de", "en")
@@ -1231,31 +1415,47 @@ def _languages(lang: str | None) -> tuple[str, ...]:
     return (primary,) if primary in _WORD_LANGS else _WORD_LANGS
 
 
+_KNOWN: dict[tuple[str, ...], dict[str, bool]] = {}
+_KNOWN_MAX = 100_000  # words remembered per language set, then forgotten all at once
+
+
+def _known_words(languages: tuple[str, ...]) -> dict[str, bool]:
+    known = _KNOWN.setdefault(languages, {})
+    if len(known) > _KNOWN_MAX:
+        known.clear()
+    return known
+
+
 def _word_runs(norm: str, languages: tuple[str, ...]) -> Iterator[list[_Token]]:
-    """Maximal runs of number words (and the joiners between them) of ``norm``."""
+    """Maximal runs of number words (and the joiners between them) of ``norm``; words of a
+    run are separated by a space or a hyphen ("quatre-vingt-dix", "vingt et un")."""
+    known = _known_words(languages)
     run: list[_Token] = []
-    previous_end = 0
-    previous: tuple[str, str] = ("", "")
+    last_end = 0
     for match in _WORD.finditer(norm):
         word = match.group()
-        start, end = match.span()
-        # "pour cent" is percent, never the number 100 ("pour cent et quatre-vingt-dix")
-        percent = word == "cent" and "pour" in (
-            previous[1],
-            previous[0] if previous[1] == "-" else "",
-        )
-        is_number = not percent and any(_number_word(word, code) for code in languages)
-        joined = norm[previous_end:start] in ("", " ")
-        if is_number or (run and word in _JOINERS):
-            if run and not joined:
+        is_number = known.get(word)
+        if is_number is None:
+            is_number = known[word] = any(_number_word(word, code) for code in languages)
+        if not is_number and (not run or word not in _JOINERS):
+            if run:
                 yield run
                 run = []
-            if run or is_number:
-                run.append(_Token(word, start, end, False))
-        elif run:
+            continue
+        start, end = match.span()
+        if word == "cent" and norm[max(0, start - 5) : start] in ("pour ", "pour-"):
+            # "pour cent" is percent, never the number 100 ("pour cent et quatre-vingt-dix")
+            if run:
+                yield run
+                run = []
+            continue
+        if run and norm[last_end:start] not in (" ", "-"):
             yield run
             run = []
-        previous_end, previous = end, (previous[1], word)
+            if not is_number:
+                continue
+        run.append(_Token(word, start, end, False))
+        last_end = end
     if run:
         yield run
 
@@ -1308,9 +1508,10 @@ def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
         return ()
     found = _Collector(text)
     norm = normalise(text)
-    _typed(text, found)
+    parts = _typed(text, found)
     _block_markers(text, found)
     _phones(text, lang, found)
+    _parts(parts, found)
     _dates(norm, lang, found)
     _block_list_markers(text, found)
     _identifiers(text, found)
