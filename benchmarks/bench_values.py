@@ -1,9 +1,11 @@
 """Time to read the typed values of an answer (``scoring.values.read_values``), in µs per KB.
 
-Typical chat answers in French, German and English (prose with amounts, percentages,
-durations, dates, a phone number, identifiers, counts and a few numbers in words), each
-read ``--repeat`` times in one process after one warm-up read (the libraries' first-use
-imports and the month-name pattern are paid once per process and reported apart). The
+Chat answers in French, German and English of two shapes: ``typical`` (prose with a
+handful of values: a price, a percentage, a duration, a date, an identifier) and ``dense``
+(about 30 values per KB: amounts, percentages, durations, dates, a phone number,
+identifiers, counts and numbers in words), each read ``--repeat`` times in one process
+after one warm-up read (the libraries' first-use imports and the month-name pattern are
+paid once per process and reported apart). The
 normalisation cache is cleared before every read, so each read pays the whole work, as a
 new answer does. Also prints what the first use costs: importing the module, and the first
 read (babel's month names, text2num, phonenumbers).
@@ -19,6 +21,42 @@ import subprocess
 import sys
 import time
 
+TYPICAL = {
+    "fr": (
+        "D'après la documentation, le plan Enterprise est le plus adapté à votre besoin : il "
+        "comprend un support prioritaire joignable en semaine, une sauvegarde quotidienne des "
+        "données et un accès complet à l'API. Son prix est de 1 100 € par mois, engagement "
+        "annuel inclus, et il garantit un taux de disponibilité de 99,7 %. En cas d'incident, "
+        "l'objectif de reprise est de 4 heures. La migration depuis l'offre actuelle se fait "
+        "sans interruption de service, avec un accompagnement dédié pendant la phase de mise "
+        "en place ; elle est prévue au premier trimestre 2026. Les conditions détaillées sont "
+        "décrites dans le contrat CC-MER-2024-017, section 3, et dans la fiche tarifaire [1]. "
+        "Si vous avez besoin d'une configuration particulière, l'équipe commerciale peut "
+        "préparer une offre sur mesure après un premier échange.\n"
+    ),
+    "de": (
+        "Laut Datenblatt eignet sich der Verdichter TVS 75 für Ihre Anwendung: Er arbeitet "
+        "mit einem maximalen Betriebsdruck von 16 bar und liefert bei Nennbedingungen einen "
+        "Volumenstrom, der für zwei parallele Abfüllstationen ausreicht. Die Aufstellung muss "
+        "frostfrei erfolgen, die Umgebungstemperatur darf höchstens +45 °C betragen. Die "
+        "Wartung ist alle 4.000 Betriebsstunden fällig, spätestens jedoch nach 12 Monaten; "
+        "der Service ist über die bekannte Hotline erreichbar. Für den Anschluss an die "
+        "bestehende Steuerung wird das Ersatzteil KV-4501-8 benötigt, das zum TVK 220 gehört. "
+        "Eine Lieferung ist nach Auftragseingang innerhalb von etwa sechs Wochen möglich. "
+        "Weitere Details finden Sie im Datenblatt [1] und in der Betriebsanleitung [2].\n"
+    ),
+    "en": (
+        "Based on the documents, the Business plan fits your team best: it includes priority "
+        "support during office hours, daily backups and full access to the reporting "
+        "features. It costs €290 per month per site, and the provider commits to an "
+        "availability of 99.5%, with incidents acknowledged within 4 hours. Moving from your "
+        "current plan does not interrupt the service, and a dedicated contact helps during "
+        "the first weeks. The rollout of the new release is planned for Q1 2026, and the "
+        "company has held its ISO 27001 certification since 2019. The full terms are in the "
+        "service agreement and the price list [1]; for a custom setup, the sales team can "
+        "prepare an offer after a short call with your IT department.\n"
+    ),
+}
 ANSWERS = {
     "fr": (
         "D'après le contrat CC-MER-2024-017, le plan Enterprise coûte 1 100 € par mois et "
@@ -90,23 +128,25 @@ def main() -> None:
     imported, first_read = _first_use()
     print(f"import of scoring.values: {imported * 1000:.1f} ms (libraries not imported)")
     print(f"first read in a process (libraries, month names): {first_read * 1000:.1f} ms")
-    print(f"{'lang':<6}{'KB':>6}{'values':>8}{'µs/read':>10}{'µs/KB':>9}")
-    totals: list[float] = []
-    for lang, answer in ANSWERS.items():
-        text = answer * 1
-        found = read_values(text, lang)  # warm-up: imports and compiled patterns
-        times = []
-        for _ in range(args.repeat):
-            normalise.cache_clear()
-            start = time.perf_counter()
-            read_values(text, lang)
-            times.append(time.perf_counter() - start)
-        median = statistics.median(times)
-        kb = len(text.encode()) / 1024
-        per_kb = median / kb * 1e6
-        totals.append(per_kb)
-        print(f"{lang:<6}{kb:>6.2f}{len(found):>8}{median * 1e6:>10.0f}{per_kb:>9.0f}")
-    print(f"mean: {statistics.mean(totals):.0f} µs per KB")
+    print(f"{'shape':<9}{'lang':<6}{'KB':>6}{'values':>8}{'µs/read':>10}{'µs/KB':>9}")
+    for shape, answers in (("typical", TYPICAL), ("dense", ANSWERS)):
+        totals: list[float] = []
+        for lang, text in answers.items():
+            found = read_values(text, lang)  # warm-up: imports and compiled patterns
+            times = []
+            for _ in range(args.repeat):
+                normalise.cache_clear()
+                start = time.perf_counter()
+                read_values(text, lang)
+                times.append(time.perf_counter() - start)
+            median = statistics.median(times)
+            kb = len(text.encode()) / 1024
+            per_kb = median / kb * 1e6
+            totals.append(per_kb)
+            print(
+                f"{shape:<9}{lang:<6}{kb:>6.2f}{len(found):>8}{median * 1e6:>10.0f}{per_kb:>9.0f}"
+            )
+        print(f"{shape}: {statistics.mean(totals):.0f} µs per KB (mean of the three languages)")
 
 
 if __name__ == "__main__":

@@ -161,7 +161,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER, Coverage
+from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER
 from pytest_ragv2.scoring.identifiers import TypedIdentifier, typed_identifiers, url_key
 from pytest_ragv2.scoring.normalisation import Normalised, normalise
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, normalise_unit, read_numbers, unit_after
@@ -245,19 +245,22 @@ class _Collector:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.taken = Coverage(len(text))
+        self.covered = bytearray(len(text))
         self.values: list[Value] = []
 
     def free(self, span: tuple[int, int]) -> bool:
-        return span[1] > span[0] and not self.taken.overlaps(span)
+        start, end = span
+        return end > start and self.covered.find(1, start, end) < 0
 
     def block(self, span: tuple[int, int]) -> None:
-        self.taken.add(span)
+        start, end = span
+        if end > start:
+            self.covered[start:end] = b"\x01" * (end - start)
 
     def add(self, kind: ValueKind, key: str, span: tuple[int, int], **fields: Any) -> bool:
         if not self.free(span):
             return False
-        self.taken.add(span)
+        self.block(span)
         self.values.append(Value(kind, key, span, self.text[span[0] : span[1]], **fields))
         return True
 
@@ -535,105 +538,117 @@ _DateGuard = Literal["number", "year", ""]
 class _DatePattern(NamedTuple):
     regex: re.Pattern[str]
     form: str
-    gate: str  # the text must hold this literal, or match _GATES[gate] (none: always tried)
+    gate: str  # the text must match _GATES[gate] or hold this literal ("": always tried)
     guard: _DateGuard  # what may not stand right before a match (checked in code)
 
 
-# one scan decides for several patterns: a numeric date needs a digit, a separator and a
-# digit; a quarter or half code a letter and a digit side by side
+# One scan decides for a whole form: a numeric date needs a digit, a separator and a digit;
+# a quarter or half code a letter and a digit side by side; a period in words its word.
 _GATES = {
     "numeric": re.compile(r"\d[./-]\d"),
-    "code": re.compile(r"[qths][1-4]|[1-4][qh]"),
-    "quarter": re.compile(r"quart|trimest"),
-    "half": re.compile(r"halbj|hälfte|semest|half|moitié"),
+    "code": re.compile(r"[qths](?=[1-4])|[1-4](?=[qh])"),
+    "period": re.compile(r"quart|trimest|halbj|hälfte|semest|half|moitié"),
 }
-
-
-# Every pattern starts with a digit or a literal, so re skips to where it may match; what
-# may not precede a match is checked after it (a leading lookbehind is tried at every
-# position of the text: three times the cost). Month-name forms are anchored on their
-# digits and look back for the month (re cannot skip to a word among a hundred).
+_Y = r"(?:1[89]|20|21)\d\d"
+_AFTER_YEAR = r"(?!\d|[.,]\d)"
+_AFTER_NUMERIC = r"(?![\w]|[-/.,]\d)"
 _DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])"
-_MONTH_WORD = r"(?P<month>[^\W\d_]{3,10})"
+# a month name starts with one of these (fr, de, en; also without accents: a test checks)
+_MONTH_WORD = r"(?P<month>[adfjmnos][^\W\d_]{2,9})"
 _MONTH_BEFORE_YEAR = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.?,? (?:de |of )?$")
 _MONTH_BEFORE_DAY = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.? ?$")
+# after a day whose next word is no month: "October 6, 2025", "Oct 6th" (month before)
+_MDY_AFTER_DAY = re.compile(
+    rf"(?P<suffix>st|nd|rd|th)?(?:,? (?P<year>{_Y}){_AFTER_YEAR}|(?<=[a-z])(?![\w]))"
+)
 
 
+# Every pattern starts with one character class or with literals (so re skips to where it
+# may match: a pattern starting with an alternation of classes, an optional character or
+# a lookbehind is tried at every position of the text, several times the cost); what may
+# not precede a match is checked after it. Month-name forms are anchored on their digits
+# and periods in words on their period word; the month or ordinal is looked up around them.
 @lru_cache(maxsize=1)
 def _date_patterns() -> tuple[_DatePattern, ...]:
-    ordinals = "|".join(
-        re.escape(word) + ("" if word.endswith(".") else r"(?![\w])")
-        for word in sorted(_ORDINALS, key=len, reverse=True)
-    )
     patterns: tuple[tuple[str, str, str, _DateGuard], ...] = (
         # 2025-10-06, 2025/10/06
         (
-            r"(?P<year>\d\d{3})(?P<sep>[-/])(?P<month>\d\d?)(?P=sep)(?P<day>\d\d?)"
-            r"(?![\w]|[-/.,]\d)",
-            "ymd",
+            rf"(?P<iy>\d\d{{3}})(?P<isep>[-/])(?P<im>\d\d?)(?P=isep)(?P<id>\d\d?){_AFTER_NUMERIC}",
+            "numeric",
             "numeric",
             "number",
         ),
         # 06/10/2025, 6.10.2025, 06-10-2025, 6.10.25
         (
-            r"(?P<a>\d\d?)(?P<sep>[./-])(?P<b>\d\d?)(?P=sep)"
-            r"(?P<year>\d{4}|(?<=[./])\d{2})(?![\w]|[-/.,]\d)",
+            rf"(?P<a>\d\d?)(?P<sep>[./-])(?P<b>\d\d?)(?P=sep)(?P<ny>\d{{4}}|(?<=[./])\d\d)"
+            rf"{_AFTER_NUMERIC}",
             "numeric",
             "numeric",
             "number",
         ),
         # 10/2025, 04.2025
-        (rf"(?P<month>\d\d?)/{_YEAR}(?![\w]|[-/.,]\d)", "my", "numeric", "number"),
-        (rf"(?P<month>0[1-9]|1[0-2])\.{_YEAR}(?![\w]|[-/.,]\d)", "my", "numeric", "number"),
+        (
+            rf"(?P<mm>\d\d?)(?P<msep>[/.])(?P<my>{_Y}){_AFTER_NUMERIC}",
+            "numeric",
+            "numeric",
+            "number",
+        ),
         # 6 octobre 2025, 1er octobre 2025, 6. Oktober 2025, 6th of October 2025, le 6 octobre
-        # (an abbreviation's dot belongs to the date only before the year: "oct. 2025")
+        # (an abbreviation's dot belongs to the date only before the year: "oct. 2025"); else
+        # a month before the day: "October 6, 2025", "Oct 6th"
         (
-            rf"{_DAY}(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{_MONTH_WORD}(?:\.(?= ?\d)|(?![\w]))"
-            rf"(?:,? {_YEAR})?",
-            "dmy",
+            rf"(?P<day>\d\d?)(?:(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{_MONTH_WORD}"
+            rf"(?:\.(?= ?\d)|(?![\w]))(?:,? (?P<year>{_Y}){_AFTER_YEAR})?"
+            rf"|(?P<suffix>st|nd|rd|th)?(?:,? (?P<year2>{_Y}){_AFTER_YEAR}|(?<=[a-z])(?![\w])))",
+            "day",
             "",
             "number",
         ),
-        # October 6, 2025; Oct 6th 2025; October 6th (the month looked up before the day)
-        (
-            rf"{_DAY}(?P<suffix>st|nd|rd|th)?(?:,? {_YEAR}|(?<=[a-z])(?![\w]))",
-            "mdy",
-            "",
-            "number",
-        ),
-        # octobre 2025, Oktober 2025, Oct. 2025, October of 2025; a year in a date context
-        # ("en 2026", "seit 2019", "mi-2026") or a range ("2019-2021"): the month or the
-        # context looked up before the year
-        (_YEAR, "year", "", "year"),
+        # "octobre 2025", "Oct. 2025", "October of 2025"; a year in a date context ("en 2026",
+        # "seit 2019", "mi-2026") or a range ("2019-2021"): looked up around the year
+        (rf"(?P<year>{_Y}){_AFTER_YEAR}", "year", "", "year"),
         (r"\((?P<year>19\d\d|20\d\d)\)", "bare-year", "(", ""),
-        # Q1 2026, T1 2026, Q1/2026, Q1-2026, Q1 of 2026, Q1'26, Q1/26, 1Q 2026, 1Q26, 2026-Q1
-        (rf"[qt](?P<n>[1-4])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "quarter", "code", "number"),
-        (r"[qt](?P<n>[1-4])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter", "code", "number"),
-        (rf"(?P<n>[1-4])q ?{_YEAR}", "quarter", "code", "number"),
-        (r"(?P<n>[1-4])q(?P<yy>\d\d)(?![\w]|[.,]\d)", "quarter", "code", "number"),
-        (r"(?P<year>\d\d{3}) ?[-/ ] ?[qt](?P<n>[1-4])(?![\w])", "quarter", "code", "number"),
+        # Q1 2026, T1 2026, Q1/2026, Q1-2026, Q1 of 2026, Q1'26, Q1/26, S2 2026, H2 2026
         (
-            rf"(?P<ord>{ordinals}) ?{_QUARTER_WORDS}{_PERIOD_OF} {_YEAR}",
-            "quarter",
-            "quarter",
+            r"(?P<letter>[qths])(?P<n>[1-4])(?P<sep> ?[/-] ?| |'|)(?:of |de )?"
+            rf"(?:(?P<year>{_Y}){_AFTER_YEAR}|(?P<yy>\d\d)(?![\w]|[.,]\d))",
+            "code",
+            "code",
             "number",
         ),
-        # S2 2026, H2 2026, 2H 2026, 2026-H2, 2. Halbjahr 2026, second semestre 2026
-        (rf"[hs](?P<n>[12])(?: ?[/-] ?| |)(?:of |de )?{_YEAR}", "half", "code", "number"),
-        (r"[hs](?P<n>[12])['/-](?P<yy>\d\d)(?![\w]|[.,]\d)", "half", "code", "number"),
-        (rf"(?P<n>[12])h ?{_YEAR}", "half", "code", "number"),
-        (r"(?P<year>\d\d{3}) ?[-/ ] ?[hs](?P<n>[12])(?![\w])", "half", "code", "number"),
+        # 1Q 2026, 1Q26, 2H 2026
         (
-            rf"(?P<ord>{ordinals}) ?{_HALF_WORDS}{_PERIOD_OF} {_YEAR}",
-            "half",
-            "half",
+            r"(?P<n>[1-4])(?P<letter>[qh])(?P<sep> ?)"
+            rf"(?:(?P<year>{_Y}){_AFTER_YEAR}|(?P<yy>\d\d)(?![\w]|[.,]\d))",
+            "code",
+            "code",
             "number",
         ),
+        # 2026-Q1, 2026 H2
+        (
+            r"(?P<year>\d\d{3}) ?[-/ ] ?(?P<letter>[qths])(?P<n>[1-4])(?![\w])",
+            "code",
+            "code",
+            "number",
+        ),
+        # 1. Quartal 2026, ersten Quartal 2026, 1er trimestre 2026, first quarter of 2026,
+        # 2. Halbjahr 2026, zweite Jahreshälfte 2026, second semestre 2026, second half of 2026
+        (rf"{_QUARTER_WORDS}|{_HALF_WORDS}", "period", "period", ""),
     )
     return tuple(
         _DatePattern(re.compile(pattern), form, gate, guard)
         for pattern, form, gate, guard in patterns
     )
+
+
+@lru_cache(maxsize=1)
+def _ordinal_before() -> re.Pattern[str]:
+    ordinals = "|".join(re.escape(word) for word in sorted(_ORDINALS, key=len, reverse=True))
+    return re.compile(rf"(?<![\w.,])(?P<ord>{ordinals}) ?$")
+
+
+_PERIOD_YEAR = re.compile(rf"{_PERIOD_OF} (?P<year>{_Y}){_AFTER_YEAR}")
+_QUARTER_WORD = re.compile(_QUARTER_WORDS)
 
 
 @lru_cache(maxsize=1)
@@ -643,8 +658,8 @@ def _year_context() -> re.Pattern[str]:
 
 
 def _guarded(norm: str, start: int, guard: _DateGuard) -> bool:
-    """May a match start at ``start``? "number": not inside a number or an identifier
-    ("1.6.10.2025", "DOC-2025-10-06"); "word": not inside a word."""
+    """May a match start at ``start``? Not inside a number or an identifier ("1.6.10.2025",
+    "DOC-2025-10-06"); a year also after "mi-" and "mid-"."""
     if not guard or start == 0:
         return True
     before = norm[start - 1]
@@ -664,17 +679,11 @@ def _matches(pattern: _DatePattern, norm: str, gates: dict[str, bool]) -> Iterat
             )
         if not gates[pattern.gate]:
             return
-    position = 0
-    search = pattern.regex.search
-    while (match := search(norm, position)) is not None:
-        if _guarded(norm, match.start(), pattern.guard):
-            yield match
-            position = max(match.end(), match.start() + 1)
-        else:
-            position = match.start() + 1
+    yield from _guarded_matches(
+        pattern.regex, norm, lambda text, start: _guarded(text, start, pattern.guard)
+    )
 
 
-# dates need one of these: a digit, and then a month name, a separator or a period code
 _HAS_DIGIT = re.compile(r"\d")
 
 
@@ -683,15 +692,6 @@ def _day_key(year: int, month: int, day: int) -> str | None:
         return f"date:day:{date(year, month, day).isoformat()}"
     except ValueError:
         return None
-
-
-def _year_of(match: re.Match[str]) -> int | None:
-    groups = match.groupdict()
-    if groups.get("year"):
-        return int(groups["year"])
-    if groups.get("yy"):
-        return 2000 + int(groups["yy"])
-    return None
 
 
 def _date_order(lang: str | None) -> tuple[str, bool]:
@@ -706,99 +706,52 @@ def _date_order(lang: str | None) -> tuple[str, bool]:
     return "dmy", False
 
 
-def _numeric_day(match: re.Match[str], lang: str | None) -> _DateHit | None:
-    first, second = int(match["a"]), int(match["b"])
-    year = int(match["year"])
-    if len(match["year"]) == 2:
-        if match["sep"] == "-":
-            return None
-        year += 2000
+def _numeric_day(
+    start: int, end: int, first: int, second: int, year: int, lang: str | None
+) -> _DateHit | None:
     dmy = _day_key(year, second, first)
     mdy = _day_key(year, first, second)
     order, fixed = _date_order(lang)
     preferred, other = (dmy, mdy) if order == "dmy" else (mdy, dmy)
-    start, end = match.span()
-    if preferred is None and other is None:
-        return None
     if preferred is None or other is None or preferred == other:
         key = preferred or other
-        assert key is not None
-        return _DateHit(start, end, "day", key)
+        return None if key is None else _DateHit(start, end, "day", key)
     if fixed:
         return _DateHit(start, end, "day", preferred)
     return _DateHit(start, end, "day", preferred, ambiguous=True, alternative=other)
 
 
-def _ordinal_of(match: re.Match[str]) -> int:
-    if match.groupdict().get("n"):
-        return int(match["n"])
-    return _ORDINALS[match["ord"]]
-
-
-def _date_hit(match: re.Match[str], form: str, norm: str, lang: str | None) -> Iterator[_DateHit]:
-    months = month_names()
+def _numeric(match: re.Match[str], lang: str | None) -> Iterator[_DateHit]:
     start, end = match.span()
-    if form == "numeric":
-        hit = _numeric_day(match, lang)
+    groups = match.groupdict()
+    if groups.get("iy"):
+        key = _day_key(int(match["iy"]), int(match["im"]), int(match["id"]))
+        if key is not None:
+            yield _DateHit(start, end, "day", key)
+    elif groups.get("a"):
+        year = int(match["ny"])
+        if len(match["ny"]) == 2:
+            if match["sep"] == "-":
+                return
+            year += 2000
+        hit = _numeric_day(start, end, int(match["a"]), int(match["b"]), year, lang)
         if hit is not None:
             yield hit
-        return
-    year = _year_of(match)
-    if form == "bare-year":
-        yield _DateHit(*match.span("year"), "year", f"date:year:{year}")
-        return
-    if form == "year":
-        assert year is not None
-        # "octobre 2025", "Oct. 2025", "October of 2025"
-        before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 20), start)
-        if before is not None and before["month"] in months:
-            key = f"date:month:{year:04d}-{months[before['month']]:02d}"
-            yield _DateHit(before.start(), end, "month", key)
-        if not 1900 <= year <= 2099:
-            return
-        # "2019-2021"
-        following = _YEAR_RANGE.match(norm, end)
-        if following is not None and int(following["year"]) > year:
-            yield _DateHit(start, end, "year", f"date:year:{year}")
-            yield _DateHit(*following.span("year"), "year", f"date:year:{following['year']}")
-            return
-        # "en 2026", "seit 2019", "since 2019", "de 2019 à 2021"
-        window = max(0, start - 24)
-        if _year_context().search(norm, window, start) or (
-            _DE_BEFORE.search(norm, window, start) and _A_YEAR_AFTER.match(norm, end)
-        ):
-            yield _DateHit(start, end, "year", f"date:year:{year}")
-        return
-    if year is not None and not 1800 <= year <= 2199:
-        return
-    if form in ("quarter", "half"):
-        number = _ordinal_of(match)
-        if year is None or (form == "half" and number > 2):
-            return
-        granularity: Granularity = "quarter" if form == "quarter" else "half"
-        code = f"Q{number}" if form == "quarter" else f"H{number}"
-        yield _DateHit(start, end, granularity, f"date:{form}:{year}-{code}")
-        return
-    if form == "mdy":
-        before = _MONTH_BEFORE_DAY.search(norm, max(0, start - 14), start)
-        if before is None or before["month"] not in months:
-            return
-        month_text, start = before["month"], before.start()
     else:
-        month_text = match["month"]
-        if not month_text.isdigit() and month_text not in months:
-            return
-    month = int(month_text) if month_text.isdigit() else months[month_text]
-    if not 1 <= month <= 12:
+        month = int(match["mm"])
+        if 1 <= month <= 12 and (match["msep"] == "/" or len(match["mm"]) == 2):
+            yield _DateHit(start, end, "month", f"date:month:{match['my']}-{month:02d}")
+
+
+def _day_month(
+    start: int, end: int, day: int, month_text: str, year: str | None, dmy: bool
+) -> Iterator[_DateHit]:
+    month = month_names().get(month_text)
+    if month is None:
         return
-    if form == "my":
-        assert year is not None
-        yield _DateHit(start, end, "month", f"date:month:{year:04d}-{month:02d}")
-        return
-    day = int(match["day"])
     if year is None:
         # "3 may be", "7 sept jours": a verb or a number, not a day without its year
-        if month_text in ("may", "march", "sept", "mar") and form == "dmy":
+        if dmy and month_text in ("may", "march", "sept", "mar"):
             return
         try:
             date(2000, month, day)  # a leap year: "29 février" is a day
@@ -806,9 +759,100 @@ def _date_hit(match: re.Match[str], form: str, norm: str, lang: str | None) -> I
             return
         yield _DateHit(start, end, "day", f"date:day:--{month:02d}-{day:02d}")
         return
-    day_key = _day_key(year, month, day)
-    if day_key is not None:
-        yield _DateHit(start, end, "day", day_key)
+    key = _day_key(int(year), month, day)
+    if key is not None:
+        yield _DateHit(start, end, "day", key)
+
+
+def _day(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
+    day = int(match["day"])
+    if not 1 <= day <= 31:
+        return
+    if match["month"] and match["month"] in month_names():
+        yield from _day_month(match.start(), match.end(), day, match["month"], match["year"], True)
+        return
+    after = _MDY_AFTER_DAY.match(norm, match.end("day"))
+    if after is None:
+        return
+    before = _MONTH_BEFORE_DAY.search(norm, max(0, match.start() - 14), match.start())
+    if before is not None:
+        yield from _day_month(
+            before.start(), after.end(), day, before["month"], after["year"], False
+        )
+
+
+def _year(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
+    start, end = match.span()
+    year = int(match["year"])
+    months = month_names()
+    # "octobre 2025", "Oct. 2025", "October of 2025"
+    before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 20), start)
+    if before is not None and before["month"] in months:
+        key = f"date:month:{year:04d}-{months[before['month']]:02d}"
+        yield _DateHit(before.start(), end, "month", key)
+    if not 1900 <= year <= 2099:
+        return
+    # "2019-2021"
+    following = _YEAR_RANGE.match(norm, end)
+    if following is not None and int(following["year"]) > year:
+        yield _DateHit(start, end, "year", f"date:year:{year}")
+        yield _DateHit(*following.span("year"), "year", f"date:year:{following['year']}")
+        return
+    # "en 2026", "seit 2019", "since 2019", "de 2019 à 2021"
+    window = max(0, start - 24)
+    if _year_context().search(norm, window, start) or (
+        _DE_BEFORE.search(norm, window, start) and _A_YEAR_AFTER.match(norm, end)
+    ):
+        yield _DateHit(start, end, "year", f"date:year:{year}")
+
+
+def _code(match: re.Match[str]) -> Iterator[_DateHit]:
+    letter, number = match["letter"], int(match["n"])
+    groups = match.groupdict()
+    if groups.get("year"):
+        year = int(match["year"])
+    elif groups.get("yy") and (
+        match["sep"] in ("'", "/", "-") or (match.start("n") == match.start() and not match["sep"])
+    ):
+        year = 2000 + int(match["yy"])  # "Q1'26", "Q1/26", "1Q26"
+    else:
+        return
+    quarter = letter in "qt"
+    if not quarter and number > 2:
+        return
+    if quarter:
+        yield _DateHit(*match.span(), "quarter", f"date:quarter:{year}-Q{number}")
+    else:
+        yield _DateHit(*match.span(), "half", f"date:half:{year}-H{number}")
+
+
+def _date_hit(match: re.Match[str], form: str, norm: str, lang: str | None) -> Iterator[_DateHit]:
+    if form == "numeric":
+        yield from _numeric(match, lang)
+    elif form == "day":
+        yield from _day(match, norm)
+    elif form == "year":
+        yield from _year(match, norm)
+    elif form == "bare-year":
+        yield _DateHit(*match.span("year"), "year", f"date:year:{match['year']}")
+    elif form == "code":
+        yield from _code(match)
+    else:
+        yield from _period(match, norm)
+
+
+def _period(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
+    """A quarter or half-year in words, found from its period word: "1er trimestre 2026"."""
+    start, end = match.span()
+    before = _ordinal_before().search(norm, max(0, start - 14), start)
+    after = _PERIOD_YEAR.match(norm, end)
+    if before is None or after is None:
+        return
+    number, year = _ORDINALS[before["ord"]], int(after["year"])
+    if _QUARTER_WORD.fullmatch(match.group()):
+        yield _DateHit(before.start(), after.end(), "quarter", f"date:quarter:{year}-Q{number}")
+    elif number <= 2:
+        yield _DateHit(before.start(), after.end(), "half", f"date:half:{year}-H{number}")
 
 
 def _followed_by_unit(norm: str, end: int) -> bool:
@@ -871,6 +915,7 @@ def _block_list_markers(text: str, found: _Collector) -> None:
 _GROUP = re.compile(r"[^\W_]+")
 _SPACE_RUN = re.compile(r"\s+")
 _PLAIN_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")
+_PLAIN_TOKEN = re.compile(r"[(\[\"'«„]?[-+]?\d+(?:[.,']\d+)*[%€$£)\]\"'»“.,;:!?]*")
 _KEY_GROUP = re.compile(r"[^\W\d_]+|\d+")
 _ID_SEPARATORS = "-/.\u2010\u2011"
 _DIGIT_WORD = re.compile(r"(?<!\S)[^\s\d]*\d\S*")
@@ -983,6 +1028,9 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
 
 def _identifiers(text: str, found: _Collector) -> None:
     for word in _DIGIT_WORD.finditer(text):
+        start = word.start()
+        if _PLAIN_TOKEN.fullmatch(word.group()) and not _capital_before(text, start):
+            continue  # "1.689,", "(2024)", "99,7": a number, no identifier
         for compound in _COMPOUND.finditer(text, word.start(), word.end()):
             if _HAS_DIGIT.search(text, compound.start(), compound.end()) is None:
                 continue
@@ -1305,9 +1353,6 @@ def _emit(norm: Normalised, lang: str | None, number: _Number, found: _Collector
     suffix = number.suffix
     end = max(suffix.end, number.digits_end)
     span = norm.original_span(number.start, end)
-    digits_span = norm.original_span(number.digits_start, number.digits_end)
-    if not found.free(digits_span):
-        return
     value = number.value
     step = Decimal(1).scaleb(-number.decimals)
     kind: ValueKind
@@ -1466,6 +1511,19 @@ def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
         return
     languages = _languages(lang)
     lone = _LONE if lang is not None and _primary(lang) in _WORD_LANGS else _LONE_UNKNOWN
+    known = _known_words(languages)
+    present = set()
+    for word in set(_WORD.findall(text)):
+        is_number = known.get(word)
+        if is_number is None:
+            is_number = known[word] = any(_number_word(word, code) for code in languages)
+        if is_number:
+            present.add(word)
+    if not present:
+        return
+    if present <= lone:
+        _lone_words(norm, lang, lone, found)
+        return
     _, find_numbers = _text2num()
     for run in _word_runs(text, languages):
         while run and run[-1].word in _JOINERS:
@@ -1495,6 +1553,28 @@ def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
                 continue  # "un client", "eine Frage", "one of": an article, not a count
             number = _Number(value, decimals, False, start, start, end, suffix, False)
             _emit(norm, lang, number, found)
+
+
+def _lone_words(
+    norm: Normalised, lang: str | None, lone: frozenset[str], found: _Collector
+) -> None:
+    """A text whose only number words are articles or adjectives ("un", "eine", "one"): each
+    is a value only with a unit after it ("un an", "eine Woche", "one hour")."""
+    text2num, _ = _text2num()
+    for match in _lone_regex(lone).finditer(norm.text):
+        suffix = _suffix(norm.text, match.end(), lang, prefixed=False)
+        if suffix.dimension is None:
+            continue
+        code = next(c for c in _languages(lang) if _number_word(match.group(), c))
+        value = Decimal(int(text2num(match.group(), code)))
+        start, end = match.span()
+        _emit(norm, lang, _Number(value, 0, False, start, start, end, suffix, False), found)
+
+
+@lru_cache(maxsize=2)
+def _lone_regex(lone: frozenset[str]) -> re.Pattern[str]:
+    words = "|".join(sorted(lone, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'-])(?:{words})(?![\w'-])")
 
 
 # =========================================================================== reading
