@@ -214,6 +214,11 @@ class Value:
 # =========================================================================== helpers
 
 
+def _alternatives(text: str) -> tuple[str, ...]:
+    """The spellings of a table written as one string, separated by ``|``."""
+    return tuple(text.split("|"))
+
+
 def _tidy(amount: Decimal) -> Decimal:
     """``amount`` without trailing zeros, an integer without exponent (1000, not 1E+3)."""
     integral = amount.to_integral_value()
@@ -400,7 +405,6 @@ def _phone_in(
 
 # =========================================================================== dates
 
-_YEAR = r"(?P<year>1[89]\d\d|20\d\d|21\d\d)(?!\d|[.,]\d)"
 _ORDINALS: dict[str, int] = {
     **dict.fromkeys(("1er", "1re", "1ère", "1ere", "premier", "première", "premiere"), 1),
     **dict.fromkeys(("1.", "erste", "ersten", "erstes", "erster", "erstem", "1st", "first"), 1),
@@ -417,77 +421,20 @@ _PERIOD_OF = r"(?: (?:de l'année|de l'an|des jahres|of the year|de|du|of))?"
 # what may stand before a year that makes it a date ("en 2026", "seit 2019", "since 2019")
 _YEAR_CONTEXT = (
     # fr
-    "en",
-    "depuis",
-    "dès",
-    "avant",
-    "après",
-    "jusqu'en",
-    "jusqu'à",
-    "fin",
-    "début",
-    "mi",
-    "courant",
-    "l'année",
-    "année",
-    "l'an",
-    "exercice",
-    "d'ici",
-    "à partir de",
-    "au cours de",
-    "entre",
-    "printemps",
-    "été",
-    "automne",
-    "hiver",
+    *_alternatives(
+        "en|depuis|dès|avant|après|jusqu'en|jusqu'à|fin|début|mi|courant|l'année|année|l'an"
+        "|exercice|d'ici|à partir de|au cours de|entre|printemps|été|automne|hiver"
+    ),
     # de
-    "im",
-    "im jahr",
-    "im jahre",
-    "seit",
-    "bis",
-    "ab",
-    "vor",
-    "nach",
-    "jahr",
-    "ende",
-    "anfang",
-    "mitte",
-    "stand",
-    "geschäftsjahr",
-    "gj",
-    "von",
-    "zwischen",
-    "frühjahr",
-    "sommer",
-    "herbst",
-    "winter",
-    "jahres",
+    *_alternatives(
+        "im|im jahr|im jahre|seit|bis|ab|vor|nach|jahr|jahres|ende|anfang|mitte|stand"
+        "|geschäftsjahr|gj|von|zwischen|frühjahr|sommer|herbst|winter"
+    ),
     # en
-    "in",
-    "since",
-    "until",
-    "till",
-    "by",
-    "before",
-    "after",
-    "from",
-    "during",
-    "year",
-    "end of",
-    "beginning of",
-    "start of",
-    "early",
-    "late",
-    "mid",
-    "as of",
-    "fiscal",
-    "fy",
-    "between",
-    "spring",
-    "summer",
-    "autumn",
-    "fall",
+    *_alternatives(
+        "in|since|until|till|by|before|after|from|during|year|end of|beginning of|start of"
+        "|early|late|mid|as of|fiscal|fy|between|spring|summer|autumn|fall"
+    ),
 )
 _YEAR_RANGE = re.compile(r" ?- ?(?P<year>19\d\d|20\d\d)(?![\w]|[.,]\d)")
 _DE_BEFORE = re.compile(r"(?<![\w'])de $")
@@ -1134,20 +1081,10 @@ _CURRENCY_WORDS = (
     r"|francs? suisses|schweizer franken|franken"
 )
 _CURRENCY_OF_WORD = {
-    "euro": "EUR",
-    "euros": "EUR",
-    "us dollar": "USD",
-    "us dollars": "USD",
-    "dollar": "USD",
-    "dollars": "USD",
-    "pound": "GBP",
-    "pounds": "GBP",
-    "pound sterling": "GBP",
-    "pounds sterling": "GBP",
-    "franc suisse": "CHF",
-    "francs suisses": "CHF",
-    "schweizer franken": "CHF",
-    "franken": "CHF",
+    **dict.fromkeys(("euro", "euros"), "EUR"),
+    **dict.fromkeys(("us dollar", "us dollars", "dollar", "dollars"), "USD"),
+    **dict.fromkeys(("pound", "pounds", "pound sterling", "pounds sterling"), "GBP"),
+    **dict.fromkeys(("franc suisse", "francs suisses", "schweizer franken", "franken"), "CHF"),
 }
 _MONEY_AFTER = re.compile(
     rf"(?:(?P<scale>{_SCALE_WORDS})(?![^\W\d_]) ?)?(?:d'|de |of )?(?P<cur>{_CURRENCY_WORDS})"
@@ -1163,40 +1100,21 @@ _CURRENCY_BEFORE = re.compile(r"(?:(?<![\w])(?P<code>eur|usd|gbp|chf)|(?P<sign>[
 # units this module reads besides the number table: (dimension, factor), by spelling
 _EXTRA_UNITS: dict[str, tuple[str, Decimal]] = {
     **dict.fromkeys(
-        (
-            "jours ouvrés",
-            "jours ouvres",
-            "jours ouvrables",
-            "jour ouvré",
-            "jour ouvrable",
-            "werktage",
-            "werktagen",
-            "werktag",
-            "arbeitstage",
-            "arbeitstagen",
-            "arbeitstag",
-            "business days",
-            "business day",
-            "working days",
-            "working day",
+        _alternatives(
+            "jours ouvrés|jours ouvres|jours ouvrables|jour ouvré|jour ouvrable|werktage|werktagen"
+            "|werktag|arbeitstage|arbeitstagen|arbeitstag|business days|business day|working days"
+            "|working day"
         ),
         ("workdays", Decimal(1)),
     ),
     **dict.fromkeys(
-        (
-            "points de pourcentage",
-            "point de pourcentage",
-            "prozentpunkte",
-            "prozentpunkten",
-            "prozentpunkt",
-            "percentage points",
-            "percentage point",
-            "pp",
+        _alternatives(
+            "points de pourcentage|point de pourcentage|prozentpunkte|prozentpunkten|prozentpunkt"
+            "|percentage points|percentage point|pp"
         ),
         ("pp", Decimal(1)),
     ),
 }
-_EXTRA_DIMENSIONS = frozenset(_EXTRA_UNITS)
 _EXTRA_AFTER = re.compile(
     "(?:"
     + "|".join(re.escape(s) for s in sorted(_EXTRA_UNITS, key=len, reverse=True))
