@@ -174,6 +174,10 @@ def test_money_keys_are_exact_with_the_precision_written(
     assert value.precision == Decimal(precision)
 
 
+def test_german_price_dash() -> None:
+    assert keys("290,- € bzw. 1.290,-- EUR", "de") == ["money:EUR:290", "money:EUR:1290"]
+
+
 def test_money_is_not_metres() -> None:
     value = only("€3.145M", "en")
     assert value.kind == "money"
@@ -379,6 +383,18 @@ def test_year_in_a_date_context(lang: str, text: str, year: str) -> None:
     )
 
 
+def test_fiscal_years() -> None:
+    assert keys("in FY2026 and FY 2025", "en") == ["date:year:2026", "date:year:2025"]
+    assert keys("im GJ 2024", "de") == ["date:year:2024"]
+
+
+def test_month_names_start_with_the_letters_the_day_pattern_expects() -> None:
+    from pytest_ragv2.scoring.values import month_names
+
+    assert {name[0] for name in month_names()} <= set("adfjmnos")
+    assert month_names()["févr"] == month_names()["fevrier"] == month_names()["feb"] == 2
+
+
 def test_years_of_a_range_or_list() -> None:
     assert keys("de 2019 à 2021", "fr") == ["date:year:2019", "date:year:2021"]
     assert keys("von 2019 bis 2021", "de") == ["date:year:2019", "date:year:2021"]
@@ -548,6 +564,21 @@ def test_german_compounds_yield_the_embedded_identifier(
 )
 def test_not_identifiers(text: str) -> None:
     assert all(value.kind != "identifier" for value in read_values(f"Le {text} ici", "fr"))
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "expected"),
+    [
+        ("de", "nach EN 1090 und DIN 2353", ["identifier:EN-1090", "identifier:DIN-2353"]),
+        ("fr", "un RTO 4 h", ["quantity:s:14400"]),
+        ("fr", "le SLA 99,7 %", ["percent:99.7"]),
+        ("en", "Windows 11", ["count:11"]),
+        ("fr", "le CA 2024", ["count:2024"]),
+        ("en", "EUR 5 763", ["money:EUR:5763"]),
+    ],
+)
+def test_a_capital_word_and_a_number(lang: str, text: str, expected: list[str]) -> None:
+    assert keys(text, lang) == expected
 
 
 def test_identifier_near_misses_differ() -> None:

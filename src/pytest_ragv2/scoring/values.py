@@ -13,18 +13,20 @@ What is returned
 Values are found in this order, and a later one may not overlap an earlier one (a phone
 number is one phone, never numbers; a date is one date, never counts):
 
-1. e-mail addresses, URLs, IBANs and labelled part numbers (:mod:`.identifiers`);
-   filenames ("datenblatt-tvs-75.pdf") and citation markers ("[1]") are blocked: no value
-   is read inside them;
+1. e-mail addresses, URLs (also a bare ``domain.tld/path``) and IBANs
+   (:mod:`.identifiers`); filenames ("datenblatt-tvs-75.pdf") and citation markers ("[1]")
+   are blocked: no value is read inside them;
 2. phone numbers;
-3. dates; then list markers at a line's start ("1.", "2)") are blocked;
-4. identifiers;
-5. numbers written in digits, then numbers written in words, as money, percent, quantity
+3. part numbers: labelled ("Art.-Nr. 4711") or three digit groups ("301-224-05");
+4. dates; then list markers at a line's start ("1.", "2)") are blocked;
+5. identifiers;
+6. numbers written in digits, then numbers written in words, as money, percent, quantity
    or count.
 
 A number that is none of these — a bare number with decimals and no unit ("0,92"), an
 ordinal ("1er", "2nd", "4th"), a number glued to letters that are no unit ("3x", "14h30")
-— is not returned.
+— is not returned. A time of day with a unit ("de 8 h à 18 h") reads as a duration: the
+text does not say which it is.
 
 Kinds and keys
 --------------
@@ -42,7 +44,9 @@ Kinds and keys
 - **money** — an amount in a currency (EUR, USD, GBP, CHF), in units of the currency: a
   scale ("k", "M", "Mio.", "Mrd.", "million", "millions", "Millionen", "bn", "k€", "M€",
   "Md€", "TEUR") multiplies, a currency may stand before ("€3.145M", "EUR 5,763k", "€5.763
-  million") or after ("5 763 k€", "5,763 M€", "5.763 Mio. €", "5,76 millions d'euros").
+  million") or after ("5 763 k€", "5,763 M€", "5.763 Mio. €", "5,76 millions d'euros",
+  "290,- €"). "billion" is 10^9 in English and with no language, 10^12 in French and
+  German ("Billionen" always).
   All of "5 763 k€", "5 763 000 €", "5,763 M€" (fr), "5.763 Mio. €" (de), "€5.763M",
   "€5.763 million", "EUR 5,763k" (en) → ``money:EUR:5763000``. Keys are exact: "5,76 M€"
   is ``money:EUR:5760000``, another value; :attr:`Value.precision` (the step of the last
@@ -68,7 +72,8 @@ Kinds and keys
     semestre 2026", "second half of 2026" → ``date:half:2026-H2``;
   - year: a year (1900-2099) only in a date context: after "en", "depuis", "dès", "fin",
     "début", "im", "im Jahr", "seit", "bis", "ab", "Ende", "Stand", "in", "since",
-    "until", "by", "end of", "FY", ... ("en 2026", "seit 2019", "since 2019"), in
+    "until", "by", "end of", "FY", ... ("en 2026", "seit 2019", "since 2019", "FY2026",
+    "mi-2026"), in
     parentheses ("(2019)"), in a range of years ("2019-2021", "de 2019 à 2021", "seit 2019
     und 2020"), or as part of the forms above → ``date:year:2026``. A year followed by a
     unit is not one ("bis 2000 bar", "en 2000 heures"). Outside a date context "2026" is a
@@ -96,8 +101,10 @@ Kinds and keys
   digit and at least two letters (or one letter first and four characters, "A380"), or
   three digit groups and more ("301-224-05"), or anything after a part-number label
   ("Art.-Nr. 4711"), or an IBAN; and an all-capital word followed by a space and a number
-  that is no quantity, decimal or year ("ISO 27001", "SOC 2", "TVK 220", "ISO/IEC 27001",
-  "TVS 75-10"). A standard's name (ISO 27001, SOC 2) is an identifier. Key: ``identifier:``
+  that is no quantity, decimal, thousands group or year ("ISO 27001", "SOC 2", "TVK 220",
+  "ISO/IEC 27001", "TVS 75-10", "EN 1090"; not "RTO 4 h", "SLA 99,7 %", "CA 2024", nor after
+  a currency code or a capitalised function word such as "UND"). A standard's name (ISO
+  27001, SOC 2, EN 1090) is an identifier. Key: ``identifier:``
   and the groups in capitals joined by ``-``, where a group ends at every separator
   (hyphen, slash, dot, space, no-break space, no-break hyphen are all equivalent) and at
   every change from letters to digits or back: "CC-MER-2024-017" = "CC/MER/2024/017" =
@@ -123,8 +130,10 @@ Kinds and keys
   **text2num** (``find_numbers``) on maximal runs of number words, so each keeps its span;
   "pour cent" is read as percent before, so "pour cent et quatre-vingt-dix" never merges
   into 190. Number words that are also articles or adjectives ("un", "une", "ein", "eine",
-  "one", "neuf"; with no language also "elf", "sept", "cent", "mille") are values only with
-  a unit after them ("un an", "eine Woche", "one hour").
+  "one", "neuf"; with no language also "elf", "sept", "cent", "mille", which are words of
+  another of the three languages) are values only with a unit after them ("un an", "eine
+  Woche", "one hour"). With no language, number words of fr, de and en are read, each run
+  in the first language that knows its first word. Ordinals in words are no counts.
 
 Keys use the plain decimal notation of the amount in the base unit (no exponent, no
 trailing zeros). Numeric kinds carry :attr:`Value.amount` and :attr:`Value.dimension`;
@@ -148,6 +157,15 @@ about 0.7 ms per KB even without a phone number in it, and with a German region 
 
 The three libraries are imported on first use (phonenumbers only when a text holds a
 phone candidate); importing this module costs none of them.
+
+Cost
+----
+``benchmarks/bench_values.py``: about 0.6 ms per KB of a typical answer (a handful of
+values) and 1.2 ms per KB of a dense one (30 values per KB), normalisation included, on
+the project's 2-core machine; the first read in a process adds about 30 ms (babel's month
+names, text2num), the first phone candidate about 20 ms (phonenumbers). Every pattern
+starts with a character class or literals, so ``re`` skips to where it may match; what may
+not stand before a match is checked in code.
 """
 
 from __future__ import annotations
@@ -438,6 +456,7 @@ _YEAR_CONTEXT = (
 )
 _YEAR_RANGE = re.compile(r" ?- ?(?P<year>19\d\d|20\d\d)(?![\w]|[.,]\d)")
 _DE_BEFORE = re.compile(r"(?<![\w'])de $")
+_FISCAL = re.compile(r"(?<![\w])(?:fy|gj)$")
 _A_YEAR_AFTER = re.compile(r" (?:à|au) (?:19|20)\d\d(?!\d|[.,]\d)")
 _YEAR_NEXT = re.compile(
     r"(?: ?(?:-|/)|,| (?:à|au|bis|to|and|und|et|ou|or|oder|through|jusqu'à|jusqu'en)) ?"
@@ -610,8 +629,11 @@ def _guarded(norm: str, start: int, guard: _DateGuard) -> bool:
     if not guard or start == 0:
         return True
     before = norm[start - 1]
-    if guard == "year" and before == "-" and norm[max(0, start - 4) : start - 1] in ("mi", "mid"):
-        return True  # "mi-2026", "mid-2026"
+    if guard == "year" and (
+        (before == "-" and norm[max(0, start - 4) : start - 1] in ("mi", "mid"))
+        or _FISCAL.search(norm, max(0, start - 3), start)
+    ):
+        return True  # "mi-2026", "mid-2026", "FY2026", "GJ2026"
     if before.isalnum() or before in "_.,":
         return False
     return not (before in "-/" and start >= 2 and norm[start - 2].isalnum())
@@ -747,9 +769,10 @@ def _year(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
         return
     # "en 2026", "seit 2019", "since 2019", "de 2019 à 2021"
     window = max(0, start - 24)
-    if _year_context().search(norm, window, start) or (
-        _DE_BEFORE.search(norm, window, start) and _A_YEAR_AFTER.match(norm, end)
-    ):
+    if (
+        _year_context().search(norm, window, start)
+        or _FISCAL.search(norm, max(0, start - 3), start)
+    ) or (_DE_BEFORE.search(norm, window, start) and _A_YEAR_AFTER.match(norm, end)):
         yield _DateHit(start, end, "year", f"date:year:{year}")
 
 
@@ -872,7 +895,7 @@ _CAPS_BEFORE = re.compile(
 )
 _CAPS_STOP = frozenset(
     {"EUR", "USD", "GBP", "CHF", "ET", "OU", "UND", "ODER", "AND", "OR", "LE", "LA", "LES"}
-    | {"DE", "DU", "DES", "DER", "DIE", "DAS", "THE", "TO", "IN", "EN", "AB", "BIS", "VON"}
+    | {"DE", "DU", "DES", "DER", "DIE", "DAS", "THE", "TO", "IN", "AB", "BIS", "VON"}
     | {"TVA", "MWST", "VAT", "FY", "GJ", "CA", "NR", "NO", "REF"}
 )
 # a number glued to a unit, scale or ordinal suffix ("48h", "3.145M", "1er", "4th"): no identifier
@@ -1150,6 +1173,7 @@ class _Suffix:
 
 
 _NO_UNIT = _Suffix(None, Decimal(1), Decimal(1), -1)
+_PRICE_DASH = re.compile(r"[.,]-{1,2} ?")
 # what a unit, scale or currency after a number may start with besides a letter
 _UNIT_START = frozenset("€$£%°'-")
 
@@ -1157,6 +1181,13 @@ _UNIT_START = frozenset("€$£%°'-")
 def _suffix(norm: str, end: int, lang: str | None, *, prefixed: bool) -> _Suffix:
     """The unit written after a number ending at ``end`` (rules in the module docstring);
     ``prefixed``: a currency stands before the number, so only a scale may follow."""
+    dash = _PRICE_DASH.match(norm, end) if not prefixed else None
+    if dash is not None:
+        # "290,- €", "290,-- EUR": a German price, a currency only
+        money = _MONEY_AFTER.match(norm, dash.end())
+        if money is not None and not money["scale"]:
+            return _Suffix(_currency(money["cur"]), Decimal(1), Decimal(1), money.end())
+        return _NO_UNIT
     at = end + 1 if norm.startswith(" ", end) else end
     if at >= len(norm) or not (norm[at].isalpha() or norm[at] in _UNIT_START):
         return _NO_UNIT if not prefixed else _Suffix("", Decimal(1), Decimal(1), end)
@@ -1326,7 +1357,7 @@ def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
 _WORD = re.compile(r"[^\W\d_]+")
 _JOINERS = frozenset({"et", "und", "and", "virgule", "komma", "point"})
 _LONE = frozenset({"un", "une", "ein", "eine", "einen", "einem", "einer", "eines", "one", "neuf"})
-_LONE_UNKNOWN = _LONE | {"elf", "sept", "cent", "mille", "acht", "neun", "vier", "six"}
+_LONE_UNKNOWN = _LONE | {"elf", "sept", "cent", "mille"}
 _WORD_LANGS = ("fr", "de", "en")
 # a number in words ending in a scale word is written to that scale (its power of ten)
 _WORD_SCALES = {
