@@ -390,7 +390,7 @@ def _mask_token(match: re.Match[str]) -> str:
     return _COMPOUND.sub(_mask_compound, match.group())
 
 
-def _masked_identifiers(text: str, typed: bool) -> str:
+def _masked_identifiers(text: str, typed: bool = True) -> str:
     if not _DIGIT.search(text):
         return text
     masked = _DIGIT_TOKEN.sub(_mask_token, text)
