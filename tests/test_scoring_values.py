@@ -370,6 +370,7 @@ def test_half_year(lang: str, text: str) -> None:
         ("de", "Ende 2026", "2026"),
         ("en", "by the end of 2026", "2026"),
         ("fr", "mi-2026", "2026"),
+        ("de", "die Baureihe wurde 2019 eingeführt", "2019"),
         ("en", "Firmenchronik (2018)", "2018"),
     ],
 )
@@ -534,6 +535,11 @@ def test_url(text: str) -> None:
         ("TVK 220", "identifier:TVK-220"),
         ("TVS 75-10", "identifier:TVS-75-10"),
         ("A380", "identifier:A-380"),
+        ("F12", "identifier:F-12"),
+        ("TVK 220-C", "identifier:TVK-220-C"),
+        ("TVM 30-H2", "identifier:TVM-30-H-2"),
+        ("TVS 75D", "identifier:TVS-75-D"),
+        ("EPZ-DGR-B-2024-0417", "identifier:EPZ-DGR-B-2024-0417"),
     ],
 )
 def test_identifier_in_running_text(text: str, key: str) -> None:
@@ -571,6 +577,7 @@ def test_not_identifiers(text: str) -> None:
     [
         ("de", "nach EN 1090 und DIN 2353", ["identifier:EN-1090", "identifier:DIN-2353"]),
         ("fr", "un RTO 4 h", ["quantity:s:14400"]),
+        ("fr", "un RTO 4h", ["quantity:s:14400"]),
         ("fr", "le SLA 99,7 %", ["percent:99.7"]),
         ("en", "Windows 11", ["count:11"]),
         ("fr", "le CA 2024", ["count:2024"]),
@@ -664,6 +671,7 @@ def test_12_months_is_a_quantity_not_a_count() -> None:
         ("fr", "un taux de 0,92"),
         ("de", "14h30"),
         ("fr", "1. Introduction\n2. Détails [1]"),
+        (None, "mit Buchstabe O statt Ziffer"),
     ],
 )
 def test_no_value(lang: str, text: str) -> None:

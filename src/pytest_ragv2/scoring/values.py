@@ -446,6 +446,7 @@ _YEAR_CONTEXT = (
     # de
     *_alternatives(
         "im|im jahr|im jahre|seit|bis|ab|vor|nach|jahr|jahres|ende|anfang|mitte|stand"
+        "|wurde|wurden|wird|werden"
         "|geschäftsjahr|gj|von|zwischen|frühjahr|sommer|herbst|winter"
     ),
     # en
@@ -979,21 +980,42 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
     letters = sum(char.isalpha() for char in core)
     if core[0].isalpha() and len(core) <= 8 and normalise_unit(core) in UNIT_DIMENSIONS:
         return None  # "m3/min", "m³/h"
-    if letters == 0:
-        # digit groups joined by hyphens or slashes ("301-224-05"); never by dots or commas
-        # ("1.689.000" is a number)
-        joined = set(_GROUP.sub("", core)) <= set(_ID_SEPARATORS) - {"."}
-        if joined and (len(groups) >= 3 or (stripped and len(groups) >= 2)):
-            return core_start, core_end
-        return _after_capitals(text, start, core_start, core_end, found)
-    if core[0].isdigit() and _NUMBER_SUFFIX.fullmatch(core):
-        if letters < 2:
+    if core[0].isdigit():
+        if _NUMBER_SUFFIX.fullmatch(core) and _unit_or_ordinal(core):
+            return None  # "48h", "3.145M", "1er", "4th"
+        capitals = _after_capitals(text, start, core_start, core_end, found)
+        if capitals is not None:
+            return capitals  # "ISO 27001", "TVS 75-10", "TVK 220-C", "TVM 30-H2"
+        if letters == 0:
+            # digit groups joined by hyphens or slashes ("301-224-05"); never by dots or
+            # commas ("1.689.000" is a number)
+            joined = set(_GROUP.sub("", core)) <= set(_ID_SEPARATORS) - {"."}
+            if joined and (len(groups) >= 3 or (stripped and len(groups) >= 2)):
+                return core_start, core_end
             return None
-        return _after_capitals(text, start, core_start, core_end, found)
+        if _NUMBER_SUFFIX.fullmatch(core):
+            return None  # "22OA", "75D" alone: a number and letters
     alnum = sum(char.isalnum() for char in core)
-    if letters < 2 and not (core[0].isalpha() and alnum >= 4):
+    # one letter: a capital and three characters at least ("F12", "A380"; not "Q4", "3x")
+    if letters < 2 and not (core[0].isupper() and alnum >= 3):
         return None
     return core_start, core_end
+
+
+_ORDINAL_SUFFIXES = frozenset({"er", "re", "e", "ème", "eme", "st", "nd", "rd", "th", "te"})
+
+
+def _unit_or_ordinal(core: str) -> bool:
+    """Is ``core`` a number glued to a unit, scale, currency or ordinal suffix?"""
+    letters = core.lstrip("0123456789.,'").casefold()
+    if letters in _ORDINAL_SUFFIXES:
+        return True
+    folded = core.casefold()
+    number_end = len(core) - len(letters)
+    return (
+        _suffix(folded, number_end, None, prefixed=False).dimension is not None
+        or _SCALE_AFTER.fullmatch(letters) is not None
+    )
 
 
 def _identifiers(text: str, found: _Collector) -> None:
@@ -1376,8 +1398,8 @@ def _text2num() -> tuple[Callable[[str, str], Any], Callable[..., Any]]:
 
 @lru_cache(maxsize=32768)
 def _number_word(word: str, lang: str) -> bool:
-    if word in _JOINERS:
-        return False
+    if word in _JOINERS or len(word) < 2:
+        return False  # "o" is no zero
     text2num, _ = _text2num()
     try:
         text2num(word, lang)
