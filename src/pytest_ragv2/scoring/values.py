@@ -71,7 +71,7 @@ Kinds and keys
   - half: "S2 2026", "H2 2026", "2. Halbjahr 2026", "zweite Jahreshälfte 2026", "second
     semestre 2026", "second half of 2026" → ``date:half:2026-H2``;
   - year: a year (1900-2099) only in a date context: after "en", "depuis", "dès", "fin",
-    "début", "im", "im Jahr", "seit", "bis", "ab", "Ende", "Stand", "in", "since",
+    "début", "im", "im Jahr", "seit", "bis", "ab", "Ende", "Stand", "wurde", "in", "since",
     "until", "by", "end of", "FY", ... ("en 2026", "seit 2019", "since 2019", "FY2026",
     "mi-2026"), in
     parentheses ("(2019)"), in a range of years ("2019-2021", "de 2019 à 2021", "seit 2019
@@ -98,11 +98,12 @@ Kinds and keys
   casefolded (:func:`pytest_ragv2.scoring.identifiers.url_key`).
 - **identifier** — a reference, part, model, document or contract number: a token of
   letters and digits joined by ``-`` ``/`` ``.`` (also U+2010/U+2011 hyphens) holding a
-  digit and at least two letters (or one letter first and four characters, "A380"), or
+  digit and at least two letters (or one capital and three characters: "F12", "A380"), or
   three digit groups and more ("301-224-05"), or anything after a part-number label
-  ("Art.-Nr. 4711"), or an IBAN; and an all-capital word followed by a space and a number
-  that is no quantity, decimal, thousands group or year ("ISO 27001", "SOC 2", "TVK 220",
-  "ISO/IEC 27001", "TVS 75-10", "EN 1090"; not "RTO 4 h", "SLA 99,7 %", "CA 2024", nor after
+  ("Art.-Nr. 4711"), or an IBAN; and an all-capital word followed by a space and a number,
+  alone or joined to more groups, that is no quantity, decimal, thousands group or year
+  ("ISO 27001", "SOC 2", "TVK 220", "ISO/IEC 27001", "TVS 75-10", "TVK 220-C", "TVM 30-H2",
+  "EN 1090"; not "RTO 4 h", "RTO 4h", "SLA 99,7 %", "CA 2024", nor after
   a currency code or a capitalised function word such as "UND"). A standard's name (ISO
   27001, SOC 2, EN 1090) is an identifier. Key: ``identifier:``
   and the groups in capitals joined by ``-``, where a group ends at every separator
@@ -113,8 +114,8 @@ Kinds and keys
   more, less or different is another identifier ("SK-22OA" ≠ "SK-220A"; "KV-4501-8" ≠
   "KV-450-18": a boundary between two digit groups is kept). An IBAN's key is its letters
   and digits without separators. Not identifiers: a number with its unit or scale ("48h",
-  "3.145M", "m3/min"), an ordinal ("1er"), a token with one letter and fewer than four
-  characters ("Q4", "T4", "3x"), filenames.
+  "3.145M", "m3/min"), an ordinal ("1er"), a token with one letter and fewer than three
+  characters or not a capital first ("Q4", "T4", "3x"), filenames.
 
   German compounds: a group at either end of a token that is an ordinary word — letters
   only, four or more, all lower-case after the first — is not part of the identifier:
