@@ -891,3 +891,39 @@ def test_importing_the_module_imports_no_library() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     )
     assert result.stdout.strip() == "[]"
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    parts=st.lists(
+        st.sampled_from(
+            [
+                "CC-MER-2024-017",
+                "CC/MER/2024/017",
+                "TW-P-24-003",
+                "DB-TVS75-DE-09",
+                "ISO 27001",
+                "ISO-27001-Zertifizierung",
+                "TVK 220-C",
+                "TVM 30-H2",
+                "SK-22OA",
+                "Art.-Nr. 4711-0815",
+                "DE89 3704 0044 0532 0130 00",
+                "le",
+                "und",
+                "(",
+                ",",
+            ]
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    lang=st.sampled_from(["fr", "de", "en", None]),
+)
+def test_property_identifier_spans_find_every_identifier_read(
+    parts: list[str], lang: str | None
+) -> None:
+    text = " ".join(parts)
+    for value in read_values(text, lang):
+        if value.kind == "identifier":
+            assert value.span in identifier_spans(text, value.key)
