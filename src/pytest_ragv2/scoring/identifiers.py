@@ -168,9 +168,12 @@ def _free(span: tuple[int, int], taken: Iterable[tuple[int, int]]) -> bool:
     return not any(span[0] < end and start < span[1] for start, end in taken)
 
 
-def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifier]:
+def typed_identifiers(
+    text: str, *, support: bool = False, phones: bool = True
+) -> list[TypedIdentifier]:
     """Every typed identifier of ``text``, in order; ``support`` adds bare URLs
-    (``domain.tld/path``), which an answer does not state as facts."""
+    (``domain.tld/path``), which an answer does not state as facts; ``phones=False`` leaves
+    phone numbers out (for a caller that reads them itself, before the part numbers)."""
     found: list[TypedIdentifier] = []
     taken: list[tuple[int, int]] = []
 
@@ -190,8 +193,12 @@ def typed_identifiers(text: str, *, support: bool = False) -> list[TypedIdentifi
         compact = re.sub(r"\s", "", match.group())
         if 15 <= len(compact) <= 34:
             add("iban", match.group(), *match.span(), frozenset({"iban:" + compact.upper()}))
-    phones = [match for pattern, needs in _PHONES for match in _scan(pattern, needs, text)]
-    for match in sorted(phones, key=lambda m: (m.start(), -m.end())):
+    found_phones = [
+        match
+        for pattern, needs in (_PHONES if phones else ())
+        for match in _scan(pattern, needs, text)
+    ]
+    for match in sorted(found_phones, key=lambda m: (m.start(), -m.end())):
         value = match.group()
         count = len(_digits(value))
         if 8 <= count <= 15 and not _DATE.match(value.strip()):

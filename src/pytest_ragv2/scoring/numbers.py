@@ -390,11 +390,11 @@ def _mask_token(match: re.Match[str]) -> str:
     return _COMPOUND.sub(_mask_compound, match.group())
 
 
-def _masked_identifiers(text: str) -> str:
+def _masked_identifiers(text: str, typed: bool = True) -> str:
     if not _DIGIT.search(text):
         return text
     masked = _DIGIT_TOKEN.sub(_mask_token, text)
-    for start, end in typed_spans(text):
+    for start, end in typed_spans(text) if typed else ():
         # a phone number, e-mail address, URL or IBAN is one identifier, not numbers
         masked = masked[:start] + "#" * (end - start) + masked[end:]
     return masked
@@ -408,8 +408,17 @@ def _unit_at(text: str, position: int) -> tuple[str, int] | None:
     return _CANONICAL_BY_SPELLING[match.group()], match.end()
 
 
-def read_numbers(norm: str, lang: str | None) -> list[Num]:
-    masked = _masked_identifiers(norm)
+def unit_after(norm: str, position: int) -> tuple[str, int] | None:
+    """The canonical unit spelled at ``position`` of a normalised text (one optional space
+    first) and where its spelling ends; None when none of the table's spellings is there."""
+    return _unit_at(norm, position)
+
+
+def read_numbers(norm: str, lang: str | None, *, typed: bool = True) -> list[Num]:
+    """Every number of the normalised text ``norm``; ``typed=False`` leaves the digits of
+    phone numbers, e-mail addresses, URLs and IBANs in (for a caller that has set those
+    spans aside itself: :mod:`pytest_ragv2.scoring.values`)."""
+    masked = _masked_identifiers(norm, typed)
     tokens: list[_Token] = []
     for match in _NUMBER_TOKEN.finditer(masked):
         sign = match.group(1) or ""
