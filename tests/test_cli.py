@@ -463,3 +463,33 @@ def test_rescore_of_a_missing_run_exits_2(
     monkeypatch.chdir(elsewhere)
     assert main(["rescore", "raw-runs/none"]) == 2
     assert "not a raw-runs/<run-id> directory" in capsys.readouterr().out
+
+
+def test_validate_explains_a_malformed_typed_claim_with_its_line_and_field(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(
+        "gold/answers.yaml",
+        """\
+        B01:
+          required_claims:
+            - {kind: percent, value: "99,7 %", severity: high}
+            - {kind: date, value: "la semaine prochaine"}
+            - {kind: phone}
+            - {kind: money, value: "1 100 €", number: 1100}
+            - {value: "T1 2026"}
+            - {kind: weight, value: "3 kg"}
+        """,
+    )
+    assert main(["validate"]) == 1
+    out = capsys.readouterr().out
+    prefix = "gold/answers.yaml:{}: case B01: expected_answer.required_claims[{}]"
+    assert prefix.format(4, 1) + ": value 'la semaine prochaine' does not read as one date" in out
+    assert prefix.format(5, 2) + ": a claim of kind phone needs a value" in out
+    assert (
+        prefix.format(6, 3)
+        + ": a claim of kind money is matched by its value in every writing: leave out number"
+    ) in out
+    assert prefix.format(7, 4) + ": value 'T1 2026' needs a kind" in out
+    assert prefix.format(8, 5) + ".kind: " in out
+    assert "99,7" not in out  # the valid typed claim is no error

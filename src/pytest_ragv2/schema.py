@@ -166,10 +166,46 @@ class Evidence(StrictModel):
         return self
 
 
+# What a typed claim's value is (docs/case-format.md): each kind has one canonical form, read
+# the same way from the gold and from every answer (:mod:`pytest_ragv2.scoring.values`).
+ClaimKind = Literal[
+    "quantity", "money", "percent", "date", "phone", "email", "url", "identifier", "count"
+]
+CLAIM_KINDS: tuple[ClaimKind, ...] = (
+    "quantity",
+    "money",
+    "percent",
+    "date",
+    "phone",
+    "email",
+    "url",
+    "identifier",
+    "count",
+)
+# what a typed claim is matched by instead: its value, in every writing of it
+_UNTYPED_MATCHERS = ("any_of", "pattern", "number", "unit")
+
+
 class Claim(StrictModel):
-    """A claim in its long form; a plain string in YAML is shorthand for ``{text: ...}``."""
+    """A claim in its long form; a plain string in YAML is shorthand for ``{text: ...}``.
+
+    A **typed** claim names the ``kind`` of value it is and its ``value`` as the source
+    writes it (``{kind: date, value: "1er trimestre 2026"}``); it is found when the answer
+    holds the same value in any writing of it ("Q1 2026", "1. Quartal 2026"), and ``text``
+    defaults to the value. ``text``, ``any_of`` and ``pattern`` stay for what is not a
+    value."""
 
     text: str
+    kind: ClaimKind | None = Field(
+        default=None,
+        description="the kind of value the claim is (quantity, money, percent, date, phone, "
+        "email, url, identifier, count): matched by value, in every writing of it",
+    )
+    value: str | None = Field(
+        default=None,
+        description='a typed claim\'s value as the source writes it ("90 jours", '
+        '"T1 2026", "+33 2 85 52 41 90"); it must read as one value of the kind',
+    )
     any_of: list[str] = Field(default_factory=list)
     pattern: str | None = None
     number: float | None = Field(
@@ -195,7 +231,36 @@ class Claim(StrictModel):
     def _from_string(cls, value: Any) -> Any:
         if isinstance(value, str):
             return {"text": value}
+        if (
+            isinstance(value, dict)
+            and "text" not in value
+            and ("kind" in value or "value" in value)
+        ):
+            # a typed claim is named by its value (what is missing is refused after)
+            named = value.get("value")
+            return {**value, "text": named if isinstance(named, str) else f"<{value.get('kind')}>"}
         return value
+
+    @model_validator(mode="after")
+    def _typed(self) -> Claim:
+        """A typed claim has a value that reads as one value of its kind, and no untyped
+        matcher beside it (it is matched by its value in every writing)."""
+        if self.kind is None:
+            if self.value is not None:
+                raise ValueError(f"value {self.value!r} needs a kind ({', '.join(CLAIM_KINDS)})")
+            return self
+        if self.value is None:
+            raise ValueError(f"a claim of kind {self.kind} needs a value")
+        given = [name for name in _UNTYPED_MATCHERS if getattr(self, name) not in (None, [])]
+        if given:
+            raise ValueError(
+                f"a claim of kind {self.kind} is matched by its value in every writing: leave "
+                f"out {', '.join(given)}"
+            )
+        problem = typed_value_problem(self.value, self.kind)
+        if problem is not None:
+            raise ValueError(problem)
+        return self
 
     @field_validator("pattern")
     @classmethod
@@ -207,6 +272,16 @@ class Claim(StrictModel):
             if problem is not None:
                 raise ValueError(problem)
         return pattern
+
+
+def typed_value_problem(value: str, kind: ClaimKind) -> str | None:
+    """Why ``value`` is not one value of ``kind`` (None when it is), read as every answer
+    is read (:func:`pytest_ragv2.scoring.values.read_value`)."""
+    from pytest_ragv2.scoring.values import read_value
+
+    if read_value(value, kind, None) is not None:
+        return None
+    return f"value {value!r} does not read as one {kind} (docs/case-format.md: typed claims)"
 
 
 # Claim patterns are compiled and matched with ``regex`` (re's syntax, VERSION0), whose
