@@ -44,16 +44,13 @@ WORDS = st.lists(st.sampled_from(TOKENS), min_size=0, max_size=8).map(" ".join)
 def union(parts: list[Support], extra_filenames: list[str]) -> Support:
     """One support holding everything of ``parts`` (the merge before ``Supports``)."""
     return Support(
-        frozenset().union(*(part.unitless for part in parts)),
-        frozenset().union(*(part.written for part in parts)),
-        frozenset().union(*(part.dimensioned for part in parts)),
-        frozenset().union(*(part.foreign for part in parts)),
-        tuple(value for part in parts for value in part.values),
+        frozenset().union(*(part.keys for part in parts)),
+        frozenset().union(*(part.plain for part in parts)),
+        tuple(value for part in parts for value in part.amounts),
         frozenset().union(*(part.identifiers for part in parts)),
         frozenset(normalise_filename(name) for name in extra_filenames).union(
             *(part.filenames for part in parts)
         ),
-        frozenset().union(*(part.typed for part in parts)),
     )
 
 

@@ -335,7 +335,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     bound = {
         fact.span: (claim, fact.supported)
         for fact, claim in contradicted_values(
-            answer, facts, expected, claims.required_missed, gold_spans
+            answer, facts, expected, claims.required_missed, gold_spans, options.gold_lang
         )
     }
     facts = [replace(f, supported=False) if f.span in bound else f for f in facts]

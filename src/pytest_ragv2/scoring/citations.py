@@ -35,12 +35,7 @@ from typing import Literal
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
 from pytest_ragv2.scoring.evidence import normalise_filename
-from pytest_ragv2.scoring.grounding import (
-    Fact,
-    identifier_supported,
-    number_supported,
-    text_support,
-)
+from pytest_ragv2.scoring.grounding import Fact, fact_supported, text_support
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.transcripts import Citation
 
@@ -121,10 +116,7 @@ def _backs(
 ) -> bool:
     support = text_support(source)
     for fact in facts:
-        if fact.kind == "number" and fact.value is not None:
-            if number_supported(fact.value, fact.unit, fact.decimals, support):
-                return True
-        elif fact.kind == "identifier" and identifier_supported(fact, support):
+        if fact.kind != "filename" and fact_supported(fact, support):
             return True
     return any(claim_found(m.claim, source, None, deadline=deadline).matched for m in claims)
 

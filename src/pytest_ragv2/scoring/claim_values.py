@@ -1,67 +1,53 @@
 """Claim-bound grounding: a value stated for a required claim must be the gold value.
 
 Pure functions, no I/O. Grounding by value (:mod:`pytest_ragv2.scoring.grounding`) accepts
-a number that occurs anywhere in the support, whatever it measures there: an answer giving
+a value that occurs anywhere in the support, whatever it stands for there: an answer giving
 another plan's availability target ("99,5 %" where the gold is "99,7 %") is grounded, since
-the sources hold 99,5 % too. This module binds numbers to the claims they answer:
+the sources hold 99,5 % too. This module binds an answer's values to the claims they
+answer, by the one reading of :mod:`pytest_ragv2.scoring.values`:
 
-A number of the answer **contradicts** a required claim when
+A value of the answer **contradicts** a required claim when
 
 - the claim was **missed** (the answer does not state the gold value),
-- the claim has a ``number`` with a ``unit``, and the answer's number has a unit of the
-  same dimension (``%`` for ``%``; ``h``, ``min``, ``days`` for a duration; ``€``, ``k€``
-  for an amount ...),
-- its value, converted to the claim's unit, differs from the claim's (beyond the claim's
-  ``tolerance``), and is not the value of another required or optional claim of the turn
-  (a second figure of the same kind the gold asks for), and
+- the claim asks for a value (:func:`pytest_ragv2.scoring.claim_targets.claim_target`: a
+  typed claim of any kind, or an untyped one with ``number`` and ``unit``), and the answer's
+  value is of the same kind — a number of the same dimension (``%`` for ``%``; ``h``,
+  ``min``, ``days`` for a duration; ``€``, ``k€`` for an amount; a count for a typed count
+  claim), a date for a date claim, an identifier, phone number, e-mail address or URL for
+  such a claim —,
+- it differs from the gold value (a number beyond the claim's ``tolerance``; a date that is
+  not the gold date nor a period holding it or held by it: "novembre 2025" against
+  "6 octobre 2025", "Q2 2026" against "T1 2026"), and is not the value of another required or
+  optional claim of the turn (a second figure of the same kind the gold asks for), and
 - it is not inside the span of a matched gold claim, and
 - when the claim's text has content words (words of four letters or more that are no unit
   or stop word, compared by their first five letters, accents ignored: "réclamé sous 30
-  jours" has "recla"), the number's sentence holds one of them: "un préavis de 90 jours"
-  is another fact, not the claim period of "réclamé sous 30 jours"; a claim written as a
-  bare value ("99,7 %") binds any number of its kind, and
-- the answer states no more such numbers than it misses claims of that dimension: an
-  answer that quotes a whole table or compares several variants ("8 bar, 10 bar, 13 bar")
-  gives context, not its value for the claim.
+  jours" has "recla"), the value's sentence holds one of them: "un préavis de 90 jours" is
+  another fact, not the claim period of "réclamé sous 30 jours"; a claim written as a bare
+  value ("99,7 %", as a typed claim is by default) binds any value of its kind, and
+- the answer states no more such values than it misses claims of that kind: an answer
+  that quotes a whole table or compares several variants ("8 bar, 10 bar, 13 bar") gives
+  context, not its value for the claim. The question's own value given back as the answer
+  is bound like any other.
 
-Such a number is unsupported for the claim even when the sources hold it elsewhere; it
+Such a value is unsupported for the claim even when the sources hold it elsewhere; it
 counts as a fabrication, fails Accuracy, and trips ``unsupported_high_severity_number``
-when the claim is high severity. A claim without a unit ("33 nouveaux clients") binds no
-number: a unitless count cannot be told from the other counts of an answer.
+when the claim is high severity. An untyped claim without a unit ("33 nouveaux clients")
+binds no number: a unitless count cannot be told from the other counts of an answer unless
+the gold says it is a count (``kind: count``).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from decimal import Decimal
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
-from pytest_ragv2.scoring.grounding import Fact
+from pytest_ragv2.scoring.claim_targets import Target, claim_target
+from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
-
-
-def _base(value: float, unit: str | None) -> tuple[str, Decimal] | None:
-    """(dimension, value in the dimension's base unit), None without a known unit."""
-    if unit is None:
-        return None
-    scale = unit_scale(unit)
-    if scale is None:
-        return None
-    return scale[0], Decimal(repr(float(value))) * scale[1]
-
-
-def _claim_base(claim: Claim) -> tuple[str, Decimal, Decimal] | None:
-    """(dimension, base value, tolerance in the base unit) of a claim with number and unit."""
-    if claim.number is None or not claim.unit:
-        return None
-    scale = unit_scale(claim.unit)
-    if scale is None:
-        return None
-    tolerance = Decimal(repr(float(claim.tolerance or 0))) * scale[1]
-    return scale[0], Decimal(repr(float(claim.number))) * scale[1], tolerance
-
+from pytest_ragv2.scoring.values import Value
 
 _STOPWORDS = frozenset(
     {"avec", "dans", "pour", "sous", "plus", "moins", "entre", "chaque", "mois", "jours"}
@@ -87,52 +73,73 @@ def _sentence(answer: str, spans: Sequence[tuple[int, int]], span: tuple[int, in
     return answer[start:end]
 
 
+def _binds(target: Target) -> bool:
+    """Whether a missed claim with ``target`` binds the answer's values of its kind: every
+    typed claim, and an untyped one with a unit."""
+    return target.key is not None or target.dimension is not None
+
+
+def _is(target: Target, value: Value) -> bool:
+    """Whether ``value`` is the target's value (or, for a date, consistent with it)."""
+    if target.of == "number":
+        if target.amount is None or value.amount is None:
+            return False
+        return abs(value.amount - target.amount) <= target.tolerance
+    if target.of == "date" and target.value is not None:
+        return target.key in date_keys(value) or value.key in date_keys(target.value)
+    return value.key == target.key
+
+
 def contradicted_values(
     answer: str,
     facts: Sequence[Fact],
     expected: ExpectedAnswer,
     missed: Sequence[Claim],
     gold_spans: Sequence[tuple[int, int]] = (),
+    gold_lang: str | None = None,
 ) -> list[tuple[Fact, Claim]]:
-    """Each number of ``facts`` that contradicts a missed required claim, with the claim
+    """Each value of ``facts`` that contradicts a missed required claim, with the claim
     (rules in the module docstring), paired in the order they are written."""
-    bound = [(claim, base) for claim in missed if (base := _claim_base(claim)) is not None]
+    bound = [
+        (claim, target)
+        for claim in missed
+        if (target := claim_target(claim, gold_lang)) is not None and _binds(target)
+    ]
     if not bound:
         return []
     golden = [
-        base
+        target
         for claim in (*expected.required_claims, *expected.optional_claims)
-        if (base := _claim_base(claim)) is not None
+        if (target := claim_target(claim, gold_lang)) is not None
     ]
-    candidates: dict[str, list[Fact]] = {}
-    for fact in facts:
-        if fact.kind != "number" or fact.value is None:
-            continue
-        if any(fact.span[0] < end and start < fact.span[1] for start, end in gold_spans):
-            continue
-        have = _base(fact.value, fact.unit)
-        if have is None:
-            continue
-        dimension, value = have
-        if any(d == dimension and abs(value - v) <= t for d, v, t in golden):
-            continue
-        candidates.setdefault(dimension, []).append(fact)
+    candidates = [
+        fact
+        for fact in facts
+        if fact.value is not None
+        and fact.kind != "filename"
+        and not any(fact.span[0] < end and start < fact.span[1] for start, end in gold_spans)
+    ]
     spans = sentence_spans(answer)
     found: list[tuple[Fact, Claim]] = []
     taken: set[tuple[int, int]] = set()
-    for claim, (dimension, _, _) in bound:
+    for claim, target in bound:
         words = content_words(claim.text)
-        numbers = [
+        values = [
             fact
-            for fact in candidates.get(dimension, [])
-            if not words or words & content_words(_sentence(answer, spans, fact.span))
+            for fact in candidates
+            if fact.value is not None
+            and target.same_class(fact.value)
+            and not any(gold.same_class(fact.value) and _is(gold, fact.value) for gold in golden)
+            and (not words or words & content_words(_sentence(answer, spans, fact.span)))
         ]
-        missed_here = sum(1 for _, (d, _, _) in bound if d == dimension)
+        missed_here = sum(
+            1 for _, other in bound if other.of == target.of and other.dimension == target.dimension
+        )
         # more values of the kind than claims missed: a quoted table or a comparison, not
         # the answer's value for the claim
-        if len(numbers) > missed_here:
+        if len(values) > missed_here:
             continue
-        for fact in numbers:
+        for fact in values:
             if fact.span not in taken:
                 taken.add(fact.span)
                 found.append((fact, claim))

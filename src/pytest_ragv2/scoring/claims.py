@@ -40,10 +40,13 @@ from typing import Literal
 import regex
 
 from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
+from pytest_ragv2.scoring.claim_targets import claim_target
+from pytest_ragv2.scoring.grounding import date_keys
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
+from pytest_ragv2.scoring.values import Value, identifier_spans, read_values
 
-MatchHow = Literal["", "text", "any_of", "pattern", "number"]
+MatchHow = Literal["", "text", "any_of", "pattern", "number", "value"]
 
 
 @dataclass(frozen=True)
@@ -62,15 +65,25 @@ class _Answer:
     source: str
     norm: Normalised
     numbers: tuple[Num, ...]
+    lang: str | None = None
 
     @classmethod
     def of(cls, answer: str, lang: str | None) -> _Answer:
         norm = normalise(answer)
-        return cls(answer, norm, tuple(read_numbers(norm.text, lang)))
+        return cls(answer, norm, tuple(read_numbers(norm.text, lang)), lang)
+
+    @functools.cached_property
+    def values(self) -> tuple[Value, ...]:
+        """The answer's typed values, read once (only a typed claim asks for them)."""
+        return read_values(self.source, self.lang)
 
     def hit(self, claim: Claim, how: MatchHow, start: int, end: int) -> ClaimMatch:
         span = self.norm.original_span(start, end)
         return ClaimMatch(claim, True, how, span, self.source[span[0] : span[1]])
+
+    def hit_at(self, claim: Claim, span: tuple[int, int]) -> ClaimMatch:
+        """A typed claim found at ``span`` of the original answer."""
+        return ClaimMatch(claim, True, "value", span, self.source[span[0] : span[1]])
 
 
 @dataclass(frozen=True)
@@ -207,9 +220,46 @@ def _pattern_match(pattern: str, text: str, deadline: float | None) -> regex.Mat
         raise PatternTimedOut(pattern) from None
 
 
+def _typed_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimMatch:
+    """A typed claim: the answer holds its value in any writing (:func:`same_value`)."""
+    target = claim_target(claim, gold_lang)
+    if target is None or target.value is None:
+        return ClaimMatch(claim, False)
+    gold = target.value
+    if gold.kind == "identifier":
+        spans = identifier_spans(answer.source, gold.key)
+        return answer.hit_at(claim, spans[0]) if spans else ClaimMatch(claim, False)
+    for value in answer.values:
+        if same_value(gold, value):
+            return answer.hit_at(claim, value.span)
+    return ClaimMatch(claim, False)
+
+
+def same_value(gold: Value, value: Value) -> bool:
+    """Whether the answer's ``value`` states the ``gold`` value: the same key (or the other
+    reading of an ambiguous writing); a year written as a plain number for a year; a date
+    inside the gold period ("6 octobre 2025" for "octobre 2025"); or a rounded writing of a
+    number whose last written digit the gold value rounds to ("5,76 M€" for "5 763 k€")."""
+    keys = {gold.key, *((gold.alternative,) if gold.alternative else ())}
+    if value.key in keys or (value.alternative is not None and value.alternative in keys):
+        return True
+    if gold.kind == "date":
+        if value.kind == "count" and gold.dimension == "year":
+            return gold.key == f"date:year:{value.key.split(':')[-1]}"
+        return value.kind == "date" and gold.key in date_keys(value)
+    if value.kind != gold.kind or value.dimension != gold.dimension:
+        return False
+    if gold.amount is None or value.amount is None or value.precision is None:
+        return False
+    coarser = gold.precision is None or value.precision > gold.precision
+    return coarser and abs(gold.amount - value.amount) <= value.precision / 2
+
+
 def _claim_found(
     claim: Claim, answer: _Answer, gold_lang: str | None, deadline: float | None
 ) -> ClaimMatch:
+    if claim.kind is not None:
+        return _typed_found(claim, answer, gold_lang)
     if claim.pattern:
         match = _pattern_match(claim.pattern, answer.norm.text, deadline)
         if match is not None:

@@ -1,102 +1,110 @@
-"""Is every number, identifier and filename an answer states backed by something it was given?
+"""Is every value, identifier and filename an answer states backed by something it was given?
 
-Pure functions, no I/O. The **facts** of an answer are:
+Pure functions, no I/O. The **facts** of an answer are its typed values, read once by
+:func:`pytest_ragv2.scoring.values.read_values` in the prompt's language — the same reading
+the claim scorer and the claim-bound grounding compare — and the filenames it mentions:
 
-- its numbers, read by :func:`pytest_ragv2.scoring.numbers.parse_numbers` in the prompt's
-  language (so "1 689 k€", "1.689 k€" in German and "1,689 k€" in English are one number),
-  with their units — except unitless integers from 0 to 10 (counts: "les 3 plans", "2 x"),
-  list markers ("1.") and the digits of citation markers, URLs, filenames and identifiers;
-- its identifiers: tokens of letters and digits joined by ``- _ / .`` ("TVS-200", "NX-450B",
-  "CE-2024-117", "SK-22OA", "DB-TVS75-DE-09"), at least three characters long, that are not a
-  number with its unit ("48h", "m3/min", "h/24"), an ordinal ("1er", "4th") or a token with a
-  single letter ("Q4", "T4/2025", "3x");
+- numbers as quantity, money, percent or count (except a count from 0 to 10 without
+  decimals: "les 3 plans", "2 x"); dates; phone numbers, e-mail addresses, URLs; and
+  identifiers (a word joined to a number by a hyphen is an identifier only where the
+  reading finds one: "Dynamics-365-Connector" is no identifier, "ISO-27001-Zertifizierung"
+  holds ISO 27001);
 - the filenames it mentions ("datenblatt-tvs-75.pdf").
 
 A fact is **supported** when the support — the turn's evidence texts and tool results, the
 citations' contents, the prompts of the conversation up to this turn, and the earlier turns'
-answers, evidence and tool results — holds it:
+answers, evidence and tool results, each read the same way (without a language: an
+ambiguous writing such as "1,689" supports both its readings) — holds it:
 
-- a number: a support number of the same value where one side has no unit, or of the same
-  dimension after conversion (``1 689 000 €`` = ``1 689 k€``; a unitless support "1 689"
-  supports "1,689 M€" as it is 1 689 in k€, one of the dimension's units); an answer number
-  with decimals also matches a support value that rounds to it ("1,7 M€" for "1 689 k€");
-- an identifier: its letters and digits (separators and case ignored) equal those of one to
-  five consecutive alphanumeric runs of the support joined by single separators, so
+- the same canonical value (its key), or the other reading of an ambiguous one;
+- a number: a number of the support written without a unit that is the answer's value in
+  one of the units of its dimension (a table cell "1 689" under "CA (k€)" backs "1 689 000 €"
+  and "1,689 M€"); a rounded writing ("1,7 M€" for "1 689 k€") whose last digit the support's
+  value rounds to;
+- a date: a support date it contains at a finer granularity ("octobre 2025" is backed by
+  "6 octobre 2025"), or a year written as a plain number;
+- an identifier: also its letters and digits (separators and case ignored) equal to those of
+  one to five consecutive alphanumeric runs of the support joined by single separators, so
   "TVS75" is backed by "TVS 75-10", and "SK-220A" is not backed by "SK-22OA";
 - a filename: the same basename (NFC, casefolded) in the support texts, or the filename of
   an evidence item or citation, or its name without extension is such an item's file id.
 
+A number the answer **derives** from values it states and the support backs, and shows how —
+the sum or the difference of two or more of them in the same paragraph ("1 240 + 1 378 +
+1 456 + 1 689 = 5 763 k€", "Total 2025 : 5 763 k€" after the four quarters) — is supported.
 Facts inside the span of a matched required or optional gold claim are supported by the gold
 (a computed total such as "5 763 k€" is in no document).
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from decimal import ROUND_HALF_UP, Decimal
+from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.scoring.answer_text import (
-    FILENAME,
-    LIST_MARKER,
-    URL,
-    Coverage,
-    marker_spans,
-    mask,
-    overlaps,
-)
+from pytest_ragv2.scoring.answer_text import FILENAME, Coverage, marker_spans, mask, overlaps
 from pytest_ragv2.scoring.evidence import normalise_filename
-from pytest_ragv2.scoring.identifiers import typed_identifiers, typed_keys
-from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS as _UNIT_DIMENSIONS
-from pytest_ragv2.scoring.numbers import parse_numbers, unit_scale
+from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, parse_numbers
+from pytest_ragv2.scoring.values import Value, read_values
 
-FactKind = Literal["number", "identifier", "filename"]
+FactKind = Literal["number", "date", "identifier", "filename"]
 
 _RUN = re.compile(r"[^\W_]+")
 _RUN_SPLIT = re.compile(r"([^\W_]+)")
 _JOINERS = " -_/."
-_TOKEN = re.compile(r"(?<![\w])[^\W_]+(?:[-_/.][^\W_]+)*")
-_ORDINAL_SUFFIXES = frozenset(
-    {"st", "nd", "rd", "th", "er", "re", "e", "eme", "ieme", "ème", "ième", "te", "ten", "ter"}
-)
-_UNITS_BY_DIMENSION: dict[str, tuple[tuple[str, Decimal], ...]] = {}
-for _unit, (_dimension, _factor) in _UNIT_DIMENSIONS.items():
-    _UNITS_BY_DIMENSION.setdefault(_dimension, ())
-    _UNITS_BY_DIMENSION[_dimension] += ((_unit, _factor),)
+_NUMERIC_KINDS = frozenset({"quantity", "money", "percent", "count"})
+_TYPED_IDENTIFIERS = frozenset({"phone", "email", "url"})
+_SMALL_COUNT = Decimal(10)
+_DERIVED_OPERANDS = 12  # at most this many values of one paragraph are tried as operands
+_PARAGRAPH = re.compile(r"\n\s*\n")
+
+# dimension -> the factors of its units (a plain number is the value in one of them)
+_FACTORS: dict[str, tuple[Decimal, ...]] = {}
+for _dimension, _factor in UNIT_DIMENSIONS.values():
+    _FACTORS[_dimension] = (*_FACTORS.get(_dimension, ()), _factor)
+_FACTORS_OF_MONEY = (Decimal(1), Decimal(10) ** 3, Decimal(10) ** 6, Decimal(10) ** 9)
 
 
 @dataclass(frozen=True, slots=True)
 class Fact:
-    """One checkable fact of an answer and whether the support holds it."""
+    """One checkable fact of an answer and whether the support holds it.
+
+    ``value`` is the typed value read (None for a filename); ``kind`` groups it for the
+    scorers: "number" (quantity, money, percent, count), "date", "identifier" (phone,
+    e-mail, URL and identifiers; ``type`` says which) or "filename"."""
 
     kind: FactKind
     text: str
     span: tuple[int, int]
     supported: bool
-    unit: str | None = None
-    value: float | None = None
-    decimals: int = 0
-    type: str = ""  # a typed identifier's type: phone, email, url, iban, part
-    keys: frozenset[str] = frozenset()  # a typed identifier's comparison keys
+    value: Value | None = None
+    type: str = ""  # phone, email, url, or "" (an identifier of letters and digits)
+
+    @property
+    def dimension(self) -> str | None:
+        """A number's dimension ("s", "EUR", "%", ...; None for a count), a date's granularity."""
+        return self.value.dimension if self.value is not None else None
+
+    @property
+    def amount(self) -> Decimal | None:
+        """A number's value in its dimension's base unit."""
+        return self.value.amount if self.value is not None else None
 
 
 @dataclass(frozen=True, slots=True)
 class Support:
-    """What one text can back: numbers, identifier keys and filenames (:func:`text_support`),
-    or several texts' together (:meth:`merge`)."""
+    """What one text can back (:func:`text_support`), or several texts' (:meth:`merge`)."""
 
-    unitless: frozenset[Decimal]
-    written: frozenset[Decimal]  # every number's value as written, whatever its unit
-    dimensioned: frozenset[tuple[str, Decimal]]  # (dimension, value in its base unit)
-    foreign: frozenset[tuple[str, Decimal]]  # (unit outside the table, value)
-    values: tuple[tuple[str | None, Decimal], ...]  # (dimension or None, value), for rounding
-    identifiers: frozenset[str]
+    keys: frozenset[str]  # every value's key, an ambiguous one's other reading too
+    plain: frozenset[Decimal]  # every number as written, whatever its unit
+    amounts: tuple[tuple[str | None, Decimal], ...]  # (dimension, amount) for rounding
+    identifiers: frozenset[str]  # letters and digits of 1-5 joined alphanumeric runs
     filenames: frozenset[str]
-    typed: frozenset[str] = frozenset()  # keys of typed identifiers (phone, e-mail, URL, ...)
 
     @property
     def parts(self) -> tuple[Support, ...]:
@@ -134,35 +142,58 @@ class Supports:
         return name in self.extra_filenames or any(name in part.filenames for part in self.parts)
 
 
-def _decimal(value: float) -> Decimal:
-    return Decimal(repr(float(value)))
-
-
 def identifier_key(token: str) -> str:
     """Letters and digits only, NFKC, casefolded: the form identifiers are compared in."""
     return "".join(_RUN.findall(unicodedata.normalize("NFKC", token).casefold()))
 
 
+_COARSER = {"day": ("month", "quarter", "half", "year"), "month": ("quarter", "half", "year")}
+_COARSER["quarter"] = ("half", "year")
+_COARSER["half"] = ("year",)
+
+
+def date_keys(value: Value) -> tuple[str, ...]:
+    """A date's key and the keys of every coarser period holding it ("2025-10-06" is in
+    2025-10, 2025-Q4, 2025-H2 and 2025)."""
+    key = value.key
+    parts = key.split(":", 2)
+    if len(parts) != 3 or value.dimension not in _COARSER:
+        return (key,)
+    found = re.match(r"(\d{4})-(?:Q(\d)|H(\d)|(\d{2}))", parts[2])
+    if found is None:
+        return (key,)
+    year = found.group(1)
+    if found.group(4):
+        month = int(found.group(4))
+        quarter, half = (month - 1) // 3 + 1, 1 if month <= 6 else 2
+    elif found.group(2):
+        quarter = int(found.group(2))
+        half = 1 if quarter <= 2 else 2
+        month = 0
+    else:
+        quarter, half, month = 0, int(found.group(3)), 0
+    coarser = {
+        "month": f"date:month:{year}-{month:02d}" if month else None,
+        "quarter": f"date:quarter:{year}-Q{quarter}" if quarter else None,
+        "half": f"date:half:{year}-H{half}",
+        "year": f"date:year:{year}",
+    }
+    return (key, *(k for name in _COARSER[value.dimension] if (k := coarser[name])))
+
+
 @lru_cache(maxsize=4096)
 def text_support(text: str) -> Support:
     """The support one text gives (cached: the same evidence is scored over many runs)."""
-    unitless: set[Decimal] = set()
-    written: set[Decimal] = set()
-    dimensioned: set[tuple[str, Decimal]] = set()
-    foreign: set[tuple[str, Decimal]] = set()
-    values: list[tuple[str | None, Decimal]] = []
-    for number in parse_numbers(text, None):
-        value = _decimal(number.value)
-        written.add(value)
-        scale = unit_scale(number.unit) if number.unit else None
-        if number.unit is None:
-            unitless.add(value)
-            values.append((None, value))
-        elif scale is None:
-            foreign.add((number.unit, value))
-        else:
-            dimensioned.add((scale[0], value * scale[1]))
-            values.append((scale[0], value * scale[1]))
+    keys: set[str] = set()
+    amounts: list[tuple[str | None, Decimal]] = []
+    for value in read_values(text, None):
+        keys.update(date_keys(value) if value.kind == "date" else (value.key,))
+        if value.alternative is not None:
+            keys.add(value.alternative)
+        if value.kind in _NUMERIC_KINDS and value.amount is not None:
+            amounts.append((value.dimension, value.amount))
+    # every number as written, a bare decimal ("0,92") and a table cell under a unit too
+    plain = frozenset(Decimal(repr(number.value)) for number in parse_numbers(text, None))
     norm = unicodedata.normalize("NFKC", text).casefold()
     # [gap, run, gap, run, ..., gap]: a run and up to four following ones, joined by single
     # separators, are one key each
@@ -178,85 +209,107 @@ def text_support(text: str) -> Support:
             key += runs[gap + 1]
             identifiers.add(key)
     filenames = frozenset(normalise_filename(m.group()) for m in FILENAME.finditer(text))
-    return Support(
-        frozenset(unitless),
-        frozenset(written),
-        frozenset(dimensioned),
-        frozenset(foreign),
-        tuple(values),
-        frozenset(identifiers),
-        filenames,
-        typed_keys(text),
-    )
+    return Support(frozenset(keys), plain, tuple(amounts), frozenset(identifiers), filenames)
 
 
-def number_supported(
-    value: float, unit: str | None, decimals: int, support: Support | Supports
-) -> bool:
-    """The number rule of the module docstring."""
-    parts = support.parts
-    number = _decimal(value)
-    if unit is None:
-        return any(number in part.written for part in parts)
-    scale = unit_scale(unit)
-    if scale is None:
-        return any((unit, number) in part.foreign or number in part.unitless for part in parts)
-    dimension, factor = scale
-    base = number * factor
-    if any((dimension, base) in part.dimensioned for part in parts):
-        return True
-    siblings = _UNITS_BY_DIMENSION.get(dimension, ())
-    in_siblings = [base / other for _, other in siblings]
-    if any(candidate in part.unitless for part in parts for candidate in in_siblings):
-        return True
-    if decimals <= 0:
+def _factors(value: Value) -> tuple[Decimal, ...]:
+    if value.kind == "count" or value.dimension is None:
+        return (Decimal(1),)
+    if value.kind == "money":
+        return _FACTORS_OF_MONEY
+    return _FACTORS.get(value.dimension, (Decimal(1),))
+
+
+def _number_supported(value: Value, parts: Sequence[Support]) -> bool:
+    amount = value.amount
+    if amount is None:
         return False
-    quantum = Decimal(1).scaleb(-decimals)
+    in_units = [amount / factor for factor in _factors(value)]
+    if any(written in part.plain for part in parts for written in in_units):
+        return True
+    step = value.precision
+    if step is None or step <= 0:
+        return False
+    # a rounded writing: the support's value rounds to the answer's last digit
+    half = step / 2
     for part in parts:
-        for have_dimension, have in part.values:
-            if have_dimension == dimension:
-                if (have / factor).quantize(quantum, rounding=ROUND_HALF_UP) == number:
+        for dimension, have in part.amounts:
+            if dimension == value.dimension and abs(have - amount) <= half:
+                return True
+        for written in part.plain:
+            for factor in _factors(value):
+                if abs(written * factor - amount) <= half and written * factor != amount:
                     return True
-            elif have_dimension is None:
-                for _, other in siblings:
-                    rounded = (have * other / factor).quantize(quantum, rounding=ROUND_HALF_UP)
-                    if rounded == number:
-                        return True
     return False
 
 
-def identifier_supported(fact: Fact, support: Support | Supports) -> bool:
-    """A typed identifier by its keys (a part number also by its letters and digits, as
-    any other identifier), an identifier by its letters and digits."""
+def fact_supported(fact: Fact, support: Support | Supports) -> bool:
+    """Whether ``support`` backs ``fact`` (the rules of the module docstring)."""
     parts = support.parts
-    if fact.keys and any(fact.keys & part.typed for part in parts):
-        return True
-    if fact.type and fact.type != "part":
+    if fact.kind == "filename":
+        name = normalise_filename(fact.text)
+        return support.holds_filename(name) or support.holds_filename(name.rsplit(".", 1)[0])
+    value = fact.value
+    if value is None:
         return False
-    key = identifier_key(fact.text)
-    return any(key in part.identifiers for part in parts)
-
-
-def _exempt_identifier(token: str) -> bool:
-    folded = unicodedata.normalize("NFKC", token).casefold()
-    letters = sum(1 for char in folded if char.isalpha())
-    if len(folded) < 3 or letters <= 1:
+    keys = (value.key,) if value.alternative is None else (value.key, value.alternative)
+    if any(key in part.keys for part in parts for key in keys):
         return True
-    runs = re.findall(r"[^\W\d_]+", folded)
-    return all(
-        run in _ORDINAL_SUFFIXES or run == "x" or unit_scale(run) is not None for run in runs
-    )
+    if value.kind in _NUMERIC_KINDS:
+        return _number_supported(value, parts)
+    if value.kind == "date":
+        return _period_supported(value, parts)
+    if value.kind == "identifier":
+        key = identifier_key(value.text)
+        return any(key in part.identifiers for part in parts)
+    return False
 
 
-def identifier_spans(text: str) -> list[tuple[int, int]]:
-    """Spans of identifier-shaped tokens (see the module docstring)."""
-    spans = []
-    for match in _TOKEN.finditer(text):
-        token = match.group()
-        has_both = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if has_both and not _exempt_identifier(token):
-            spans.append(match.span())
-    return spans
+_PERIOD = re.compile(r"date:(year|half|quarter|month):(\d{4})(?:-(?:H|Q)?(\d+))?")
+
+
+def _period_supported(value: Value, parts: Sequence[Support]) -> bool:
+    """A year, half-year, quarter or month whose parts the support writes apart: the year
+    as a number, and the quarter's ("T4", "Q4"), the half-year's ("H2", "S2") or the
+    month's label ("octobre", "10") — a sheet "CA 2025" with a row "T4" backs "T4 2025"."""
+    found = _PERIOD.fullmatch(value.key)
+    if found is None:
+        return False
+    granularity, year, number = found.group(1), Decimal(found.group(2)), found.group(3)
+    if not any(year in part.plain for part in parts):
+        return False
+    if granularity == "year":
+        return True
+    labels = _period_labels(granularity, int(number))
+    return any(label in part.identifiers for part in parts for label in labels)
+
+
+@lru_cache(maxsize=64)
+def _period_labels(granularity: str, number: int) -> frozenset[str]:
+    if granularity == "quarter":
+        return frozenset({f"t{number}", f"q{number}", f"{number}q"})
+    if granularity == "half":
+        return frozenset({f"h{number}", f"s{number}"})
+    from pytest_ragv2.scoring.values import month_names
+
+    return frozenset(name for name, month in month_names().items() if month == number)
+
+
+def _fact_of(value: Value) -> Fact | None:
+    if value.kind in _NUMERIC_KINDS:
+        small = (
+            value.kind == "count"
+            and value.amount is not None
+            and Decimal(0) <= value.amount <= _SMALL_COUNT
+            and value.amount == value.amount.to_integral_value()
+            and not any(char in value.text for char in ".,")
+        )
+        return None if small else Fact("number", value.text, value.span, False, value)
+    if value.kind == "date":
+        return Fact("date", value.text, value.span, False, value)
+    if value.kind in _TYPED_IDENTIFIERS:
+        return Fact("identifier", value.text, value.span, False, value, type=value.kind)
+    return Fact("identifier", value.text, value.span, False, value)
 
 
 def answer_facts(
@@ -269,52 +322,77 @@ def answer_facts(
 ) -> list[Fact]:
     """Every fact of ``answer`` with whether ``support`` (or a gold claim span) backs it."""
     hidden = marker_spans(answer, markers)
+    masked = mask(answer, hidden)
     facts: list[Fact] = []
-    for typed in typed_identifiers(mask(answer, hidden)):
-        fact = Fact("identifier", typed.text, typed.span, False, type=typed.type, keys=typed.keys)
-        if identifier_supported(fact, support) or overlaps(typed.span, gold_spans):
-            fact = replace(fact, supported=True)
-        facts.append(fact)
-        hidden.append(typed.span)
-    hidden += [m.span() for m in URL.finditer(answer)]
+    names: list[tuple[int, int]] = []
     covered = Coverage(len(answer), hidden)
-    for match in FILENAME.finditer(answer):
+    for match in FILENAME.finditer(masked):
         if covered.overlaps(match.span()):
             continue
-        name = match.group()
-        stem = normalise_filename(name).rsplit(".", 1)[0]
-        supported = (
-            support.holds_filename(normalise_filename(name))
-            or support.holds_filename(stem)
-            or overlaps(match.span(), gold_spans)
-        )
-        facts.append(Fact("filename", name, match.span(), supported))
-        hidden.append(match.span())
-    hidden += [(m.start(), m.end()) for m in LIST_MARKER.finditer(answer)]
-    masked = mask(answer, hidden)
-    for start, end in identifier_spans(masked):
-        token = answer[start:end]
-        key = identifier_key(token)
-        supported = any(key in part.identifiers for part in support.parts) or overlaps(
-            (start, end), gold_spans
-        )
-        facts.append(Fact("identifier", token, (start, end), supported))
-    for number in parse_numbers(masked, lang):
-        if number.unit is None and number.decimals == 0 and 0 <= number.value <= 10:
+        fact = Fact("filename", match.group(), match.span(), False)
+        supported = fact_supported(fact, support) or overlaps(match.span(), gold_spans)
+        facts.append(replace(fact, supported=supported))
+        names.append(match.span())
+    for value in read_values(masked, lang):
+        if any(value.span[0] < end and start < value.span[1] for start, end in names):
             continue
-        supported = overlaps(number.span, gold_spans) or number_supported(
-            number.value, number.unit, number.decimals, support
-        )
-        facts.append(
-            Fact(
-                "number",
-                answer[number.span[0] : number.span[1]],
-                number.span,
-                supported,
-                number.unit,
-                number.value,
-                number.decimals,
-            )
-        )
+        found = _fact_of(value)
+        if found is None:
+            continue
+        if fact_supported(found, support) or overlaps(found.span, gold_spans):
+            found = replace(found, supported=True)
+        facts.append(found)
     facts.sort(key=lambda fact: fact.span)
-    return facts
+    return _derived(answer, facts)
+
+
+def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
+    """Each unsupported number that is the sum or the difference of two or more supported
+    numbers of its paragraph, of its dimension or without one, marked supported."""
+    if not any(f.kind == "number" and not f.supported for f in facts):
+        return facts
+    bounds = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
+    result = list(facts)
+    for index, fact in enumerate(facts):
+        if fact.kind != "number" or fact.supported or fact.value is None:
+            continue
+        start, end = next(
+            (low, high) for low, high in itertools.pairwise(bounds) if low <= fact.span[0] < high
+        )
+        operands = [
+            other.value
+            for other in facts
+            if other is not fact
+            and other.kind == "number"
+            and other.supported
+            and other.value is not None
+            and other.value.amount is not None
+            and start <= other.span[0] < end
+            and other.dimension in (fact.dimension, None)
+        ][:_DERIVED_OPERANDS]
+        if _sum_or_difference(fact.value, operands):
+            result[index] = replace(fact, supported=True)
+    return result
+
+
+def _sum_or_difference(target: Value, operands: Sequence[Value]) -> bool:
+    """Is ``target`` (to its written precision) the sum of two or more ``operands``, or the
+    difference of two? An operand without a unit may be written in one of the target's
+    units ("T4 : 1 689" in a list of quarters summed to "5 763 k€")."""
+    if len(operands) < 2 or target.amount is None:
+        return False
+    tolerance = (target.precision or Decimal(0)) / 2
+    for factor in _factors(target):
+        scaled = [
+            operand.amount * factor if operand.dimension is None else operand.amount
+            for operand in operands
+            if operand.amount is not None
+        ]
+        for size in range(2, len(scaled) + 1):
+            for chosen in itertools.combinations(scaled, size):
+                if abs(sum(chosen) - target.amount) <= tolerance:
+                    return True
+        for first, second in itertools.permutations(scaled, 2):
+            if abs(first - second - target.amount) <= tolerance:
+                return True
+    return False

@@ -27,13 +27,7 @@ from typing import Any
 
 from pytest_ragv2.schema import ExpectTools, ToolExpectation
 from pytest_ragv2.scoring.answer_text import URL, fold
-from pytest_ragv2.scoring.grounding import (
-    Fact,
-    Support,
-    identifier_supported,
-    number_supported,
-    text_support,
-)
+from pytest_ragv2.scoring.grounding import Fact, Support, fact_supported, text_support
 from pytest_ragv2.transcripts import ChatTurn, ToolCall
 
 KB_TOOL = "search_knowledge_base"
@@ -154,14 +148,9 @@ def _grounded_check(
     support = Support.merge(text_support(text) for text in results)
     own = []
     for fact in facts:
-        if fact.kind == "number" and fact.value is not None:
-            if number_supported(fact.value, fact.unit, fact.decimals, prompt_support):
-                continue
-            own.append((fact, number_supported(fact.value, fact.unit, fact.decimals, support)))
-        elif fact.kind == "identifier":
-            if identifier_supported(fact, prompt_support):
-                continue
-            own.append((fact, identifier_supported(fact, support)))
+        if fact.kind == "filename" or fact_supported(fact, prompt_support):
+            continue
+        own.append((fact, fact_supported(fact, support)))
     if not own:
         return ToolCheck(tool, "grounded_in_results", False, "the answer states no fact to check")
     missing = [fact.text for fact, backed in own if not backed]

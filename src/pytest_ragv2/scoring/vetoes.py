@@ -15,9 +15,10 @@ from typing import Any
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.scoring.answer_text import fold
+from pytest_ragv2.scoring.claim_targets import DATE_DIMENSION, claim_target
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import Fact
-from pytest_ragv2.scoring.numbers import normalise_unit, unit_scale
+from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.rubric import clip
 from pytest_ragv2.transcripts import ChatTurn
 
@@ -76,25 +77,28 @@ class Allowed:
 
 
 def _high_severity_units(expected: ExpectedAnswer) -> tuple[set[str], bool]:
+    """The dimensions of the turn's high-severity claims' values ("date" for a date), and
+    whether one of them is a number without a unit."""
     dimensions: set[str] = set()
     unitless = False
     claims = (*expected.required_claims, *expected.optional_claims, *expected.forbidden_claims)
     for claim in claims:
         if claim.severity != "high":
             continue
-        if claim.unit:
-            scale = unit_scale(claim.unit)
-            dimensions.add(scale[0] if scale else normalise_unit(claim.unit))
-        elif claim.number is not None:
+        target = claim_target(claim)
+        if target is None or target.of == "identifier":
+            continue
+        if target.dimension is None:
             unitless = True
+        else:
+            dimensions.add(target.dimension)
     return dimensions, unitless
 
 
 def _fact_dimension(fact: Fact) -> str | None:
-    if fact.unit is None:
-        return None
-    scale = unit_scale(fact.unit)
-    return scale[0] if scale else fact.unit
+    if fact.kind == "date":
+        return DATE_DIMENSION
+    return fact.dimension
 
 
 def _constraint_unit(key: str) -> str | None:
@@ -118,12 +122,9 @@ def weakened_numbers(
     wanted = Decimal(repr(float(value))) * scale[1]
     found = []
     for fact in facts:
-        if fact.kind != "number" or fact.value is None or fact.unit is None:
+        if fact.kind != "number" or fact.amount is None or fact.dimension != scale[0]:
             continue
-        have = unit_scale(fact.unit)
-        if have is None or have[0] != scale[0]:
-            continue
-        if Decimal(repr(fact.value)) * have[1] == wanted:
+        if fact.amount == wanted:
             continue
         before = fold(answer[max(0, fact.span[0] - 24) : fact.span[0]])
         if _RELAXING.search(before):
@@ -159,7 +160,7 @@ def fabrication_vetoes(
             continue
         if fact.kind in ("identifier", "filename"):
             kind = {"phone": "phone number", "email": "e-mail address", "url": "URL"}.get(
-                fact.type, (fact.type and f"{fact.type} identifier") or fact.kind
+                fact.type, fact.kind
             )
             vetoes.append(
                 Veto(
@@ -180,7 +181,7 @@ def fabrication_vetoes(
                     turn,
                     clip(fact.text),
                     f"not the gold value of the high-severity claim {bound[0].text!r} "
-                    f"(the number is {where})",
+                    f"(the value is {where})",
                 )
             )
             continue
@@ -198,7 +199,7 @@ def fabrication_vetoes(
                     "unsupported_high_severity_number",
                     turn,
                     clip(fact.text),
-                    f"number in no evidence or conversation text; {why}",
+                    f"value in no evidence or conversation text; {why}",
                 )
             )
 
