@@ -254,14 +254,29 @@ def old_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str,
     return claim
 
 
-def gold_case(question: Question) -> Any:
+def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str, Any]:
+    """A corpus fact as a typed claim where its kind is a value kind and its value reads as
+    one value of that kind; anything else as a text claim (its value, as written)."""
+    from pytest_ragv2.scoring.values import read_value
+
+    value = str(fact.get("value") or fact.get("fact"))
+    kind = fact.get("kind")
+    claim: dict[str, Any] = {"severity": severity or fact.get("severity", "medium")}
+    if kind not in (None, "text") and read_value(value, kind, None) is not None:
+        return {**claim, "kind": kind, "value": value}
+    return {**claim, "text": value}
+
+
+GOLD_FORMS = {"typed": typed_claim, "untyped": old_claim}
+
+
+def gold_case(question: Question, form: str = "typed") -> Any:
     from pytest_ragv2.schema import Case
 
+    claim = GOLD_FORMS[form]
     expected_answer = {
-        "required_claims": [old_claim(fact) for fact in question.expected],
-        "forbidden_claims": [
-            old_claim(fact, severity="medium") for fact in question.tempting_wrong
-        ],
+        "required_claims": [claim(fact) for fact in question.expected],
+        "forbidden_claims": [claim(fact, severity="medium") for fact in question.tempting_wrong],
     }
     return Case.model_validate(
         {
@@ -298,7 +313,9 @@ class Scored:
     reasons: tuple[str, ...]
 
 
-def score_all(questions: Iterable[Question], stats: EvidenceStats) -> list[Scored]:
+def score_all(
+    questions: Iterable[Question], stats: EvidenceStats, form: str = "typed"
+) -> list[Scored]:
     from pytest_ragv2.allowlist import load_allowlist
     from pytest_ragv2.keys import RunKey
     from pytest_ragv2.layers.chat import chat_record
@@ -310,7 +327,7 @@ def score_all(questions: Iterable[Question], stats: EvidenceStats) -> list[Score
     options = AnswerScoringOptions()
     scored: list[Scored] = []
     for question in questions:
-        case = gold_case(question)
+        case = gold_case(question, form)
         items = evidence_items(question, stats)
         for answer in question.answers:
             turn = ChatTurn(prompt=question.prompt, answer=answer.text)
@@ -418,6 +435,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lang", nargs="*", help="languages (default: every one)")
     parser.add_argument("--json", type=Path, help="write every figure and answer here")
     parser.add_argument(
+        "--gold",
+        choices=tuple(GOLD_FORMS),
+        default="typed",
+        help="the corpus facts as typed claims (default) or as the older untyped claims",
+    )
+    parser.add_argument(
         "--show-disagreements",
         action="store_true",
         help="print each disagreement of the development half (never the test half's)",
@@ -426,7 +449,7 @@ def main(argv: list[str] | None = None) -> int:
     halves = ("development", "test") if args.half == "both" else (args.half,)
     questions = load_questions(halves, args.lang)
     stats = EvidenceStats()
-    scored = score_all(questions, stats)
+    scored = score_all(questions, stats, args.gold)
     groups: dict[str, list[Scored]] = defaultdict(list)
     for one in scored:
         groups[f"{one.question.half} {one.question.language}"].append(one)
