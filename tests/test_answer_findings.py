@@ -29,9 +29,9 @@ def test_fr_an_ordinary_refusal_outside_the_phrase_list_is_a_safe_refusal() -> N
     score = score_transcript(b08, "fr", transcript, allowlist_files=allowed(), options=NO_LANGID)
     assert score.vetoes == []
     assert score.safe_refusal_accuracy is True
-    assert (
-        score.turns[0].refusal_phrase
-        == "les documents ne donnent pas le nombre de clients au japon"
+    # the refusing clause as the answer writes it
+    assert score.turns[0].refusal_phrase == (
+        "Les documents ne donnent pas le nombre de clients au Japon"
     )
     assert score.verdict == "PASS"
 

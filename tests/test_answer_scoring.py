@@ -203,7 +203,9 @@ def test_the_seed_conversation_answered_right_passes_without_veto() -> None:
     assert metrics["language_ok"] is True
     assert metrics["citation_correctness"] == 1.0
     assert score.turns[7].refused
-    assert score.turns[7].refusal_phrase == "ne figure pas"
+    assert score.turns[7].refusal_phrase == (
+        "Cette information ne figure pas dans les documents dont je dispose"
+    )
     # completeness counts T5's optional quarterly figures too: 27 required + 6 optional
     assert metrics["completeness"] == 1.0
     assert sum(turn.optional for turn in score.turns) == 6
@@ -317,7 +319,7 @@ def test_a_refusal_where_an_answer_is_expected_is_an_over_refusal() -> None:
     assert score.over_refusals == 1
     # found by the construction (the assistant looked, in the documents), not by a phrase:
     # "could not find" is no default phrase since a finding needs its finder (issue 24)
-    assert "i could not find" in (score.turns[0].refusal_phrase or "")
+    assert "I could not find" in (score.turns[0].refusal_phrase or "")
     assert score.rubric["Completeness"].verdict == "FAIL"
     assert score.vetoes == []
 

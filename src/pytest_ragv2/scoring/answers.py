@@ -96,7 +96,12 @@ from pytest_ragv2.scoring.answer_records import (
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.citations import check_citations
 from pytest_ragv2.scoring.claim_values import contradicted_values
-from pytest_ragv2.scoring.claims import ClaimMatch, PatternTimedOut, score_claims
+from pytest_ragv2.scoring.claims import (
+    ClaimMatch,
+    PatternTimedOut,
+    offered_forbidden,
+    score_claims,
+)
 from pytest_ragv2.scoring.grounding import (
     Fact,
     Support,
@@ -106,7 +111,12 @@ from pytest_ragv2.scoring.grounding import (
 )
 from pytest_ragv2.scoring.language import identify_language
 from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES, DEFAULT_SYNTHETIC_LABELS
-from pytest_ragv2.scoring.refusal import credited_refusal_claims, find_refusal
+from pytest_ragv2.scoring.refusal import (
+    RefusalReading,
+    credited_refusal_claims,
+    find_refusal,
+    read_refusal,
+)
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds
@@ -297,6 +307,11 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     except PatternTimedOut as exc:  # stopped mid-match: re alone could never be
         budget = options.scoring_budget_s or 0.0
         raise ScoringBudgetExceeded(budget, f"turn {gold.turn}: {exc}") from None
+    reading = _reading(gold, answer, context)
+    claims = replace(
+        claims,
+        forbidden_found=offered_forbidden(claims, expected, reading, gold_lang=options.gold_lang),
+    )
     # a refusal turn's refusal claims, stated in the answer's own words
     credited = (
         credited_refusal_claims(answer, lang, claims.required_missed)
@@ -359,9 +374,19 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             )
 
     context.checkpoint(f"turn {gold.turn}: vetoes")
-    _refusal(score, gold, answer, score.required_found, context)
+    _refusal(score, gold, answer, score.required_found, context, reading)
     context.checkpoint(f"turn {gold.turn}: refusal")
-    if gold.safe_refusal_expected and answer.strip() and not score.safe_refusal_correct:
+    undecided = (
+        gold.safe_refusal_expected
+        and reading is not None
+        and reading.verdict == "unclear"
+        and answer.strip()
+        and not score.forbidden_found
+    )
+    if undecided:
+        assert reading is not None
+        score.review.append(f"neither clearly refuses nor clearly answers ({reading.reason})")
+    elif gold.safe_refusal_expected and answer.strip() and not score.safe_refusal_correct:
         if score.forbidden_found:
             detail = "a refusal was expected; the answer makes: " + "; ".join(score.forbidden_found)
         else:
@@ -404,23 +429,36 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     return score
 
 
+def _reading(gold: TurnGold, answer: str, context: _Context) -> RefusalReading | None:
+    """The whole answer read for refusal (:func:`read_refusal`), when it may refuse or a
+    refusal is due; None for an answer with no refusal construction in any language."""
+    if not answer.strip():
+        return None
+    phrases = context.options.refusal_phrases
+    if not gold.safe_refusal_expected and find_refusal(answer, context.lang, phrases) is None:
+        return None
+    return read_refusal(answer, context.lang, phrases)
+
+
 def _refusal(
     score: TurnScore,
     gold: TurnGold,
     answer: str,
     required_found: int,
     context: _Context,
+    reading: RefusalReading | None,
 ) -> None:
-    # the prompt language's phrases and constructions first, then every other language's:
-    # an answer that refuses in another language (a German refusal to an English prompt)
-    # still refuses, and is judged so before any veto or rubric reads ``refused``
-    found = find_refusal(answer, context.lang, context.options.refusal_phrases)
-    phrase = found.clause if found is not None else None
-    score.refusal_phrase = phrase
+    # the prompt language's constructions first, then every other language's: an answer
+    # that refuses in another language (a German refusal to an English prompt) still
+    # refuses. A refusal clause next to the answer's facts (a caveat) is no refusal: the
+    # whole answer is read (``reading``) before any veto or rubric reads ``refused``.
+    refuses = reading is not None and reading.verdict == "refuses"
+    clause = reading.refusals[0].text if refuses and reading and reading.refusals else None
+    score.refusal_phrase = clause
     required = gold.expected_answer.required_claims if gold.expected_answer else []
     all_found = bool(required) and required_found == len(required)
-    score.refused = phrase is not None or (gold.safe_refusal_expected and all_found)
-    if not gold.safe_refusal_expected and phrase is not None:
+    score.refused = refuses or (gold.safe_refusal_expected and all_found)
+    if not gold.safe_refusal_expected and refuses:
         score.over_refusal = not all_found
 
 

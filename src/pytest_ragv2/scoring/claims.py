@@ -44,6 +44,7 @@ from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.grounding import date_keys
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
+from pytest_ragv2.scoring.refusal import RefusalReading
 from pytest_ragv2.scoring.values import Value, identifier_spans, read_values
 
 MatchHow = Literal["", "text", "any_of", "pattern", "number", "value"]
@@ -356,3 +357,56 @@ def score_claims(
         optional_matched=tuple(m for m in optional if m.matched),
         forbidden_found=tuple(m for m in forbidden if m.matched),
     )
+
+
+def offered_forbidden(
+    claims: ClaimsScore,
+    expected: ExpectedAnswer,
+    reading: RefusalReading | None,
+    *,
+    gold_lang: str | None = None,
+) -> tuple[ClaimMatch, ...]:
+    """The forbidden claims the answer **offers**, of those it names.
+
+    A forbidden claim found inside a clause that a refusal sets apart ("die 90 Tage gelten
+    nur für den Meridia-Vertrag") or that says what the sources do hold, next to a refusal
+    about the asked fact, is named to be told apart, not offered. A typed forbidden claim is
+    decided by its value only where the value can say it: not when the same value is also
+    a required or optional claim's (by value alone the wrong pairing cannot be told from the
+    right one), and not when the answer states the gold value of its kind (a tempting value
+    beside the right one is context: "€1.689M against €1.312M, so €377k higher")."""
+    found = claims.forbidden_found
+    if not found:
+        return found
+    refused = reading is not None and reading.verdict == "refuses"
+    context_spans = (
+        [(c.start, c.end) for c in reading.clauses if c.role in ("set_apart", "source")]
+        if refused and reading is not None
+        else []
+    )
+    golden = [
+        target
+        for claim in (*expected.required_claims, *expected.optional_claims)
+        if (target := claim_target(claim, gold_lang)) is not None and target.value is not None
+    ]
+    stated = [
+        target
+        for match in (*claims.required_matched, *claims.optional_matched)
+        if match.claim.kind is not None
+        and (target := claim_target(match.claim, gold_lang)) is not None
+        and target.value is not None
+    ]
+    offered = []
+    for match in found:
+        span = match.span
+        if span is not None and any(start <= span[0] < end for start, end in context_spans):
+            continue
+        target = claim_target(match.claim, gold_lang) if match.claim.kind else None
+        if target is not None and target.value is not None:
+            value = target.value
+            if any(gold.value is not None and gold.value.key == value.key for gold in golden):
+                continue
+            if any(gold.value is not None and gold.same_class(value) for gold in stated):
+                continue
+        offered.append(match)
+    return tuple(offered)
