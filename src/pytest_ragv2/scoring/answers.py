@@ -100,6 +100,7 @@ from pytest_ragv2.scoring.claims import (
     ClaimMatch,
     PatternTimedOut,
     offered_forbidden,
+    reading_context,
     score_claims,
 )
 from pytest_ragv2.scoring.grounding import (
@@ -374,12 +375,14 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             )
 
     context.checkpoint(f"turn {gold.turn}: vetoes")
-    _refusal(score, gold, answer, score.required_found, context, reading)
+    _refusal(score, gold, answer, score.required_found, context, reading, facts)
     context.checkpoint(f"turn {gold.turn}: refusal")
     undecided = (
         gold.safe_refusal_expected
         and reading is not None
         and reading.verdict == "unclear"
+        and not reading.refusals
+        and not reading.facts
         and answer.strip()
         and not score.forbidden_found
     )
@@ -447,12 +450,26 @@ def _refusal(
     required_found: int,
     context: _Context,
     reading: RefusalReading | None,
+    facts: Sequence[Fact],
 ) -> None:
     # the prompt language's constructions first, then every other language's: an answer
     # that refuses in another language (a German refusal to an English prompt) still
     # refuses. A refusal clause next to the answer's facts (a caveat) is no refusal: the
     # whole answer is read (``reading``) before any veto or rubric reads ``refused``.
     refuses = reading is not None and reading.verdict == "refuses"
+    if gold.safe_refusal_expected and reading is not None and reading.refusals:
+        # where a refusal is due, an answer that says the sources are silent refuses unless
+        # it offers an answer all the same: a forbidden claim (already left out where it is
+        # set apart or quoted from the sources) or a fact of its own (unsupported) outside
+        # the clauses it uses as context
+        context_spans = reading_context(reading)
+        own = [
+            fact
+            for fact in facts
+            if not fact.supported
+            and not any(start <= fact.span[0] < end for start, end in context_spans)
+        ]
+        refuses = not own and not score.forbidden_found
     clause = reading.refusals[0].text if refuses and reading and reading.refusals else None
     score.refusal_phrase = clause
     required = gold.expected_answer.required_claims if gold.expected_answer else []

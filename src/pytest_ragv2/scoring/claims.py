@@ -359,6 +359,14 @@ def score_claims(
     )
 
 
+def reading_context(reading: RefusalReading | None) -> list[tuple[int, int]]:
+    """The spans of the clauses an answer that refuses uses as context: facts it sets apart
+    from the asked one, and what it says the sources do hold (none without a refusal)."""
+    if reading is None or not reading.refusals:
+        return []
+    return [(c.start, c.end) for c in reading.clauses if c.role in ("set_apart", "source")]
+
+
 def offered_forbidden(
     claims: ClaimsScore,
     expected: ExpectedAnswer,
@@ -369,8 +377,8 @@ def offered_forbidden(
     """The forbidden claims the answer **offers**, of those it names.
 
     A forbidden claim found inside a clause that a refusal sets apart ("die 90 Tage gelten
-    nur für den Meridia-Vertrag") or that says what the sources do hold, next to a refusal
-    about the asked fact, is named to be told apart, not offered. A typed forbidden claim is
+    nur für den Meridia-Vertrag") or that says what the sources do hold, in an answer that
+    refuses the asked fact, is named to be told apart, not offered. A typed forbidden claim is
     decided by its value only where the value can say it: not when the same value is also
     a required or optional claim's (by value alone the wrong pairing cannot be told from the
     right one), and not when the answer states the gold value of its kind (a tempting value
@@ -378,12 +386,7 @@ def offered_forbidden(
     found = claims.forbidden_found
     if not found:
         return found
-    refused = reading is not None and reading.verdict == "refuses"
-    context_spans = (
-        [(c.start, c.end) for c in reading.clauses if c.role in ("set_apart", "source")]
-        if refused and reading is not None
-        else []
-    )
+    context_spans = reading_context(reading)
     golden = [
         target
         for claim in (*expected.required_claims, *expected.optional_claims)
