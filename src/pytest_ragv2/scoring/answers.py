@@ -95,7 +95,7 @@ from pytest_ragv2.scoring.answer_records import (
 )
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.citations import check_citations
-from pytest_ragv2.scoring.claim_values import contradicted_values
+from pytest_ragv2.scoring.claim_values import contradicted_values, offered_in_place
 from pytest_ragv2.scoring.claims import (
     ClaimMatch,
     PatternTimedOut,
@@ -350,8 +350,13 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     # claim-bound grounding: a value given for a missed claim must be its gold value
     bound = {
         fact.span: (claim, fact.supported)
-        for fact, claim in contradicted_values(
-            answer, facts, expected, claims.required_missed, gold_spans, options.gold_lang
+        for fact, claim in (
+            *contradicted_values(
+                answer, facts, expected, claims.required_missed, gold_spans, options.gold_lang
+            ),
+            *offered_in_place(
+                facts, claims.forbidden_found, claims.required_missed, options.gold_lang
+            ),
         )
     }
     facts = [replace(f, supported=False) if f.span in bound else f for f in facts]
@@ -362,7 +367,17 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     ]
 
     vetoes: list[Veto] = []
-    fabrication_vetoes(gold.turn, expected, facts, bound, vetoes)
+    # a filename outside the allow-list is that veto's, not also a fabricated identifier
+    checked = [
+        fact
+        for fact in facts
+        if not (
+            fact.kind == "filename"
+            and context.allowed is not None
+            and not context.allowed.allows_mention(fact.text)
+        )
+    ]
+    fabrication_vetoes(gold.turn, expected, checked, bound, vetoes)
     for match in claims.forbidden_found:
         if match.claim.veto is not None:
             vetoes.append(

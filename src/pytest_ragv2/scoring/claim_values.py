@@ -16,9 +16,10 @@ A value of the answer **contradicts** a required claim when
   claim), a date for a date claim, an identifier, phone number, e-mail address or URL for
   such a claim —,
 - it differs from the gold value (a number beyond the claim's ``tolerance``; a date that is
-  not the gold date nor a period holding it or held by it: "novembre 2025" against
-  "6 octobre 2025", "Q2 2026" against "T1 2026"), and is not the value of another required or
-  optional claim of the turn (a second figure of the same kind the gold asks for), and
+  not the gold date nor a coarser period holding it: "novembre 2025" against "6 octobre
+  2025", "Q2 2026" against "T1 2026", "5 March 2026" against "March 2026"), and is not the
+  value of another required or optional claim of the turn (a second figure of the same
+  kind the gold asks for), and
 - it is not inside the span of a matched gold claim, and
 - when the claim's text has content words (words of four letters or more that are no unit
   or stop word, compared by their first five letters, accents ignored: "réclamé sous 30
@@ -45,6 +46,7 @@ from collections.abc import Sequence
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
+from pytest_ragv2.scoring.claims import ClaimMatch
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.values import Value
@@ -86,7 +88,9 @@ def _is(target: Target, value: Value) -> bool:
             return False
         return abs(value.amount - target.amount) <= target.tolerance
     if target.of == "date" and target.value is not None:
-        return target.key in date_keys(value) or value.key in date_keys(target.value)
+        # the gold date, or a coarser period holding it (less said, nothing wrong); a finer
+        # date inside the gold period says more than the sources do for the claim
+        return value.key in date_keys(target.value)
     return value.key == target.key
 
 
@@ -144,4 +148,41 @@ def contradicted_values(
                 taken.add(fact.span)
                 found.append((fact, claim))
     found.sort(key=lambda pair: pair[0].span)
+    return found
+
+
+def offered_in_place(
+    facts: Sequence[Fact],
+    offered: Sequence[ClaimMatch],
+    missed: Sequence[Claim],
+    gold_lang: str | None = None,
+) -> list[tuple[Fact, Claim]]:
+    """Each value the answer gives where a missed required claim asks for one, that is a
+    forbidden (tempting) value of the same kind: the tempting wrong answer, bound to the
+    claim it replaces (so a high-severity claim's veto holds it, even when the value is
+    another row's, another plan's or another document's)."""
+    wanted = [
+        (claim, target)
+        for claim in missed
+        if (target := claim_target(claim, gold_lang)) is not None and _binds(target)
+    ]
+    if not wanted:
+        return []
+    found: list[tuple[Fact, Claim]] = []
+    for match in offered:
+        span = match.span
+        tempting = claim_target(match.claim, gold_lang) if match.claim.kind else None
+        if span is None or tempting is None or tempting.value is None:
+            continue
+        claim = next((claim for claim, target in wanted if target.same_class(tempting.value)), None)
+        fact = next(
+            (
+                f
+                for f in facts
+                if f.value is not None and f.span[0] < span[1] and span[0] < f.span[1]
+            ),
+            None,
+        )
+        if claim is not None and fact is not None:
+            found.append((fact, claim))
     return found

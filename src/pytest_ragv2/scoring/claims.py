@@ -41,7 +41,6 @@ import regex
 
 from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.claim_targets import claim_target
-from pytest_ragv2.scoring.grounding import date_keys
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
 from pytest_ragv2.scoring.refusal import RefusalReading
@@ -238,16 +237,15 @@ def _typed_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimM
 
 def same_value(gold: Value, value: Value) -> bool:
     """Whether the answer's ``value`` states the ``gold`` value: the same key (or the other
-    reading of an ambiguous writing); a year written as a plain number for a year; a date
-    inside the gold period ("6 octobre 2025" for "octobre 2025"); or a rounded writing of a
-    number whose last written digit the gold value rounds to ("5,76 M€" for "5 763 k€")."""
+    reading of an ambiguous writing); a year written as a plain number for a year; or a
+    rounded writing of a number whose last written digit the gold value rounds to ("5,76 M€"
+    for "5 763 k€"). A date is the gold date only at its granularity: "6 octobre 2025" says
+    more than "octobre 2025", "2025" less."""
     keys = {gold.key, *((gold.alternative,) if gold.alternative else ())}
     if value.key in keys or (value.alternative is not None and value.alternative in keys):
         return True
     if gold.kind == "date":
-        if value.kind == "count" and gold.dimension == "year":
-            return gold.key == f"date:year:{value.key.split(':')[-1]}"
-        return value.kind == "date" and gold.key in date_keys(value)
+        return value.kind == "count" and gold.key == f"date:year:{value.key.split(':')[-1]}"
     if value.kind != gold.kind or value.dimension != gold.dimension:
         return False
     if gold.amount is None or value.amount is None or value.precision is None:
