@@ -255,14 +255,15 @@ def old_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str,
 
 
 def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str, Any]:
-    """A corpus fact as a typed claim where its kind is a value kind and its value reads as
-    one value of that kind; anything else as a text claim (its value, as written)."""
-    from pytest_ragv2.scoring.values import read_value
+    """A corpus fact as a typed claim where its kind is a value kind and the schema takes its
+    value as one (:func:`typed_value_problem`); anything else as a text claim (its value,
+    as written)."""
+    from pytest_ragv2.schema import typed_value_problem
 
     value = str(fact.get("value") or fact.get("fact"))
     kind = fact.get("kind")
     claim: dict[str, Any] = {"severity": severity or fact.get("severity", "medium")}
-    if kind not in (None, "text") and read_value(value, kind, None) is not None:
+    if kind not in (None, "text") and typed_value_problem(value, kind) is None:
         return {**claim, "kind": kind, "value": value}
     return {**claim, "text": value}
 

@@ -279,9 +279,19 @@ def typed_value_problem(value: str, kind: ClaimKind) -> str | None:
     is read (:func:`pytest_ragv2.scoring.values.read_value`)."""
     from pytest_ragv2.scoring.values import read_value
 
-    if read_value(value, kind, None) is not None:
-        return None
-    return f"value {value!r} does not read as one {kind} (docs/case-format.md: typed claims)"
+    read = read_value(value, kind, None)
+    if read is None:
+        return f"value {value!r} does not read as one {kind} (docs/case-format.md: typed claims)"
+    if kind == "count" and read.amount is not None and read.amount <= SMALL_COUNT:
+        # every answer is full of small numbers: list items, table numbers, "[1]"
+        return (
+            f"a count of {SMALL_COUNT} or less cannot be told from an answer's other small "
+            f'numbers by its value: write it as text with what it counts ("{value} …")'
+        )
+    return None
+
+
+SMALL_COUNT = 10
 
 
 # Claim patterns are compiled and matched with ``regex`` (re's syntax, VERSION0), whose

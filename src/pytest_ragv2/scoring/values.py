@@ -392,15 +392,34 @@ def _phones(text: str, lang: str | None, found: _Collector) -> None:
         if _DATE_SHAPE.fullmatch(candidate.strip()):
             continue
         international = candidate.startswith(("+", "00"))
-        tried = (
-            (*regions, *(r for r in _ALL_REGIONS if r not in regions)) if international else regions
+        tried = (*regions, *(r for r in _ALL_REGIONS if r not in regions))
+        if international:
+            for region in tried:
+                hit = _phone_in(candidate, region, international)
+                if hit is not None:
+                    key, (offset, stop) = hit
+                    found.add("phone", "phone:" + key, (start + offset, start + stop))
+                    break
+            continue
+        # a national number ("02 85 52 41 90") does not say its country: the first region
+        # that reads it (the language's first) gives its key, the next one reading it
+        # otherwise its alternative (a German answer quoting a French number)
+        readings = (_phone_in(candidate, region, False) for region in tried)
+        hit = next(filter(None, readings), None)
+        if hit is None:
+            continue
+        key, (offset, stop) = hit
+        other = next(
+            (other for other in filter(None, readings) if other[0] != key and other[1] == hit[1]),
+            None,
         )
-        for region in tried:
-            hit = _phone_in(candidate, region, international)
-            if hit is not None:
-                key, (offset, stop) = hit
-                found.add("phone", "phone:" + key, (start + offset, start + stop))
-                break
+        found.add(
+            "phone",
+            "phone:" + key,
+            (start + offset, start + stop),
+            ambiguous=other is not None,
+            alternative=None if other is None else "phone:" + other[0],
+        )
 
 
 def _phone_in(
