@@ -320,6 +320,7 @@ def score_all(
     from pytest_ragv2.allowlist import load_allowlist
     from pytest_ragv2.keys import RunKey
     from pytest_ragv2.layers.chat import chat_record
+    from pytest_ragv2.run_record import held_for_review
     from pytest_ragv2.scoring.answers import AnswerScoringOptions, allowed_files
     from pytest_ragv2.systems.kb_tool import resolve_citations
     from pytest_ragv2.transcripts import ChatTurn, Transcript
@@ -350,8 +351,16 @@ def score_all(
                     answer=answer,
                     dimensions={name: str(rubric.get(name, "PASS")) for name in DIMENSIONS},
                     verdict=str(rubric.get("overall", "PASS")),
-                    vetoes=tuple(sorted({str(veto["kind"]) for veto in record.vetoes})),
-                    review=bool(getattr(record, "needs_review", False)),
+                    # a run waiting for a ruling raises only the vetoes a session keeps
+                    vetoes=tuple(
+                        sorted(
+                            {
+                                str(veto["kind"])
+                                for veto in held_for_review(record).vetoes  # type: ignore[attr-defined]
+                            }
+                        )
+                    ),
+                    review=bool(record.review),
                     reasons=tuple(record.reasons),
                 )
             )

@@ -101,6 +101,7 @@ from pytest_ragv2.scoring.claims import (
     PatternTimedOut,
     offered_forbidden,
     reading_context,
+    said_otherwise,
     score_claims,
 )
 from pytest_ragv2.scoring.grounding import (
@@ -323,6 +324,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     score.required = len(expected.required_claims)
     score.required_found = len(claims.required_matched) + len(credited)
     score.required_missed = [claim.text for claim in missed]
+    unsure = [claim.text for claim in missed if said_otherwise(claim, answer)]
+    if unsure:
+        score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
     score.optional = len(expected.optional_claims)
     score.optional_found = len(claims.optional_matched)
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]

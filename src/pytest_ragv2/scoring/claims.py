@@ -40,6 +40,7 @@ from typing import Literal
 import regex
 
 from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
+from pytest_ragv2.scoring.answer_text import fold, sentence_spans
 from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
@@ -411,3 +412,30 @@ def offered_forbidden(
                 continue
         offered.append(match)
     return tuple(offered)
+
+
+_WORDS = re.compile(r"[^\W\d_]{4,}")
+_DIGIT_TOKENS = re.compile(r"\d+(?:[.,:]\d+)*")
+
+
+def said_otherwise(claim: Claim, answer: str) -> bool:
+    """Whether a missed **text** claim may be in ``answer`` in other words: every number it
+    writes is in one sentence of the answer, with at least two thirds of its words (their
+    first five letters, accents ignored). A deterministic scorer cannot tell a paraphrase
+    ("Statuscode 429" for "HTTP 429", "nur in Zone 1 oder 2" for "nur in Zone 1 oder Zone 2
+    zulässig") from a near miss: such a run waits for a reviewer rather than a guess."""
+    if claim.kind is not None or claim.pattern or claim.number is not None:
+        return False
+    text = fold(claim.text)
+    digits = set(_DIGIT_TOKENS.findall(text))
+    words = {word[:5] for word in _WORDS.findall(text)}
+    if not digits and len(words) < 2:
+        return False  # one word, missed: nothing else to go by
+    for start, end in sentence_spans(answer):
+        sentence = fold(answer[start:end])
+        if not digits <= set(_DIGIT_TOKENS.findall(sentence)):
+            continue
+        have = {word[:5] for word in _WORDS.findall(sentence)}
+        if not words or 3 * len(words & have) >= 2 * len(words):
+            return True
+    return False
