@@ -927,3 +927,14 @@ def test_property_identifier_spans_find_every_identifier_read(
     for value in read_values(text, lang):
         if value.kind == "identifier":
             assert value.span in identifier_spans(text, value.key)
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("von einem 22-kW-Motor angetrieben", "quantity:W:22000"),
+        ("ein 5-bar-Ventil", "quantity:bar:5"),
+    ],
+)
+def test_a_number_joined_to_its_unit_in_a_compound_is_a_quantity(text: str, key: str) -> None:
+    assert [value.key for value in read_values(text, "de")] == [key]

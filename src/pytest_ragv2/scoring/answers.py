@@ -312,7 +312,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     reading = _reading(gold, answer, context)
     claims = replace(
         claims,
-        forbidden_found=offered_forbidden(claims, expected, reading, gold_lang=options.gold_lang),
+        forbidden_found=offered_forbidden(
+            claims, expected, reading, answer=answer, gold_lang=options.gold_lang
+        ),
     )
     # a refusal turn's refusal claims, stated in the answer's own words
     credited = (

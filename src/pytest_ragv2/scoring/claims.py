@@ -371,6 +371,7 @@ def offered_forbidden(
     expected: ExpectedAnswer,
     reading: RefusalReading | None,
     *,
+    answer: str = "",
     gold_lang: str | None = None,
 ) -> tuple[ClaimMatch, ...]:
     """The forbidden claims the answer **offers**, of those it names.
@@ -381,7 +382,10 @@ def offered_forbidden(
     decided by its value only where the value can say it: not when the same value is also
     a required or optional claim's (by value alone the wrong pairing cannot be told from the
     right one), and not when the answer states the gold value of its kind (a tempting value
-    beside the right one is context: "€1.689M against €1.312M, so €377k higher")."""
+    beside the right one is context: "€1.689M against €1.312M, so €377k higher"). A
+    forbidden claim the answer denies in its own clause ("Zone 0 ist ausgeschlossen", "not
+    in Zone 0", "pas 99,5 %, mais 99,7 %") is not offered either, unless the claim itself
+    is a denial."""
     found = claims.forbidden_found
     if not found:
         return found
@@ -402,6 +406,8 @@ def offered_forbidden(
     for match in found:
         span = match.span
         if span is not None and any(start <= span[0] < end for start, end in context_spans):
+            continue
+        if span is not None and denied_at(answer, span, match.claim.text):
             continue
         target = claim_target(match.claim, gold_lang) if match.claim.kind else None
         if target is not None and target.value is not None:
@@ -439,3 +445,36 @@ def said_otherwise(claim: Claim, answer: str) -> bool:
         if not words or 3 * len(words & have) >= 2 * len(words):
             return True
     return False
+
+
+# words that exclude what they stand beside, besides every lexicon's negations
+_EXCLUSIONS = frozenset(
+    {"ausgeschlossen", "ausgenommen", "ausser", "excluded", "except", "exclu", "exclue"}
+    | {"exclus", "exclues", "sauf", "hormis", "interdit", "interdite", "verboten", "forbidden"}
+    | {"prohibited", "untersagt", "unzulassig", "unzulaessig", "scheidet", "entfallt"}
+)
+_CLAUSE_EDGE = re.compile(r"[.;:!?\n(),\u2013\u2014]|\s-\s")
+
+
+@functools.lru_cache(maxsize=1)
+def _denials() -> frozenset[str]:
+    from pytest_ragv2.scoring.refusal_lexicon import LEXICONS
+
+    return _EXCLUSIONS.union(*(lexicon.negations for lexicon in LEXICONS.values()))
+
+
+def denied_at(answer: str, span: tuple[int, int], claim_text: str) -> bool:
+    """Whether the clause of ``answer`` holding ``span`` denies what stands there (a
+    negation or an exclusion word of any language), for a claim that is no denial itself."""
+    denials = _denials()
+    if set(_WORDS_ANY.findall(fold(claim_text))) & denials:
+        return False
+    before = [m.end() for m in _CLAUSE_EDGE.finditer(answer, 0, span[0])]
+    start = before[-1] if before else 0
+    after = _CLAUSE_EDGE.search(answer, span[1])
+    end = after.start() if after else len(answer)
+    words = set(_WORDS_ANY.findall(fold(answer[start:end])))
+    return bool(words & denials)
+
+
+_WORDS_ANY = re.compile(r"[^\W\d_]+")

@@ -1003,6 +1003,9 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
     if core[0].isdigit():
         if _NUMBER_SUFFIX.fullmatch(core) and _unit_or_ordinal(core):
             return None  # "48h", "3.145M", "1er", "4th"
+        number, hyphen, unit = core.partition("-")
+        if hyphen and re.fullmatch(r"\d+(?:[.,]\d+)?", number) and _unit_or_ordinal(number + unit):
+            return None  # "22-kW-Motor", "5-bar-Ventil": a number and its unit, joined
         capitals = _after_capitals(text, start, core_start, core_end, found)
         if capitals is not None:
             return capitals  # "ISO 27001", "TVS 75-10", "TVK 220-C", "TVM 30-H2"

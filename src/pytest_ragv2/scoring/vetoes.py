@@ -158,6 +158,21 @@ def fabrication_vetoes(
     for fact in facts:
         if fact.supported:
             continue
+        bound = contradicted.get(fact.span)
+        if bound is not None and bound[0].severity == "high":
+            where = "held elsewhere in the sources" if bound[1] else "in no source"
+            vetoes.append(
+                Veto(
+                    "unsupported_high_severity_number",
+                    turn,
+                    clip(fact.text),
+                    f"not the gold value of the high-severity claim {bound[0].text!r} "
+                    f"(the value is {where})",
+                )
+            )
+            continue
+        if bound is not None:
+            continue  # a wrong value for a claim that is not high severity: no veto of its own
         if fact.kind in ("identifier", "filename"):
             kind = {"phone": "phone number", "email": "e-mail address", "url": "URL"}.get(
                 fact.type, fact.kind
@@ -172,21 +187,6 @@ def fabrication_vetoes(
                 )
             )
             continue
-        bound = contradicted.get(fact.span)
-        if bound is not None and bound[0].severity == "high":
-            where = "held elsewhere in the sources" if bound[1] else "in no source"
-            vetoes.append(
-                Veto(
-                    "unsupported_high_severity_number",
-                    turn,
-                    clip(fact.text),
-                    f"not the gold value of the high-severity claim {bound[0].text!r} "
-                    f"(the value is {where})",
-                )
-            )
-            continue
-        if bound is not None and bound[1]:
-            continue  # a value the sources hold, bound to a claim that is not high severity
         dimension = _fact_dimension(fact)
         if all_high or (dimension in dimensions) or (dimension is None and unitless):
             why = (
