@@ -39,7 +39,9 @@ class Target:
     def same_class(self, value: Value) -> bool:
         """Whether an answer's ``value`` is of this target's kind and dimension."""
         if self.of == "number":
-            return value.kind in _NUMERIC and value.dimension == self.dimension
+            if value.kind not in _NUMERIC:
+                return False
+            return _family(value.dimension) == _family(self.dimension)
         if self.of == "date":
             return value.kind == "date"
         if self.value is None or value.kind != self.value.kind:
@@ -52,6 +54,15 @@ class Target:
         return len(have.split("-")) == len(want.split("-")) and (
             have.split("-")[0] == want.split("-")[0]
         )
+
+
+# durations in seconds and in calendar months are one kind of value for a claim: "36 mois"
+# given for "90 jours" is a wrong duration, though the two units do not convert exactly
+_FAMILIES = {"s": "duration", "months": "duration", "workdays": "duration"}
+
+
+def _family(dimension: str | None) -> str | None:
+    return _FAMILIES.get(dimension, dimension) if dimension is not None else None
 
 
 @lru_cache(maxsize=4096)

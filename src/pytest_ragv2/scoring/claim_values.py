@@ -81,6 +81,13 @@ def _binds(target: Target) -> bool:
     return target.key is not None or target.dimension is not None
 
 
+def _alike(target: Target, other: Target) -> bool:
+    """Whether two claims ask for values of one kind (two durations, two amounts, ...)."""
+    if other.value is not None:
+        return target.same_class(other.value)
+    return other.of == target.of and other.dimension == target.dimension
+
+
 def _is(target: Target, value: Value) -> bool:
     """Whether ``value`` is the target's value (or, for a date, consistent with it)."""
     if target.of == "number":
@@ -127,7 +134,9 @@ def contradicted_values(
     found: list[tuple[Fact, Claim]] = []
     taken: set[tuple[int, int]] = set()
     for claim, target in bound:
-        words = content_words(claim.text)
+        # a typed claim named by its value alone ("6 octobre 2025", "5 000 requêtes") binds
+        # by its kind: the value's own words are its writing, not the fact's subject
+        words = frozenset() if claim.value == claim.text else content_words(claim.text)
         values = [
             fact
             for fact in candidates
@@ -136,9 +145,7 @@ def contradicted_values(
             and not any(gold.same_class(fact.value) and _is(gold, fact.value) for gold in golden)
             and (not words or words & content_words(_sentence(answer, spans, fact.span)))
         ]
-        missed_here = sum(
-            1 for _, other in bound if other.of == target.of and other.dimension == target.dimension
-        )
+        missed_here = sum(1 for _, other in bound if _alike(target, other))
         # more values of the kind than claims missed: a quoted table or a comparison, not
         # the answer's value for the claim
         if len(values) > missed_here:
