@@ -3,9 +3,12 @@ until a reviewer rules on them in gold/adjudications.yaml, then decided as ruled
 
 from __future__ import annotations
 
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from pytest_ragv2.adjudication import load_adjudications
 from pytest_ragv2.decision import decide
@@ -160,3 +163,66 @@ def test_a_ruling_settles_the_run_and_the_session_is_decided_as_ruled(tmp_path: 
     assert gate(decision, "review_settled").decision == "pass"
     assert gate(decision, "fabricated_identifier").decision == "fail"  # the veto now stands
     assert summary_of(decision).verdict == "fail"
+
+
+# --------------------------------------------------------------------------- a real session
+
+UNSURE = "Hmm, I'm not sure."
+
+
+def test_a_session_waits_for_a_ruling_and_rescore_decides_as_ruled(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A hedge where a refusal is due ("Hmm, I'm not sure.") is neither a refusal nor an
+    answer: the run waits, the verdict is REVIEW (exit 1), the queue lists it; a ruling in
+    gold/adjudications.yaml settles it and `ragv2 rescore` decides PASS."""
+    from pytest_ragv2.cli import main
+    from tests.conftest import ALLOWLIST, SYSTEMS_MODULE
+    from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
+
+    unsure = CHATBOT.replace(
+        "\n\ndef emit",
+        f"\nif mode == 'unsure' and 'japan' in low:\n    answer = {UNSURE!r}\n\n\ndef emit",
+    )
+    assert unsure != CHATBOT
+    pytester.makepyfile(ragsystems=SYSTEMS_MODULE)
+    pytester.mkdir("cases")
+    pytester.mkdir("gold")
+    (pytester.path / "chatbot.py").write_text(unsure)
+    (pytester.path / "cases" / "development.yaml").write_text(CHAT_CASES)
+    (pytester.path / "gold" / "allowlist.yaml").write_text(ALLOWLIST)
+    (pytester.path / "pyproject.toml").write_text(
+        chat_pyproject(baseline="good", candidate="unsure")
+    )
+    result = pytester.runpytest("--ragv2-layer=B", "--ragv2-run-id=rev", "-k", "C03 or C01")
+    out = result.stdout.str()
+    assert result.ret == pytest.ExitCode.TESTS_FAILED, out
+    assert "verdict: REVIEW — 1 run(s) need a ruling" in out
+    assert "review queue: 1 run(s) the scorer could not decide" in out
+    summary = json.loads((pytester.path / "reports" / "rev" / "summary.json").read_text())
+    assert summary["verdict"] == "review"
+    assert [run["run"] for run in summary["review_queue"]] == ["C03[v2-en-r1]"]
+    assert summary["review_queue"][0]["answer"] == UNSURE
+    page = (pytester.path / "reports" / "rev" / "report.html").read_text(encoding="utf-8")
+    assert "<section id='review'><h2>Review queue (1)</h2>" in page
+
+    (pytester.path / "gold" / "adjudications.yaml").write_text(
+        textwrap.dedent(
+            """\
+            - reviewer: Dana Reviewer
+              date: 2026-12-01
+              case: C03
+              system: v2
+              lang: en
+              rep: 1
+              met: true
+              note: the assistant does not claim any number of customers; an honest non-answer
+            """
+        ),
+        encoding="utf-8",
+    )
+    monkeypatch.chdir(pytester.path)
+    assert main(["rescore", "raw-runs/rev", "--output", "reports/rev-ruled"]) == 0
+    ruled = json.loads((pytester.path / "reports" / "rev-ruled" / "summary.json").read_text())
+    assert ruled["verdict"] == "pass"
+    assert ruled["review_queue"] == []
