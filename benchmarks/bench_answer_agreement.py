@@ -144,6 +144,17 @@ def _chunks(corpus: str) -> tuple[Any, ...]:
     return tuple(chunk_structured(load_corpus(ROOT / "corpus" / corpus)))
 
 
+@cache
+def _synthetic_files(corpus: str) -> frozenset[str]:
+    """The corpus documents its facts file declares synthetic (``meta: {synthetic: true}``)."""
+    facts = yaml.safe_load((ROOT / "corpus" / corpus / "facts.yaml").read_text(encoding="utf-8"))
+    return frozenset(
+        str(document["filename"])
+        for document in facts.get("documents", [])
+        if (document.get("meta") or {}).get("synthetic") is True
+    )
+
+
 @dataclass(slots=True)
 class EvidenceStats:
     found: int = 0
@@ -198,6 +209,7 @@ def evidence_items(question: Question, stats: EvidenceStats) -> list[Any]:
             )
             continue
         stats.found += 1
+        synthetic = chunk.filename in _synthetic_files(question.corpus)
         items.append(
             RetrievedItem(
                 rank=len(items) + 1,
@@ -209,6 +221,7 @@ def evidence_items(question: Question, stats: EvidenceStats) -> list[Any]:
                 table=chunk.table,
                 row=chunk.row,
                 row_key=chunk.row_key,
+                metadata={"synthetic": True} if synthetic else {},
             )
         )
     return items
@@ -271,6 +284,16 @@ def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[st
 GOLD_FORMS = {"typed": typed_claim, "untyped": old_claim}
 
 
+def source_type(question: Question) -> str:
+    """The case's source type as a gold author states it: "synthetic_record" when every
+    passage is from a document the corpus declares synthetic."""
+    synthetic = _synthetic_files(question.corpus)
+    names = [str(entry.get("filename") or "") for entry in question.evidence]
+    hits = sum(1 for name in names if name in synthetic)
+    # a mix is judged passage by passage: the synthetic passages carry it in their metadata
+    return "synthetic_record" if hits and hits == len(names) else "public_document"
+
+
 def gold_case(question: Question, form: str = "typed") -> Any:
     from pytest_ragv2.schema import Case
 
@@ -296,6 +319,7 @@ def gold_case(question: Question, form: str = "typed") -> Any:
             if question.answerable
             else [],
             "safe_refusal_expected": not question.answerable,
+            "source_type": source_type(question),
         }
     )
 
