@@ -20,7 +20,8 @@ A value of the answer **contradicts** a required claim when
   2025", "Q2 2026" against "T1 2026", "5 March 2026" against "March 2026"), and is not the
   value of another required or optional claim of the turn (a second figure of the same
   kind the gold asks for), and
-- it is not inside the span of a matched gold claim, and
+- it is not inside the span of a matched gold claim, nor denied in its own clause ("Non,
+  ce n'est pas 30 jours : …"), nor a plain year given where a count is asked, and
 - when the claim's text has content words (words of four letters or more that are no unit
   or stop word, compared by their first five letters, accents ignored: "réclamé sous 30
   jours" has "recla"), the value's sentence holds one of them: "un préavis de 90 jours" is
@@ -46,7 +47,7 @@ from collections.abc import Sequence
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
-from pytest_ragv2.scoring.claims import ClaimMatch
+from pytest_ragv2.scoring.claims import ClaimMatch, denied_at
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.values import Value
@@ -79,6 +80,14 @@ def _binds(target: Target) -> bool:
     """Whether a missed claim with ``target`` binds the answer's values of its kind: every
     typed claim, and an untyped one with a unit."""
     return target.key is not None or target.dimension is not None
+
+
+def _year_for_a_count(value: Value, target: Target) -> bool:
+    """A plain four-digit year ("CA 2025", "in 2019") is no count of what a count claim
+    counts, unless the gold count is itself a year."""
+    if value.kind != "count" or value.amount is None or not 1900 <= value.amount <= 2100:
+        return False
+    return target.amount is None or not 1900 <= target.amount <= 2100
 
 
 def _alike(target: Target, other: Target) -> bool:
@@ -142,6 +151,8 @@ def contradicted_values(
             for fact in candidates
             if fact.value is not None
             and target.same_class(fact.value)
+            and not _year_for_a_count(fact.value, target)
+            and not denied_at(answer, fact.span, claim.text)
             and not any(gold.same_class(fact.value) and _is(gold, fact.value) for gold in golden)
             and (not words or words & content_words(_sentence(answer, spans, fact.span)))
         ]

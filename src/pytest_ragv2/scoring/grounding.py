@@ -347,32 +347,62 @@ def answer_facts(
 
 
 def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
-    """Each unsupported number that is the sum or the difference of two or more supported
-    numbers of its paragraph, of its dimension or without one, marked supported."""
-    if not any(f.kind == "number" and not f.supported for f in facts):
+    """Each unsupported number or date the answer derives from supported values it states
+    and shows how, marked supported: a sum or difference of numbers of its paragraph; a
+    product, quotient or percentage change of two numbers of its sentence; a date that is a
+    supported date moved by a supported duration of its sentence (an end date)."""
+    if not any(f.kind in ("number", "date") and not f.supported for f in facts):
         return facts
-    bounds = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
+    paragraphs = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
+    sentences = [0, *(m.end() for m in _SENTENCE_END.finditer(answer)), len(answer) + 1]
     result = list(facts)
     for index, fact in enumerate(facts):
-        if fact.kind != "number" or fact.supported or fact.value is None:
+        if fact.supported or fact.value is None or fact.kind not in ("number", "date"):
             continue
-        start, end = next(
-            (low, high) for low, high in itertools.pairwise(bounds) if low <= fact.span[0] < high
-        )
-        operands = [
+        paragraph = _around(paragraphs, fact.span[0])
+        sentence = _around(sentences, fact.span[0])
+        supported = [
             other.value
             for other in facts
-            if other is not fact
-            and other.kind == "number"
-            and other.supported
-            and other.value is not None
-            and other.value.amount is not None
-            and start <= other.span[0] < end
-            and other.dimension in (fact.dimension, None)
-        ][:_DERIVED_OPERANDS]
-        if _sum_or_difference(fact.value, operands):
+            if other is not fact and other.supported and other.value is not None
+        ]
+
+        def within(value: Value, bounds: tuple[int, int]) -> bool:
+            return bounds[0] <= value.span[0] < bounds[1]
+
+        numbers = [v for v in supported if v.kind in _NUMERIC_KINDS and v.amount is not None]
+        if fact.kind == "date":
+            derived = _moved_date(
+                fact.value,
+                [v for v in supported if v.kind == "date" and within(v, sentence)],
+                [v for v in numbers if v.dimension in ("s", "months") and within(v, sentence)],
+            )
+        else:
+            derived = _sum_or_difference(
+                fact.value,
+                [
+                    v
+                    for v in numbers
+                    if within(v, paragraph) and v.dimension in (fact.dimension, None)
+                ][:_DERIVED_OPERANDS],
+            ) or _product_or_ratio(fact.value, [v for v in numbers if within(v, sentence)])
+        if derived:
             result[index] = replace(fact, supported=True)
     return result
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|\n")
+
+
+def _around(bounds: Sequence[int], position: int) -> tuple[int, int]:
+    return next((low, high) for low, high in itertools.pairwise(bounds) if low <= position < high)
+
+
+def _close(value: Decimal, target: Value) -> bool:
+    """Within half the last digit the target writes (a hundredth when it writes none)."""
+    assert target.amount is not None
+    step = target.precision or Decimal("0.01")
+    return abs(value - target.amount) <= step / 2
 
 
 def _sum_or_difference(target: Value, operands: Sequence[Value]) -> bool:
@@ -381,7 +411,6 @@ def _sum_or_difference(target: Value, operands: Sequence[Value]) -> bool:
     units ("T4 : 1 689" in a list of quarters summed to "5 763 k€")."""
     if len(operands) < 2 or target.amount is None:
         return False
-    tolerance = (target.precision or Decimal(0)) / 2
     for factor in _factors(target):
         scaled = [
             operand.amount * factor if operand.dimension is None else operand.amount
@@ -390,9 +419,75 @@ def _sum_or_difference(target: Value, operands: Sequence[Value]) -> bool:
         ]
         for size in range(2, len(scaled) + 1):
             for chosen in itertools.combinations(scaled, size):
-                if abs(sum(chosen) - target.amount) <= tolerance:
+                if _close(sum(chosen, Decimal(0)), target):
                     return True
         for first, second in itertools.permutations(scaled, 2):
-            if abs(first - second - target.amount) <= tolerance:
+            if _close(first - second, target):
+                return True
+    return False
+
+
+def _product_or_ratio(target: Value, operands: Sequence[Value]) -> bool:
+    """Is ``target`` the product or the quotient of two ``operands`` of its sentence, or —
+    a percentage — their ratio or relative change ("28.7 %" for 1 689 against 1 312)? A
+    duration multiplies as a count of its unit ("670 € par mois, 8 040 € sur un an")."""
+    if target.amount is None or len(operands) < 2:
+        return False
+    amounts = [_as_factor(operand) for operand in operands]
+    for first, second in itertools.permutations(amounts, 2):
+        if second == 0:
+            continue
+        found = [first * second, first / second]
+        if target.kind == "percent":
+            found += [100 * first / second, 100 * (first - second) / second]
+        if any(_close(value, target) for value in found):
+            return True
+    return False
+
+
+def _as_factor(value: Value) -> Decimal:
+    """A value as a multiplier: a duration in months as its number of months, in seconds as
+    its number of days; anything else its amount."""
+    assert value.amount is not None
+    if value.dimension == "s":
+        return value.amount / 86400
+    return value.amount
+
+
+_DAY = re.compile(r"date:day:(\d{4})-(\d{2})-(\d{2})")
+
+
+def _moved_date(target: Value, dates: Sequence[Value], durations: Sequence[Value]) -> bool:
+    """Is the day ``target`` a supported day moved by a supported duration, to the day or the
+    day before (a term of 36 months from 1 October 2024 runs until 30 September 2027)?"""
+    import datetime
+
+    def day(value: Value) -> datetime.date | None:
+        found = _DAY.fullmatch(value.key)
+        if found is None:
+            return None
+        try:
+            return datetime.date(*(int(part) for part in found.groups()))
+        except ValueError:
+            return None
+
+    wanted = day(target)
+    if wanted is None:
+        return False
+    for start in filter(None, (day(value) for value in dates)):
+        for duration in durations:
+            assert duration.amount is not None
+            if duration.dimension == "months":
+                months = int(duration.amount)
+                if months != duration.amount:
+                    continue
+                year, month = divmod(start.month - 1 + months, 12)
+                try:
+                    moved = start.replace(year=start.year + year, month=month + 1)
+                except ValueError:
+                    continue
+            else:
+                moved = start + datetime.timedelta(seconds=float(duration.amount))
+            if wanted in (moved, moved - datetime.timedelta(days=1)):
                 return True
     return False
