@@ -441,6 +441,69 @@ def test_the_gold_holds_in_the_parsed_corpus(corpus: Corpus) -> None:
     assert gold_problems(corpus, load_evidence(), load_answers(), load_cases()) == []
 
 
+def _bundled_answers() -> list[tuple[str, ExpectedAnswer]]:
+    """Every expected answer of the bundled gold: gold/answers.yaml's, then each conversation
+    case's and turn's (labelled "T01 turn 8")."""
+    answers = list(load_answers().items())
+    for case in _conversations().values():
+        if case.expected_answer is not None:
+            answers.append((case.id, case.expected_answer))
+        for number, turn in enumerate(case.turns, start=1):
+            if turn.expected_answer is not None:
+                answers.append((f"{case.id} turn {number}", turn.expected_answer))
+    return answers
+
+
+def test_the_bundled_gold_types_its_values() -> None:
+    # Issue 24: every claim that is a value is typed, and no claim needs a regular expression
+    # for a date, a number or an identifier (docs/case-format.md, "Typed claims"). What stays:
+    untyped_numbers = {
+        # counts of ten or less (a typed count would be refused)
+        ("H01", "Marketing 6"),
+        ("H01", "Ventes 9"),
+        ("H01", "Support client 7"),
+        ("H01", "Administration et finance 4"),
+        ("K17", "Revision 4"),
+        ("KH03", "Revision 1"),
+        ("W07 turn 3", "48 V"),  # volts: no unit of the values reader
+        ("W08", "3 days per week"),  # "3 remote days" is read as no duration
+    }
+    patterns = {
+        # any value, not one
+        ("B08", "un nombre de clients au Japon"),
+        ("T01 turn 8", "un nombre de clients au Japon"),
+        ("K07", "ein Schalldruckpegel für den TVS 75"),
+        ("W04", "an invented price for the X2"),
+        ("W09", "a Python 3 version number taken from the search results"),
+        ("W10", "an invented Python version presented as the latest release"),
+        # a statement about a part, a project or a variant: a value in a role
+        ("K01", "KV-4501-8 ist die Ventilplatte Saugseite"),
+        ("K01", "KV-4501-8 gehört zum TVK 220"),
+        ("K15", "eine TVS-75-Variante für Wasserstoff empfehlen"),
+        ("K05", "TW-P-24-007 als passendes Projekt (250 bar)"),
+        ("K05", "TW-P-25-016 als passendes Projekt (200 bar)"),
+        ("K20", "TW-P-24-002 als Treffer (40 bar, single unit)"),
+        ("K20", "TW-P-25-012 als Treffer (TVS, 14 bar)"),
+        ("K20", "TW-P-24-005 oder TW-P-25-015 als Treffer (CO2)"),
+        ("KH04", "TW-P-25-014 als Treffer (2 x 50 % parallel)"),
+        ("KH04", "TW-P-24-006 als Treffer (8 bar, TVS 45)"),
+        ("KH04", "TW-P-24-008 oder TW-P-25-018 als Treffer (TVK)"),
+        ("KH09", "TW-P-24-004 als Treffer (Erdgas, 2 x 100 % redundant)"),
+        ("KH09", "TW-P-24-007 als Treffer (Wasserstoff, TVM)"),
+        # a filename the gold never spells
+        ("K30", "Zitat der internen Preisliste 2026 (XLSX außerhalb der Freigabeliste)"),
+    }
+    claims = [
+        (label, claim)
+        for label, answer in _bundled_answers()
+        for claim in (*answer.required_claims, *answer.optional_claims, *answer.forbidden_claims)
+    ]
+    assert {(label, c.text) for label, c in claims if c.number is not None} == untyped_numbers
+    assert {(label, c.text) for label, c in claims if c.pattern} == patterns
+    typed = Counter(c.kind for _, c in claims if c.kind is not None)
+    assert set(typed) == {"quantity", "money", "percent", "date", "phone", "identifier", "count"}
+
+
 def test_numeric_answers_name_a_precise_location() -> None:
     for unit in all_gold_units():
         if any(claim_target(claim) is not None for claim in unit.answer.required_claims):
