@@ -98,9 +98,14 @@ def test_fr_a_phone_number_is_one_identifier_compared_whole() -> None:
         one_turn(prompt, invented, evidence=[FAQ], citations=[cite("[1]", FAQ)]),
         options=NO_LANGID,
     )
-    [veto] = [v for v in score.vetoes if v.kind == "fabricated_identifier"]
-    assert veto.text == "+33 2 85 52 48 41"
-    assert veto.detail.startswith("phone number in neither")
+    # given where the typed phone claim asks for its number: the wrong value of that claim,
+    # vetoed as the claim's (high severity), never supported by its digits
+    [veto] = score.vetoes
+    assert (veto.kind, veto.text) == ("unsupported_high_severity_number", "+33 2 85 52 48 41")
+    assert veto.detail == (
+        "not the gold value of the high-severity claim '+33 2 85 52 41 90' (the value is in no "
+        "source)"
+    )
     assert score.turns[0].facts == 1  # one phone number, not five numbers
 
 

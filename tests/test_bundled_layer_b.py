@@ -17,7 +17,7 @@ def _raw(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
     return list(read_raw_runs(pytester.path / "raw-runs" / run_id))
 
 
-def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(
+def test_the_demo_candidate_trips_one_veto_on_the_whole_benchmark(
     bundled: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "120")
@@ -29,8 +29,17 @@ def test_the_demo_candidate_trips_no_veto_on_the_whole_benchmark(
     summary = _summary(bundled, "b")
     assert summary["runs"]["recorded"] == summary["runs"]["expected"] > 250
     assert set(summary["systems"]) == {"demo-v1", "demo-v2", "demo-ref"}
-    assert sum(summary["vetoes_by_system"]["demo-v2"].values()) == 0, [
-        g["details"] for g in summary["gates"] if g["hard"] and g["decision"] == "fail"
+    # one wrong answer of the candidate is a veto: asked for the oil separator of a revision-C
+    # TVS 75 (K16), its English answer quotes the manual's TS-7508-S, the part of revision D
+    vetoed = [g["details"] for g in summary["gates"] if g["hard"] and g["decision"] == "fail"]
+    assert {k: n for k, n in summary["vetoes_by_system"]["demo-v2"].items() if n} == {
+        "unsupported_high_severity_number": 1
+    }, vetoed
+    assert vetoed == [
+        [
+            "K16[demo-v2-en-r1] turn 1: 'TS-7508-S' (not the gold value of the high-severity "
+            "claim 'TS-7508-5' (the value is held elsewhere in the sources))"
+        ]
     ]
     for name, system in summary["systems"].items():
         assert system["errors"] == 0, name

@@ -479,6 +479,7 @@ def test_validate_explains_a_malformed_typed_claim_with_its_line_and_field(
             - {kind: money, value: "1 100 €", number: 1100}
             - {value: "T1 2026"}
             - {kind: weight, value: "3 kg"}
+            - {kind: quantity, value: "16 bar", tolerance: 0.5}
         """,
     )
     assert main(["validate"]) == 1
@@ -492,4 +493,9 @@ def test_validate_explains_a_malformed_typed_claim_with_its_line_and_field(
     ) in out
     assert prefix.format(7, 4) + ": value 'T1 2026' needs a kind" in out
     assert prefix.format(8, 5) + ".kind: " in out
+    # the typed matcher has no tolerance: one given would be ignored, so it is refused
+    assert (
+        prefix.format(9, 6)
+        + ": a claim of kind quantity is matched by its value in every writing: leave out tolerance"
+    ) in out
     assert "99,7" not in out  # the valid typed claim is no error

@@ -4,17 +4,20 @@ The gold comes in units: a case of gold/evidence.yaml (with its answer from gold
 a case with inline ``required_evidence``, and each turn of a multi-turn case (labelled
 "T01 turn 5", turns counted from 1). For each unit the named location (file + page / section
 / table row) must exist among the structure-aware chunks of the corpus folder holding the
-file, and every required claim must be found there: a claim with a ``number`` by that
-number's French or English text ("1 689" / "1,689", "11,5" / "11.5") as a whole token, a
-claim without one by its text (or one of its ``any_of``). A case tagged ``computed`` (the
-annual total), or a turn whose case is tagged ``computed-turn-N``, instead needs its optional
-claims found and summing to the required number. A unit with no evidence (a safe refusal, a
-memory turn, a chit-chat or web case) has no location to hold its claims and is not checked.
-A unit whose entries carry ``lang`` (a fact printed in a German and an English document) is
-scored per prompt language against the untagged entries and those of that language, so each
-language's entries must hold every number claim on their own (a number reads the same in
-both languages); a worded claim is written in one language and must be found in the
-evidence as a whole.
+file, and every required claim must be found there. A typed claim (``kind`` and ``value``) is
+found as the answer scorer finds it (:func:`pytest_ragv2.scoring.claims.claim_found`: its
+value in any writing, "11 June 2027" for "11.06.2027"), or — a number whose unit a table
+row names in its header ("CA (k€): 1 689") — by the number its value writes, in French or
+English ("1 689" / "1,689", "11,5" / "11.5") as a whole token; an untyped claim with a
+``number`` by that number the same way, any other claim by its text (or one of its
+``any_of``). A case tagged ``computed`` (the annual total), or a turn whose case is tagged
+``computed-turn-N``, instead needs its optional claims found and summing to the required
+value. A unit with no evidence (a safe refusal, a memory turn, a chit-chat or web case) has
+no location to hold its claims and is not checked. A unit whose entries carry ``lang`` (a
+fact printed in a German and an English document) is scored per prompt language against the
+untagged entries and those of that language, so each language's entries must hold every
+value claim on their own (a value reads the same in every language's writing of it); a
+worded claim is written in one language and must be found in the evidence as a whole.
 
 Every gold location also carries an ``anchor``: a short verbatim passage of the location's
 parsed text (the blocks a plain-text extractor joins, so a table row reads "T4 | 1 689 | ...")
@@ -39,6 +42,10 @@ import pytest
 import yaml
 
 from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer
+from pytest_ragv2.scoring.claim_targets import claim_target
+from pytest_ragv2.scoring.claims import claim_found
+from pytest_ragv2.scoring.normalisation import normalise
+from pytest_ragv2.scoring.numbers import read_numbers
 from ragv2_demo.chunks import (
     Block,
     Chunk,
@@ -258,7 +265,33 @@ def number_in(text: str, number: float) -> bool:
     return False
 
 
+NUMERIC_KINDS = frozenset({"quantity", "money", "percent", "count"})
+
+
+def written_numbers(claim: Claim) -> set[float]:
+    """The number a typed claim's value writes, in the unit it writes ("1 689 k€": 1689), in
+    each reading of a writing that only a language decides ("1,013 bar": 1.013 and 1013)."""
+    if claim.kind not in NUMERIC_KINDS or claim.value is None:
+        return set()
+    norm = normalise(claim.value).text
+    return {
+        float(numbers[0].value)
+        for lang in (None, "fr", "de", "en")
+        if (numbers := read_numbers(norm, lang))
+    }
+
+
+def claim_amount(claim: Claim) -> float | None:
+    """The amount a value claim asks for, in its dimension's base unit (money in units)."""
+    target = claim_target(claim)
+    return None if target is None or target.amount is None else float(target.amount)
+
+
 def claim_in(text: str, claim: Claim) -> bool:
+    if claim.kind is not None:
+        if claim_found(claim, FOOTNOTE_MARKERS.sub(" ", text), None).matched:
+            return True
+        return any(number_in(text, number) for number in written_numbers(claim))
     if claim.number is not None:
         return number_in(text, claim.number)
     return any(normalize(option) in normalize(text) for option in claim.any_of or [claim.text])
@@ -266,10 +299,10 @@ def claim_in(text: str, claim: Claim) -> bool:
 
 def claim_gaps(claim: Claim, where: str, where_by_lang: dict[str, str]) -> list[str]:
     """How ``claim`` is missing from its unit's evidence: from the text of all of it, or (a
-    number claim) from the text of the entries a run in some language is scored against."""
+    value claim) from the text of the entries a run in some language is scored against."""
     if not claim_in(where, claim):
         return ["not found at its evidence"]
-    if claim.number is None:
+    if claim.number is None and claim.kind is None:
         return []  # worded in one language: the entries of that language hold it
     return [
         f"not found at its evidence for lang {lang}"
@@ -318,10 +351,10 @@ def gold_problems(
             missing = [c.text for c in parts if claim_gaps(c, where, where_by_lang)]
             if missing:
                 problems.append(f"{label}: computed from values not at the location: {missing}")
-            total = sum(c.number or 0 for c in parts)
+            total = sum(claim_amount(c) or 0 for c in parts)
             for claim in answer.required_claims:
-                if claim.number != total:
-                    problems.append(f"{label}: {claim.text!r} is not the sum {total}")
+                if claim_amount(claim) != total:
+                    problems.append(f"{label}: {claim.text!r} is not the sum {total:g}")
             continue
         for claim in answer.required_claims:
             for gap in claim_gaps(claim, where, where_by_lang):
@@ -408,9 +441,72 @@ def test_the_gold_holds_in_the_parsed_corpus(corpus: Corpus) -> None:
     assert gold_problems(corpus, load_evidence(), load_answers(), load_cases()) == []
 
 
+def _bundled_answers() -> list[tuple[str, ExpectedAnswer]]:
+    """Every expected answer of the bundled gold: gold/answers.yaml's, then each conversation
+    case's and turn's (labelled "T01 turn 8")."""
+    answers = list(load_answers().items())
+    for case in _conversations().values():
+        if case.expected_answer is not None:
+            answers.append((case.id, case.expected_answer))
+        for number, turn in enumerate(case.turns, start=1):
+            if turn.expected_answer is not None:
+                answers.append((f"{case.id} turn {number}", turn.expected_answer))
+    return answers
+
+
+def test_the_bundled_gold_types_its_values() -> None:
+    # Issue 24: every claim that is a value is typed, and no claim needs a regular expression
+    # for a date, a number or an identifier (docs/case-format.md, "Typed claims"). What stays:
+    untyped_numbers = {
+        # counts of ten or less (a typed count would be refused)
+        ("H01", "Marketing 6"),
+        ("H01", "Ventes 9"),
+        ("H01", "Support client 7"),
+        ("H01", "Administration et finance 4"),
+        ("K17", "Revision 4"),
+        ("KH03", "Revision 1"),
+        ("W07 turn 3", "48 V"),  # volts: no unit of the values reader
+        ("W08", "3 days per week"),  # "3 remote days" is read as no duration
+    }
+    patterns = {
+        # any value, not one
+        ("B08", "un nombre de clients au Japon"),
+        ("T01 turn 8", "un nombre de clients au Japon"),
+        ("K07", "ein Schalldruckpegel für den TVS 75"),
+        ("W04", "an invented price for the X2"),
+        ("W09", "a Python 3 version number taken from the search results"),
+        ("W10", "an invented Python version presented as the latest release"),
+        # a statement about a part, a project or a variant: a value in a role
+        ("K01", "KV-4501-8 ist die Ventilplatte Saugseite"),
+        ("K01", "KV-4501-8 gehört zum TVK 220"),
+        ("K15", "eine TVS-75-Variante für Wasserstoff empfehlen"),
+        ("K05", "TW-P-24-007 als passendes Projekt (250 bar)"),
+        ("K05", "TW-P-25-016 als passendes Projekt (200 bar)"),
+        ("K20", "TW-P-24-002 als Treffer (40 bar, single unit)"),
+        ("K20", "TW-P-25-012 als Treffer (TVS, 14 bar)"),
+        ("K20", "TW-P-24-005 oder TW-P-25-015 als Treffer (CO2)"),
+        ("KH04", "TW-P-25-014 als Treffer (2 x 50 % parallel)"),
+        ("KH04", "TW-P-24-006 als Treffer (8 bar, TVS 45)"),
+        ("KH04", "TW-P-24-008 oder TW-P-25-018 als Treffer (TVK)"),
+        ("KH09", "TW-P-24-004 als Treffer (Erdgas, 2 x 100 % redundant)"),
+        ("KH09", "TW-P-24-007 als Treffer (Wasserstoff, TVM)"),
+        # a filename the gold never spells
+        ("K30", "Zitat der internen Preisliste 2026 (XLSX außerhalb der Freigabeliste)"),
+    }
+    claims = [
+        (label, claim)
+        for label, answer in _bundled_answers()
+        for claim in (*answer.required_claims, *answer.optional_claims, *answer.forbidden_claims)
+    ]
+    assert {(label, c.text) for label, c in claims if c.number is not None} == untyped_numbers
+    assert {(label, c.text) for label, c in claims if c.pattern} == patterns
+    typed = Counter(c.kind for _, c in claims if c.kind is not None)
+    assert set(typed) == {"quantity", "money", "percent", "date", "phone", "identifier", "count"}
+
+
 def test_numeric_answers_name_a_precise_location() -> None:
     for unit in all_gold_units():
-        if any(claim.number is not None for claim in unit.answer.required_claims):
+        if any(claim_target(claim) is not None for claim in unit.answer.required_claims):
             for ev in unit.evidence:
                 fine = {
                     ".pdf": ev.page is not None,
@@ -459,7 +555,7 @@ def test_the_check_fails_when_a_location_is_altered(
 def test_the_check_fails_when_an_answer_is_altered(corpus: Corpus) -> None:
     answers = load_answers()
     b02 = answers["B02"]
-    wrong = b02.required_claims[0].model_copy(update={"text": "99,5 %", "number": 99.5})
+    wrong = b02.required_claims[0].model_copy(update={"text": "99,5 %", "value": "99,5 %"})
     answers["B02"] = b02.model_copy(update={"required_claims": [wrong, *b02.required_claims[1:]]})
     assert gold_problems(corpus, load_evidence(), answers, load_cases()) == [
         "B02: claim '99,5 %' not found at its evidence"
@@ -746,8 +842,9 @@ def test_tarnwald_refusals_name_the_tempting_answers(corpus: Corpus) -> None:
     # The list price exists only in the file outside the allow-list.
     [price_case] = [c for c in refusals if "not-allow-listed" in c.tags]
     assert evidence[price_case.id] == []
-    [price] = [c for c in answers[price_case.id].forbidden_claims if c.number is not None]
-    holders = {chunk.file_id for chunk in corpus.chunks if number_in(chunk.text, price.number or 0)}
+    [price] = [c for c in answers[price_case.id].forbidden_claims if c.kind == "money"]
+    [written] = written_numbers(price)
+    holders = {chunk.file_id for chunk in corpus.chunks if number_in(chunk.text, written)}
     assert holders == {"internal-preisliste-2026"}
     patterns = [c.pattern for c in answers[price_case.id].forbidden_claims if c.pattern]
     assert any(re.search(p, "Quelle: internal-preisliste-2026.xlsx") for p in patterns)

@@ -183,7 +183,7 @@ CLAIM_KINDS: tuple[ClaimKind, ...] = (
     "count",
 )
 # what a typed claim is matched by instead: its value, in every writing of it
-_UNTYPED_MATCHERS = ("any_of", "pattern", "number", "unit")
+_UNTYPED_MATCHERS = ("any_of", "pattern", "number", "unit", "tolerance")
 
 
 class Claim(StrictModel):
