@@ -256,11 +256,11 @@ def test_a_fabricated_part_number_given_for_the_gold_part_is_vetoed() -> None:
         k09.all_prompts()["de"], answer, evidence=[source], citations=[cite("[1]", source)]
     )
     score = score_transcript(k09, "de", transcript, allowlist_files=allowed(), options=NO_LANGID)
-    # the typed part-number claim binds the answer's part number of the same make: an invented
-    # one is the wrong value of that high-severity claim (its veto, not a free-standing one)
+    # the typed part-number claim binds the answer's part number of the same make; one in no
+    # source is invented, whatever it stands for (a real one would be the claim's wrong value)
     [veto] = score.vetoes
-    assert (veto.kind, veto.turn, veto.text) == ("unsupported_high_severity_number", 1, "SK-22OB")
-    assert veto.detail.endswith("claim 'SK-22OA' (the value is in no source)")
+    assert (veto.kind, veto.turn, veto.text) == ("fabricated_identifier", 1, "SK-22OB")
+    assert veto.detail.startswith("identifier in neither the evidence")
     assert score.fabrication_count == 1
     assert score.rubric["Accuracy"].verdict == "FAIL"
 

@@ -160,9 +160,10 @@ def fabrication_vetoes(
             continue
         bound = contradicted.get(fact.span)
         if bound is not None and fact.kind == "identifier" and fact.type != "phone":
-            if bound[1]:
-                continue  # another real address or reference: wrong for its claim, no veto
-            bound = None  # in no source: invented, whatever it stands for
+            if not bound[1]:
+                bound = None  # in no source: invented, whatever it stands for
+            elif fact.type:
+                continue  # another real address given for the claim: wrong, not a number
         if bound is not None and bound[0].severity == "high":
             where = "held elsewhere in the sources" if bound[1] else "in no source"
             vetoes.append(
