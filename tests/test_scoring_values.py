@@ -938,3 +938,21 @@ def test_property_identifier_spans_find_every_identifier_read(
 )
 def test_a_number_joined_to_its_unit_in_a_compound_is_a_quantity(text: str, key: str) -> None:
     assert [value.key for value in read_values(text, "de")] == [key]
+
+
+@pytest.mark.parametrize(
+    ("text", "lang", "key"),
+    [
+        ("Un an et demi pour les journaux", "fr", "quantity:months:18"),
+        ("deux heures et demie", "fr", "quantity:s:9000"),
+        ("two and a half years", "en", "quantity:months:30"),
+        ("Fifteen and a half bar", "en", "quantity:bar:15.5"),
+        ("15 and a half bar", "en", "quantity:bar:15.5"),
+        ("zweieinhalb Stunden", "de", "quantity:s:9000"),
+        ("anderthalb Jahre", "de", "quantity:months:18"),
+    ],
+)
+def test_a_number_and_a_half_in_words_is_read(text: str, lang: str, key: str) -> None:
+    [value] = read_values(text, lang)
+    assert value.key == key
+    assert text[value.span[0] : value.span[1]] == value.text

@@ -31,8 +31,10 @@ unit accepts the number with any unit or none. Claim texts are read as written i
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
@@ -238,21 +240,30 @@ def _typed_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimM
 
 def same_value(gold: Value, value: Value) -> bool:
     """Whether the answer's ``value`` states the ``gold`` value: the same key (or the other
-    reading of an ambiguous writing); a year written as a plain number for a year; or a
-    rounded writing of a number whose last written digit the gold value rounds to ("5,76 M€"
-    for "5 763 k€"). A date is the gold date only at its granularity: "6 octobre 2025" says
-    more than "octobre 2025", "2025" less."""
+    reading of an ambiguous writing); a year written as a plain number for a year; an amount
+    written with a scale but no currency for a money value ("8,5 millions" for "8,5 M€"); a
+    rounded writing that keeps the value to 1 % and whose last written digit the gold value
+    rounds to ("5,76 M€" for "5 763 k€", not "6 M€"); or a finer writing that rounds to the
+    gold value at the gold's precision ("99,72 %" for "99,7 %"). A date is the gold date only
+    at its granularity: "6 octobre 2025" says more than "octobre 2025", "2025" less."""
     keys = {gold.key, *((gold.alternative,) if gold.alternative else ())}
     if value.key in keys or (value.alternative is not None and value.alternative in keys):
         return True
     if gold.kind == "date":
         return value.kind == "count" and gold.key == f"date:year:{value.key.split(':')[-1]}"
+    if gold.kind == "money" and value.kind == "count" and value.amount is not None:
+        return value.amount == gold.amount and value.amount >= 1000
     if value.kind != gold.kind or value.dimension != gold.dimension:
         return False
     if gold.amount is None or value.amount is None or value.precision is None:
         return False
+    if gold.precision is not None and value.precision < gold.precision:
+        step = gold.precision
+        rounded = (value.amount / step).quantize(Decimal(1), rounding=ROUND_HALF_UP) * step
+        return rounded == gold.amount
     coarser = gold.precision is None or value.precision > gold.precision
-    return coarser and abs(gold.amount - value.amount) <= value.precision / 2
+    close = abs(gold.amount - value.amount) <= value.precision / 2
+    return coarser and close and value.precision <= abs(gold.amount) / 100
 
 
 def _claim_found(
@@ -358,6 +369,18 @@ def score_claims(
     )
 
 
+def _paragraphs(text: str) -> list[tuple[int, int]]:
+    """The spans of the paragraphs of ``text`` (separated by a blank line)."""
+    bounds = [0, *(m.end() for m in re.finditer(r"\n\s*\n", text)), len(text) + 1]
+    return list(itertools.pairwise(bounds))
+
+
+def _sentence_at(
+    sentences: Sequence[tuple[int, int]], span: tuple[int, int]
+) -> tuple[int, int] | None:
+    return next(((start, end) for start, end in sentences if start <= span[0] < end), None)
+
+
 def reading_context(reading: RefusalReading | None) -> list[tuple[int, int]]:
     """The spans of the clauses an answer that refuses uses as context: facts it sets apart
     from the asked one, and what it says the sources do hold (none without a refusal)."""
@@ -395,12 +418,17 @@ def offered_forbidden(
         for claim in (*expected.required_claims, *expected.optional_claims)
         if (target := claim_target(claim, gold_lang)) is not None and target.value is not None
     ]
+    # the gold values the answer states, with the paragraph each stands in (a list of
+    # figures is one paragraph: "Difference: 1,689k − 1,312k = EUR 377k")
+    sentences = _paragraphs(answer) if answer else []
     stated = [
-        target
+        (target, _sentence_at(sentences, match.span))
         for match in (*claims.required_matched, *claims.optional_matched)
         if match.claim.kind is not None
+        and match.span is not None
         and (target := claim_target(match.claim, gold_lang)) is not None
         and target.value is not None
+        and target.of != "identifier"
     ]
     offered = []
     for match in found:
@@ -414,7 +442,11 @@ def offered_forbidden(
             value = target.value
             if any(gold.value is not None and gold.value.key == value.key for gold in golden):
                 continue
-            if any(gold.value is not None and gold.same_class(value) for gold in stated):
+            here = _sentence_at(sentences, span) if span is not None else None
+            if any(
+                gold.value is not None and gold.same_class(value) and where == here
+                for gold, where in stated
+            ):
                 continue
         offered.append(match)
     return tuple(offered)
@@ -452,8 +484,12 @@ _EXCLUSIONS = frozenset(
     {"ausgeschlossen", "ausgenommen", "ausser", "excluded", "except", "exclu", "exclue"}
     | {"exclus", "exclues", "sauf", "hormis", "interdit", "interdite", "verboten", "forbidden"}
     | {"prohibited", "untersagt", "unzulassig", "unzulaessig", "scheidet", "entfallt"}
+    | {"ungeeignet", "unpassend", "unsuitable", "unsuited", "ruled", "inadapte", "inadaptee"}
+    | {"neither", "nor", "weder", "noch"}
 )
-_CLAUSE_EDGE = re.compile(r"[.;:!?\n(),\u2013\u2014]|\s-\s")
+# a clause ends at a sentence's end, a semicolon, a bracket, a comma or a dash; not at a
+# colon, which introduces what it qualifies ("Nicht passend: TW-P-24-007 (250 bar)")
+_CLAUSE_EDGE = re.compile(r"[.;!?\n(),\u2013\u2014]|\s-\s")
 
 
 @functools.lru_cache(maxsize=1)

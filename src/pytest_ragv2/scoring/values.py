@@ -1341,12 +1341,19 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
         )
 
 
-def _emit(norm: Normalised, lang: str | None, number: _Number, found: _Collector) -> None:
+def _emit(
+    norm: Normalised,
+    lang: str | None,
+    number: _Number,
+    found: _Collector,
+    span: tuple[int, int] | None = None,
+) -> None:
+    """Add ``number`` as its value; ``span`` (original) where the writing runs past its unit."""
     if number.glued:
         return
     suffix = number.suffix
     end = max(suffix.end, number.digits_end)
-    span = norm.original_span(number.start, end)
+    span = span or norm.original_span(number.start, end)
     value = number.value
     step = Decimal(1).scaleb(-number.decimals)
     kind: ValueKind
@@ -1571,6 +1578,74 @@ def _lone_regex(lone: frozenset[str]) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w'-])(?:{words})(?![\w'-])")
 
 
+# =========================================================================== halves
+
+_HALF_BASE = r"(?:[a-zäöüéèêàçß]+(?:[- ][a-zäöüéèêàçß]+){0,3}|\d+)"
+# "deux heures et demie", "un an et demi", "two and a half years", "15 and a half bar"
+_ET_DEMI = re.compile(rf"(?<![\w-])(?P<n>{_HALF_BASE}) (?P<unit>[^\W\d_]+\.?) et demie?(?!\w)")
+_AND_A_HALF = re.compile(rf"(?<![\w-])(?P<n>{_HALF_BASE}) and a half(?!\w)")
+# "anderthalb", "eineinhalb", "zweieinhalb", "dreieinhalb"
+_EINHALB = re.compile(r"(?<![\w-])(?P<n>anderthalb|[a-zäöüß]+einhalb)(?!\w)")
+
+
+def _half_base(words: str, lang: str | None) -> Decimal | None:
+    """The whole number before "and a half", in digits or in words (text2num)."""
+    words = words.strip()
+    if words.isdigit():
+        return Decimal(words)
+    text2num, _ = _text2num()
+    for code in _languages(lang):
+        for start in range(len(words.split())):
+            tail = " ".join(words.split()[start:])
+            try:
+                return Decimal(int(text2num(tail, code)))
+            except ValueError:
+                continue
+    return None
+
+
+def _halves(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    """A number and a half, written in words ("un an et demi", "two and a half years",
+    "zweieinhalb Stunden", "anderthalb Kubikmeter"): text2num reads none of them."""
+    text = norm.text
+    if (
+        "demi" not in text
+        and "half" not in text
+        and "einhalb" not in text
+        and ("anderthalb" not in text)
+    ):
+        return
+    hits: list[tuple[Decimal, int, int, int]] = []  # value, start, number end, unit start
+    for match in _ET_DEMI.finditer(text):
+        base = _half_base(match.group("n"), lang)
+        if base is not None:
+            hits.append((base, match.start("n"), match.end("n"), match.start("unit")))
+    for match in _AND_A_HALF.finditer(text):
+        base = _half_base(match.group("n"), lang)
+        if base is not None:
+            hits.append((base, match.start("n"), match.end(), match.end()))
+    for match in _EINHALB.finditer(text):
+        word = match.group("n")
+        base = Decimal(1) if word == "anderthalb" else _half_base(word[: -len("einhalb")], "de")
+        if base is not None:
+            hits.append((base, match.start(), match.end(), match.end()))
+    for base, start, number_end, unit_at in hits:
+        value = base + Decimal("0.5")
+        # the unit stands after the number ("two and a half years") or before "et demi"
+        suffix = _suffix(text, number_end, lang, prefixed=False)
+        if suffix.dimension is None:
+            continue
+        end = max(suffix.end, number_end)
+        if unit_at != number_end:  # "un an et demi": the span runs to "demi"
+            tail = _ET_DEMI.match(text, start)
+            end = tail.end() if tail is not None else end
+        span = norm.original_span(start, end)
+        if not found.free(span):
+            continue
+        number = _Number(value, 1, False, start, start, number_end, suffix, False)
+        _emit(norm, lang, number, found, span)
+
+
 # =========================================================================== reading
 
 
@@ -1589,6 +1664,7 @@ def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
     _dates(norm, lang, found)
     _block_list_markers(text, found)
     _identifiers(text, found)
+    _halves(norm, lang, found)
     _numbers(norm, lang, found)
     _words(norm, lang, found)
     return tuple(sorted(found.values, key=lambda value: value.span))
