@@ -180,6 +180,7 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
+from pytest_ragv2.schema import CLAIM_KINDS, ClaimKind
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER
 from pytest_ragv2.scoring.identifiers import TypedIdentifier, typed_identifiers, url_key
 from pytest_ragv2.scoring.normalisation import Normalised, normalise
@@ -188,20 +189,9 @@ from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, normalise_unit, read_n
 if TYPE_CHECKING:
     from pytest_ragv2.scoring.numbers import Num
 
-ValueKind = Literal[
-    "quantity", "money", "percent", "date", "phone", "email", "url", "identifier", "count"
-]
-VALUE_KINDS: tuple[ValueKind, ...] = (
-    "quantity",
-    "money",
-    "percent",
-    "date",
-    "phone",
-    "email",
-    "url",
-    "identifier",
-    "count",
-)
+# the kinds of value are the gold's claim kinds: one list for the schema and the reader
+ValueKind = ClaimKind
+VALUE_KINDS: tuple[ValueKind, ...] = CLAIM_KINDS
 Granularity = Literal["day", "month", "quarter", "half", "year"]
 
 
