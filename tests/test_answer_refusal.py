@@ -578,13 +578,6 @@ def test_precision_and_recall_count_refusals_as_the_positive_class() -> None:
 
 
 @pytest.mark.skipif(not HELDOUT.exists(), reason="no held-apart refusal set")
-@pytest.mark.xfail(
-    strict=True,
-    reason="measured on 2026-12-01, not tuned on: fr precision 0.956 recall 0.796, "
-    "de 0.933 / 0.808, en 0.898 / 0.846; after issue 24 (refusals about the sources): fr "
-    "0.979 / 0.870, de 0.979 / 0.904, en 0.957 / 0.846 (docs/answer-scoring.md, 'Measured "
-    "precision and recall'); the marker goes when the detector meets the thresholds",
-)
 def test_refusal_heldout_precision_and_recall() -> None:
     scores = precision_recall(read_heldout(HELDOUT.read_text("utf-8")), DEFAULT_REFUSAL_PHRASES)
     failing = {
@@ -595,10 +588,9 @@ def test_refusal_heldout_precision_and_recall() -> None:
     assert not failing, failing
 
 
-# What the detector reached on the held-apart set when it was measured (above): it may do
-# better, never worse, so a change that loses held-apart refusals fails here even while the
-# target is not met.
-HELDOUT_FLOOR = {"fr": (0.979, 0.870), "de": (0.979, 0.904), "en": (0.957, 0.846)}
+# What the detector reached on the held-apart set when it was last measured
+# (docs/answer-scoring.md): it may do better, never worse.
+HELDOUT_FLOOR = {"fr": (0.979, 0.870), "de": (0.980, 0.923), "en": (0.957, 0.865)}
 
 
 def test_refusal_heldout_never_falls_below_what_it_measured() -> None:

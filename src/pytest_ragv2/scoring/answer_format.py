@@ -9,6 +9,10 @@
   number (``1.``, ``2)``).
 
 An unknown format name is not judged (``None``).
+
+A case that declares no format is held to the one its prompt asks for in so many words
+(:func:`requested_format`: "as a table", "sous forme de tableau", "in einem Satz"): the
+prompt is the request the rubric's Format dimension judges.
 """
 
 from __future__ import annotations
@@ -21,6 +25,36 @@ _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+\S")
 
 FORMATS = ("table", "one_sentence", "list")
+
+# a request for a format, in the prompt's words: a preposition or verb of form before the
+# format's noun, so that "the table of prices" or "a list of connectors" asks for nothing
+_REQUESTS = {
+    "table": re.compile(
+        r"\b(?:(?:as|in|into)\s+a\s+table|in\s+table\s+form|tabulate)\b"
+        r"|\b(?:sous\s+(?:la\s+)?forme\s+d['’]un\s+tableau|sous\s+forme\s+de\s+tableau"
+        r"|dans\s+un\s+tableau|en\s+tableau)\b"
+        r"|\b(?:(?:als|in\s+einer)\s+tabelle|in\s+tabellenform|tabellarisch)\b",
+        re.IGNORECASE,
+    ),
+    "one_sentence": re.compile(
+        r"\b(?:in\s+(?:one|a\s+single)\s+sentence|en\s+une\s+(?:seule\s+)?phrase"
+        r"|in\s+(?:einem|einem\s+einzigen)\s+satz)\b",
+        re.IGNORECASE,
+    ),
+    "list": re.compile(
+        r"\b(?:as\s+a\s+(?:bulleted\s+)?list|in\s+a\s+(?:bulleted\s+)?list"
+        r"|sous\s+forme\s+de\s+liste|en\s+liste|als\s+(?:stichpunkt)?liste"
+        r"|in\s+(?:einer\s+)?(?:stichpunkt)?liste|in\s+stichpunkten)\b",
+        re.IGNORECASE,
+    ),
+}
+
+
+def requested_format(prompt: str) -> str | None:
+    """The format ``prompt`` asks for in so many words (one of :data:`FORMATS`), or None
+    when it asks for none or for more than one."""
+    asked = [name for name, request in _REQUESTS.items() if request.search(prompt)]
+    return asked[0] if len(asked) == 1 else None
 
 
 def is_table(answer: str) -> bool:

@@ -71,6 +71,48 @@ def find_phrase(text: str, phrases: Iterable[str], *, whole_words: bool = True) 
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]»”]*(\s+)(?=[^\s\d])|\n+")
 
 
+# a full stop after a lowercase one-letter word ("i.e.", "10 a.m.", "z. B.": a letter after
+# another's stop) or after one of these ends an abbreviation, not a sentence
+ABBREVIATIONS = frozenset(
+    {"ca", "bzw", "vgl", "ggf", "inkl", "zzgl", "evtl", "env", "approx", "nr", "art", "abs"}
+    | {"resp", "usw", "dr", "vs", "cf"}
+)
+_WORD_BEFORE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)$")
+_LETTER_STOP_BEFORE = re.compile(r"(?<![^\W\d_])[^\W\d_]\.\s?$")
+
+
+def abbreviation_at(text: str, stop: int) -> bool:
+    """Whether the full stop at ``stop`` ends an abbreviation (:data:`ABBREVIATIONS`)."""
+    before = _WORD_BEFORE.search(text, max(0, stop - 12), stop)
+    if before is None:
+        return False
+    word = before.group(1)
+    if len(word) == 1:
+        return word.islower() or (
+            _LETTER_STOP_BEFORE.search(text, max(0, before.start() - 4), before.start()) is not None
+        )
+    return word.casefold() in ABBREVIATIONS
+
+
+_ORDINAL_BEFORE = re.compile(r"(?<![\d.,])\d{1,2}$")
+_WORD_AFTER = re.compile(r"[^\W\d_]+")
+_PERIOD_WORDS = ("quartal", "halbjahr", "jahrhundert", "jahrtausend")
+
+
+def ordinal_at(text: str, stop: int, after: int) -> bool:
+    """Whether the full stop at ``stop`` makes the number before it an ordinal of a date
+    ("am 1. März 2025", "im 2. Quartal"), not the end of a sentence."""
+    if _ORDINAL_BEFORE.search(text, max(0, stop - 3), stop) is None:
+        return False
+    word = _WORD_AFTER.match(text, after)
+    if word is None:
+        return False
+    from pytest_ragv2.scoring.values import month_names  # values reads with this module
+
+    folded = word.group().casefold()
+    return folded in month_names() or folded.startswith(_PERIOD_WORDS)
+
+
 def sentence_spans(text: str) -> list[tuple[int, int]]:
     """(start, end) of each sentence or line of ``text``, whitespace trimmed, empties dropped."""
     spans: list[tuple[int, int]] = []
@@ -79,6 +121,15 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
         if match.group(1) is None:  # a line break
             _add_span(text, start, match.start(), spans)
             start = match.end()
+        elif (
+            "\n" not in match.group(1)
+            and text[match.start() - 1] == "."
+            and (
+                abbreviation_at(text, match.start() - 1)
+                or ordinal_at(text, match.start() - 1, match.end())
+            )
+        ):
+            continue
         elif "\n" in match.group(1) or _starts_upper_or_mark(text, match.end()):
             _add_span(text, start, match.start(1), spans)
             start = match.end()

@@ -84,7 +84,7 @@ from typing import Any, Literal
 
 from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.schema import Case, ExpectedAnswer
-from pytest_ragv2.scoring.answer_format import format_ok
+from pytest_ragv2.scoring.answer_format import format_ok, requested_format
 from pytest_ragv2.scoring.answer_records import (
     AnswerScore,
     Grade,
@@ -587,6 +587,10 @@ def _constraints(
         score.format_ok = format_ok(answer, score.format_expected)
         if score.format_ok is False:
             score.constraint_violations.append(f"format: not a {score.format_expected}")
+    elif (asked := requested_format(turn.prompt)) is not None:
+        # the prompt's own request: judged on the Format dimension, no gold constraint
+        score.format_expected = asked
+        score.format_ok = format_ok(answer, asked)
     if constraints.get("cites_source") and not _names_source(answer, turn, gold):
         score.constraint_violations.append("cites_source: no source cited or named")
     for match in forbidden:

@@ -229,6 +229,14 @@ def _typed_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimM
     if target is None or target.value is None:
         return ClaimMatch(claim, False)
     gold = target.value
+    if gold.kind == "identifier" and gold.key.split(":", 1)[-1].isdigit():
+        # an identifier of digits alone ("Revision 2") is a number token as the reader
+        # reads it: not a citation marker "[2]", not a digit of a date or a longer number
+        number = Decimal(gold.key.split(":", 1)[-1])
+        for value in answer.values:
+            if value.kind == "count" and value.amount == number:
+                return answer.hit_at(claim, value.span)
+        return ClaimMatch(claim, False)
     if gold.kind == "identifier":
         spans = identifier_spans(answer.source, gold.key)
         return answer.hit_at(claim, spans[0]) if spans else ClaimMatch(claim, False)

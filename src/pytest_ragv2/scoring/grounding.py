@@ -47,7 +47,14 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.scoring.answer_text import FILENAME, Coverage, marker_spans, mask, overlaps
+from pytest_ragv2.scoring.answer_text import (
+    FILENAME,
+    Coverage,
+    marker_spans,
+    mask,
+    overlaps,
+    sentence_spans,
+)
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, parse_numbers
 from pytest_ragv2.scoring.values import Value, read_values
@@ -354,13 +361,17 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     if not any(f.kind in ("number", "date") and not f.supported for f in facts):
         return facts
     paragraphs = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
-    sentences = [0, *(m.end() for m in _SENTENCE_END.finditer(answer)), len(answer) + 1]
+    # sentences as the answer's reader splits them: not after "i.e." or "z. B."
+    sentences = sentence_spans(answer)
     result = list(facts)
     for index, fact in enumerate(facts):
         if fact.supported or fact.value is None or fact.kind not in ("number", "date"):
             continue
         paragraph = _around(paragraphs, fact.span[0])
-        sentence = _around(sentences, fact.span[0])
+        sentence = next(
+            ((low, high) for low, high in sentences if low <= fact.span[0] < high),
+            (fact.span[0], fact.span[1]),
+        )
         supported = [
             other.value
             for other in facts
@@ -389,9 +400,6 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
         if derived:
             result[index] = replace(fact, supported=True)
     return result
-
-
-_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|\n")
 
 
 def _around(bounds: Sequence[int], position: int) -> tuple[int, int]:

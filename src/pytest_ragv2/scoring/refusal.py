@@ -77,7 +77,7 @@ from functools import lru_cache
 from typing import Literal
 
 from pytest_ragv2.schema import Claim
-from pytest_ragv2.scoring.answer_text import find_phrase, fold
+from pytest_ragv2.scoring.answer_text import abbreviation_at, find_phrase, fold
 from pytest_ragv2.scoring.refusal_lexicon import LEXICONS, Lexicon
 
 WINDOW = 8  # words between a source as the place of a clause and the clause's negation
@@ -598,7 +598,10 @@ def _segments(answer: str, contrasts: frozenset[str]) -> list[tuple[int, int, bo
     """(start, end, opened by a contrast word) of each clause of the original answer."""
     parts: list[tuple[int, int]] = []
     position = 0
+    values = _value_spans(answer) if _ORDINAL_DOT.search(answer) else ()
     for stop in _SPAN_END.finditer(answer):
+        if _goes_on(answer, stop, values):
+            continue
         parts.append((position, stop.start()))
         position = stop.end()
     parts.append((position, len(answer)))
@@ -627,6 +630,32 @@ def _segments(answer: str, contrasts: frozenset[str]) -> list[tuple[int, int, bo
             continue
         segments.append((start, end, opened))
     return segments
+
+
+_ORDINAL_DOT = re.compile(r"\d\.\s")
+
+
+def _value_spans(answer: str) -> tuple[tuple[int, int], ...]:
+    from pytest_ragv2.scoring.values import read_values
+
+    return tuple(value.span for value in read_values(answer, None))
+
+
+def _goes_on(answer: str, stop: re.Match[str], values: Sequence[tuple[int, int]]) -> bool:
+    """Whether the clause goes on past ``stop``: a full stop inside a value ("1. Quartal
+    2026", "6. Oktober 2025") or after an abbreviation ("z. B.", "i.e."); a citation marker
+    the sentence runs on after ("Das Datum 31.03.2029 [3] gehört zur ...", "... Meridia [1]
+    (90 jours avant l'échéance)")."""
+    start, end = stop.span()
+    if any(low <= start < high for low, high in values):
+        return True
+    mark = stop.group()
+    if mark.strip() == ".":
+        return abbreviation_at(answer, start)
+    if _CITED.fullmatch(mark.strip()) and end < len(answer):
+        after = answer[end]
+        return after == "(" or after.islower()
+    return False
 
 
 def _any_is(words: Sequence[str], joined: str, entries: tuple[str, ...]) -> bool:
@@ -787,9 +816,17 @@ def read_refusal(
                 found = ReadClause(start, end, text, "refusal", "phrase", code)
                 break
         if found is None:
-            role = _role(
-                text, prepared, readers, cited=_cited(answer, end), after_source=after_source
-            )
+            cited = _CITED.search(text) is not None or _cited(answer, end)
+            role = _role(text, prepared, readers, cited=cited, after_source=after_source)
+            if (
+                role == "fact"
+                and read
+                and read[-1].role in ("set_apart", "source")
+                and answer[read[-1].end : start].strip().startswith(":")
+            ):
+                # what a colon introduces elaborates the clause before it ("The closest
+                # things it does cover are different: the ISO 27001 certification ...")
+                role = read[-1].role
             found = ReadClause(start, end, text, role)
         read.append(found)
         opened_by.append(opened)

@@ -215,6 +215,9 @@ LEXICONS: Mapping[str, Lexicon] = {
             "manuel*",
             "pieces jointes",
             "annexe*",
+            "faq",
+            "brochure*",
+            "politique*",
         ),
         carriers=(
             "piece*",
@@ -508,6 +511,9 @@ LEXICONS: Mapping[str, Lexicon] = {
             "doku",
             "anhang",
             "anhange",
+            "faq",
+            "broschure*",
+            "richtlinie*",
         ),
         carriers=(
             "text*",
@@ -785,6 +791,10 @@ LEXICONS: Mapping[str, Lexicon] = {
             "manual*",
             "docs",
             "attachment*",
+            "faq*",
+            "brochure*",
+            "policy",
+            "policies",
         ),
         carriers=(
             "text*",

@@ -308,9 +308,23 @@ _EXTENSION = re.compile(r"\.(?:pdf|docx?|xlsx?|pptx?|md|json|csv|txt|html?|odt|o
 _NAME_BEFORE = re.compile(r"[\w][\w.-]*$")
 
 
+# a number naming a part of a document ("Tabelle 1", "article 2", "section 6.2", "p. 3") points
+# into the source the way a citation marker does: it is no value of the answer
+_DOCUMENT_PART = re.compile(
+    r"(?<![^\W\d_])(?:tabelle|tableau|table|tab\.|abschnitt|section|sect\.|article|artikel"
+    r"|art\.|annexe?|anhang|appendix|chapter|chapitre|kapitel|figure|abbildung|abb\.|fig\."
+    r"|page|seite|p\.|s\.|§|ziffer|footnote|fu(?:ß|ss)note|ligne|zeile|row|colonne|spalte"
+    r"|column|clause)\s?\d+(?:\.\d+)*(?![\d.,]\d|[^\W\d_])",
+    re.IGNORECASE,
+)
+
+
 def _block_markers(text: str, found: _Collector) -> None:
     """Filenames ("datenblatt-tvs-75.pdf", as :data:`answer_text.FILENAME` reads them: found
-    from their extension, the name looked up before it) and citation markers."""
+    from their extension, the name looked up before it), citation markers and the numbers
+    of document parts (:data:`_DOCUMENT_PART`)."""
+    for part in _DOCUMENT_PART.finditer(text):
+        found.block(part.span())
     for extension in _EXTENSION.finditer(text):
         start = extension.start()
         name = _NAME_BEFORE.search(text, max(0, start - 120), start)
@@ -1061,10 +1075,12 @@ def _whole_identifier(text: str) -> Value | None:
         return None
     groups = _KEY_GROUP.findall(unicodedata.normalize("NFKC", stripped))
     has_digit = any(group[0].isdigit() for group in groups)
-    has_letter = any(not group[0].isdigit() for group in groups)
-    if not has_digit or len(groups) < 2 or (not has_letter and len(groups) < 2):
-        return None
     span = (start, start + len(stripped))
+    if len(groups) == 1 and stripped.isdigit() and stripped.isascii():
+        # a number that names rather than counts ("Revision 2"); claims find it as a number
+        return Value("identifier", "identifier:" + str(int(stripped)), span, stripped)
+    if not has_digit or len(groups) < 2:
+        return None
     return Value("identifier", "identifier:" + identifier_key(stripped), span, stripped)
 
 

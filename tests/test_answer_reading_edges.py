@@ -1,0 +1,208 @@
+"""Where an answer's reading must not cut or count (issue 24, from kinds of wording met in
+the answer corpus's development half, each written here in three languages apart from it).
+
+- a number naming a part of a document ("Tabelle 1", "article 2", "page 3") is a reference,
+  like a citation marker, not a value of the answer;
+- an identifier of digits alone ("Revision 2") is found as a number token, not inside a
+  citation marker or a date;
+- an abbreviation's full stop ("i.e.", "a.m.", "z. B.") ends no sentence, so a derived
+  value stays beside the values it is derived from and "10 a.m. to 3 p.m." is one sentence;
+- a format the prompt asks for in so many words is the format judged;
+- a refusal's clauses are not cut inside a value ("1. Quartal 2026") nor at a citation
+  marker the sentence runs on after, and what a colon introduces after a set-apart clause
+  is set apart too.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.schema import Claim
+from pytest_ragv2.scoring.answer_format import format_ok, requested_format
+from pytest_ragv2.scoring.answer_text import sentence_spans
+from pytest_ragv2.scoring.claims import claim_found
+from pytest_ragv2.scoring.grounding import answer_facts, text_support
+from pytest_ragv2.scoring.refusal import read_refusal
+from pytest_ragv2.scoring.values import read_values
+
+NO_PHRASES: dict[str, tuple[str, ...]] = {"fr": (), "de": (), "en": ()}
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("fr", "Voir le tableau 2 et l'article 14, section 3.1, page 7 du contrat."),
+        ("de", "Siehe Tabelle 2 und Abschnitt 3.1 auf Seite 7, Anhang 4."),
+        ("en", "See Table 2 and clause 14, section 3.1 on page 7, appendix 4."),
+    ],
+)
+def test_the_number_of_a_document_part_is_no_value(lang: str, text: str) -> None:
+    assert read_values(text, lang) == ()
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("fr", "Le tableau 2 donne 14 modèles."),
+        ("de", "Tabelle 2 nennt 14 Modelle."),
+        ("en", "Table 2 lists 14 models."),
+    ],
+)
+def test_a_count_beside_a_document_part_is_still_read(lang: str, text: str) -> None:
+    assert [value.key for value in read_values(text, lang)] == ["count:14"]
+
+
+def _revision(number: str) -> Claim:
+    return Claim(text=number, kind="identifier", value=number)
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "found"),
+    [
+        ("fr", "Le certificat est à la révision 3 [1].", True),
+        ("fr", "Le certificat, voir [3], date du 03.05.2024.", False),
+        ("de", "Aktuell gilt die Revision von 2025 [3].", False),
+        ("de", "Aktuell gilt Revision 3 [1][2].", True),
+        ("en", "It was reissued on 3 March 2024 [3].", False),
+        ("en", "It is now at revision 3, issued in 2024 [1].", True),
+    ],
+)
+def test_an_identifier_of_digits_is_found_as_a_number(lang: str, answer: str, found: bool) -> None:
+    assert claim_found(_revision("3"), answer, lang).matched is found
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "evidence"),
+    [
+        (
+            "en",
+            "The lease starts on 1 March 2025 and runs 24 months (i.e. until 28 February 2027).",
+            "Start: 1 March 2025. Term: 24 months.",
+        ),
+        (
+            "fr",
+            "Le bail court 24 mois à partir du 1er mars 2025, c.-à-d. jusqu'au 28 février 2027.",
+            "Début : 1er mars 2025. Durée : 24 mois.",
+        ),
+        (
+            "de",
+            "Laufzeit 24 Monate ab 1. März 2025, d. h. bis zum 28. Februar 2027.",
+            "Beginn: 1. März 2025. Laufzeit: 24 Monate.",
+        ),
+    ],
+)
+def test_an_end_date_after_an_abbreviation_is_derived(
+    lang: str, answer: str, evidence: str
+) -> None:
+    facts = answer_facts(answer, lang, text_support(evidence))
+    dates = [fact for fact in facts if fact.kind == "date"]
+    assert dates
+    assert all(fact.supported for fact in dates), dates
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The office opens at 9 a.m. and closes at 5 p.m. on weekdays.",
+        "Der Zugang gilt z. B. für Gäste, d. h. ohne Konto.",
+        "Le tarif inclut p. ex. la maintenance, cf. l'annexe.",
+    ],
+)
+def test_an_abbreviation_ends_no_sentence(text: str) -> None:
+    assert len(sentence_spans(text)) == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Die Frist endet am 1. März 2027 und gilt ab dem 2. Quartal 2026.", 1),
+        ("Es sind 12. Danach folgt nichts.", 2),
+        ("Le délai court jusqu'au 1er mars 2027. Il est ferme.", 2),
+    ],
+)
+def test_a_german_ordinal_date_ends_no_sentence(text: str, sentences: int) -> None:
+    assert len(sentence_spans(text)) == sentences
+
+
+def test_a_capital_after_a_sentence_still_starts_one() -> None:
+    text = "It applies from Revision D. The delivery is 0.92 m³/min."
+    assert len(sentence_spans(text)) == 2
+
+
+@pytest.mark.parametrize(
+    ("prompt", "wanted"),
+    [
+        ("Donne-moi les tarifs sous forme de tableau.", "table"),
+        ("Réponds en une seule phrase : quel est le délai ?", "one_sentence"),
+        ("Bitte die Werte als Tabelle.", "table"),
+        ("Antworte in einem Satz: Wie lange gilt das?", "one_sentence"),
+        ("List the plans as a bulleted list.", "list"),
+        ("Give me the limits in a table, please.", "table"),
+        ("Which plans appear in the table of prices?", None),
+        ("Quelle est la liste des connecteurs ?", None),
+        ("Welche Werte stehen in Tabelle 2?", None),
+    ],
+)
+def test_the_prompt_asks_for_a_format_in_so_many_words(prompt: str, wanted: str | None) -> None:
+    assert requested_format(prompt) == wanted
+
+
+def test_a_requested_sentence_is_judged_as_one() -> None:
+    assert format_ok("Core hours are 10 a.m. to 3 p.m., on Tuesdays.", "one_sentence")
+    assert not format_ok("- Core hours: 10 to 3\n- Day: Tuesday", "one_sentence")
+
+
+def _roles(answer: str, lang: str) -> list[tuple[str, str]]:
+    return [(c.role, c.text) for c in read_refusal(answer, lang, NO_PHRASES).clauses]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "kept"),
+    [
+        (
+            "de",
+            "Die Unterlagen nennen keinen Termin. Geplant ist nur das Modul B (2. Quartal 2027).",
+            "2. Quartal 2027",
+        ),
+        (
+            "fr",
+            "Les documents ne donnent pas de date ; seul le module B est prévu "
+            "(1er trimestre 2027).",
+            "1er trimestre 2027",
+        ),
+        ("en", "The documents give no date; only module B is planned (Q2 2027).", "Q2 2027"),
+    ],
+)
+def test_no_clause_is_cut_inside_a_value(lang: str, answer: str, kept: str) -> None:
+    assert any(kept in text for _, text in _roles(answer, lang))
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "value"),
+    [
+        (
+            "de",
+            "Eine Kündigungsfrist nennen die Unterlagen nicht. Die Frist von 60 Tagen [2] gilt "
+            "nur für den Rahmenvertrag.",
+            "60 Tagen",
+        ),
+        (
+            "fr",
+            "Les documents ne donnent aucun délai de préavis. Le seul délai cité est celui du "
+            "contrat Alpha [1] (60 jours) : il ne vaut que pour ce client.",
+            "60 jours",
+        ),
+        (
+            "en",
+            "The documents do not state a notice period. The closest figures they give are "
+            "different: the pilot contract's 60 days and the trial's 14 days.",
+            "60 days",
+        ),
+    ],
+)
+def test_a_value_set_apart_beside_a_refusal_is_context(lang: str, answer: str, value: str) -> None:
+    roles = _roles(answer, lang)
+    assert roles[0][0] == "refusal"
+    holding = [role for role, text in roles if value in text]
+    assert holding
+    assert all(role in ("set_apart", "source") for role in holding), roles
