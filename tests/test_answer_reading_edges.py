@@ -206,3 +206,176 @@ def test_a_value_set_apart_beside_a_refusal_is_context(lang: str, answer: str, v
     holding = [role for role, text in roles if value in text]
     assert holding
     assert all(role in ("set_apart", "source") for role in holding), roles
+
+
+# --------------------------------------------------------------------------- times of day
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "times"),
+    [
+        (
+            "fr",
+            "Le standard répond de 9 h à 18 h, la hotline de 8h30 à 20h00.",
+            ["09:00", "18:00", "08:30", "20:00"],
+        ),
+        ("fr", "Un délai de 48 h, puis 9 h de reprise.", []),
+        (
+            "de",
+            "Erreichbar werktags von 9 bis 18 Uhr, samstags 10:00–14:00 Uhr.",
+            ["09:00", "18:00", "10:00", "14:00"],
+        ),
+        ("de", "Zwischen 9.30 und 17 Uhr; Preis 9.30 €.", ["09:30", "17:00"]),
+        ("en", "Open from 10 a.m. to 3 p.m., and 7pm on Fridays.", ["10:00", "15:00", "19:00"]),
+        (
+            "en",
+            "Staffed 10 to 3 p.m. and 12:30-13:15 on Mondays.",
+            ["10:00", "15:00", "12:30", "13:15"],
+        ),
+    ],
+)
+def test_a_time_of_day_is_read_in_every_writing(lang: str, text: str, times: list[str]) -> None:
+    read = [value.key for value in read_values(text, lang) if value.kind == "time"]
+    assert sorted(read) == sorted(f"time:{time}" for time in times)
+
+
+# ------------------------------------------------------- text claims that state values
+
+
+def _text(text: str) -> Claim:
+    return Claim(text=text)
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "found"),
+    [
+        # same language: the values with two thirds of the claim's words
+        (
+            "fr",
+            "renouvellement tacite par périodes successives de 12 mois",
+            "Ensuite, il se renouvelle tacitement par périodes successives de douze mois.",
+            True,
+        ),
+        (
+            "fr",
+            "renouvellement tacite par périodes successives de 12 mois",
+            "La durée initiale est de 12 mois.",
+            False,
+        ),
+        (
+            "en",
+            "support desk open on working days from 9:00 to 17:00",
+            "The support desk is open 9 a.m. to 5 p.m. on working days.",
+            True,
+        ),
+        (
+            "en",
+            "support desk open on working days from 9:00 to 17:00",
+            "The support desk is open 9 a.m. to 6 p.m. on working days.",
+            False,
+        ),
+        # another language than the claim's: the values alone, in one sentence
+        (
+            "de",
+            "le support est joignable les jours ouvrés de 9 h à 17 h",
+            "Der Support ist werktags von 9 bis 17 Uhr erreichbar.",
+            True,
+        ),
+        (
+            "en",
+            "Lieferung innerhalb von 14 Tagen nach Auftragseingang",
+            "Delivery takes two weeks from the order, or 14 days.",
+            True,
+        ),
+        (
+            "de",
+            "le support est joignable les jours ouvrés de 9 h à 17 h",
+            "Der Support ist ab 9 Uhr erreichbar. Er schließt um 17 Uhr.",
+            False,
+        ),
+        # a bound the answer turns round is another claim
+        (
+            "en",
+            "routing for fleets of more than 40 vehicles",
+            "It adds routing for fleets of up to 40 vehicles.",
+            False,
+        ),
+        (
+            "de",
+            "Flottensteuerung für mehr als 40 Fahrzeuge",
+            "Neu ist die Flottensteuerung für mehr als vierzig Fahrzeuge.",
+            True,
+        ),
+    ],
+)
+def test_a_text_claim_that_states_values_is_found_by_them(
+    lang: str, claim: str, answer: str, found: bool
+) -> None:
+    assert claim_found(_text(claim), answer, lang).matched is found
+
+
+def test_a_forbidden_text_claim_is_made_only_as_written() -> None:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {"forbidden_claims": ["le support est joignable les jours ouvrés de 8 h à 20 h"]}
+    )
+    answer = "Der Vertrieb ist von 8 bis 20 Uhr erreichbar."
+    assert score_claims(expected, answer, "de").forbidden_found == ()
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("de", "Die Temperatur darf 60 °C nicht überschreiten."),
+        ("fr", "La température ne doit pas dépasser 60 °C."),
+        ("en", "The temperature must not exceed 60 °C."),
+    ],
+)
+def test_a_negated_limit_states_its_value(lang: str, answer: str) -> None:
+    from pytest_ragv2.scoring.claims import denied_at
+
+    start = answer.index("60")
+    assert not denied_at(answer, (start, start + 5), "60 °C")
+
+
+# ---------------------------------------------------------------- synthetic sources
+
+
+def test_a_name_a_real_source_also_holds_is_no_use_of_a_synthetic_one() -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from pytest_ragv2.systems.outputs import RetrievedItem
+    from tests.test_answer_scoring import NO_LANGID, kinds, one_turn
+
+    case = Case.model_validate(
+        {
+            "id": "D1",
+            "category": "exact_lookup",
+            "prompts": {"en": "What pressure does the TVM 30-H2 reach?"},
+            "expected_answer": {"required_claims": [{"kind": "quantity", "value": "250 bar"}]},
+            "required_evidence": [],
+        }
+    )
+    datasheet = RetrievedItem(
+        rank=1,
+        text="TVM 30-H2: maximum discharge pressure 250 bar at 5 bar(g) suction.",
+        file_id="datenblatt-tvm-30",
+        filename="datenblatt-tvm-30.pdf",
+    )
+    records = RetrievedItem(
+        rank=2,
+        text="project_id: TW-P-24-003 | compressor: TVM 30-H2 | pressure_bar: 350",
+        file_id="digital-twin-projekte-2024",
+        filename="digital-twin-projekte-2024.json",
+        metadata={"synthetic": True},
+    )
+    prompt = "What pressure does the TVM 30-H2 reach?"
+
+    def vetoes(answer: str) -> list[str]:
+        turn = one_turn(prompt, answer, evidence=[datasheet, records])
+        return kinds(score_transcript(case, "en", turn, options=NO_LANGID))
+
+    assert "synthetic_as_confirmed" not in vetoes("The TVM 30-H2 reaches 250 bar.")
+    assert "synthetic_as_confirmed" in vetoes("TW-P-24-003 runs a TVM 30-H2 at 250 bar.")

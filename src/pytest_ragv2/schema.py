@@ -169,13 +169,14 @@ class Evidence(StrictModel):
 # What a typed claim's value is (docs/case-format.md): each kind has one canonical form, read
 # the same way from the gold and from every answer (:mod:`pytest_ragv2.scoring.values`).
 ClaimKind = Literal[
-    "quantity", "money", "percent", "date", "phone", "email", "url", "identifier", "count"
+    "quantity", "money", "percent", "date", "time", "phone", "email", "url", "identifier", "count"
 ]
 CLAIM_KINDS: tuple[ClaimKind, ...] = (
     "quantity",
     "money",
     "percent",
     "date",
+    "time",
     "phone",
     "email",
     "url",

@@ -518,6 +518,12 @@ def _source_type(
         used_by = f"case source_type {gold.source_type}"
     else:
         keys = {identifier_key(f.text) for f in facts if f.kind == "identifier"}
+        # a name the prompt or a real source also holds (a product model the synthetic
+        # records mention too) is no sign that the synthetic source was used
+        keys -= text_support(turn.prompt).identifiers
+        for item in turn.evidence:
+            if keys and not _is_synthetic(item):
+                keys -= text_support(item.text).identifiers
         cited = {(c.file_id, c.filename) for c in turn.citations}
         for item in turn.evidence:
             if not _is_synthetic(item):

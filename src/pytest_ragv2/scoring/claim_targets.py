@@ -42,8 +42,8 @@ class Target:
             if value.kind not in _NUMERIC:
                 return False
             return _family(value.dimension) == _family(self.dimension)
-        if self.of == "date":
-            return value.kind == "date"
+        if self.of == "date":  # a date for a date, a time of day for a time of day
+            return value.kind == (self.value.kind if self.value is not None else "date")
         if self.value is None or value.kind != self.value.kind:
             return False
         if value.kind != "identifier":
@@ -79,8 +79,9 @@ def claim_target(claim: Claim, gold_lang: str | None = None) -> Target | None:
             return None
         if value.kind in _NUMERIC:
             return Target("number", value.dimension, value.amount, Decimal(0), value.key, value)
-        if value.kind == "date":
-            return Target("date", DATE_DIMENSION, None, Decimal(0), value.key, value)
+        if value.kind in ("date", "time"):
+            dimension = DATE_DIMENSION if value.kind == "date" else "time"
+            return Target("date", dimension, None, Decimal(0), value.key, value)
         return Target("identifier", None, None, Decimal(0), value.key, value)
     if claim.number is None:
         return None

@@ -103,7 +103,7 @@ def _is(target: Target, value: Value) -> bool:
         if target.amount is None or value.amount is None:
             return False
         return abs(value.amount - target.amount) <= target.tolerance
-    if target.of == "date" and target.value is not None:
+    if target.of == "date" and target.value is not None and target.value.kind == "date":
         # the gold date, or a coarser period holding it (less said, nothing wrong); a finer
         # date inside the gold period says more than the sources do for the claim
         return value.key in date_keys(target.value)

@@ -76,6 +76,10 @@ class _Answer:
         return cls(answer, norm, tuple(read_numbers(norm.text, lang)), lang)
 
     @functools.cached_property
+    def sentences(self) -> list[tuple[int, int]]:
+        return sentence_spans(self.source)
+
+    @functools.cached_property
     def values(self) -> tuple[Value, ...]:
         """The answer's typed values, read once (only a typed claim asks for them)."""
         return read_values(self.source, self.lang)
@@ -274,8 +278,142 @@ def same_value(gold: Value, value: Value) -> bool:
     return coarser and close and value.precision <= abs(gold.amount) / 100
 
 
+# words of four letters and more that carry no content of a claim (a bound's "than" is
+# read with the bound)
+_FUNCTION_WORDS = frozenset(
+    {"pour", "dans", "avec", "sans", "sous", "vers", "chez", "entre", "leur", "leurs"}
+    | {"cette", "elle", "sont", "etre", "avoir", "dont", "fur", "oder", "eine", "einen"}
+    | {"einem", "einer", "dass", "sind", "wird", "werden", "durch", "nach", "beim", "with"}
+    | {"from", "into", "that", "this", "their", "than", "have", "been", "were", "will"}
+)
+# a bound a claim puts on its value, and the opposite bound that contradicts it
+_LOWER_BOUNDS = (
+    "more than",
+    "over",
+    "above",
+    "at least",
+    "minimum",
+    "plus de",
+    "au moins",
+    "au-dela de",
+    "mehr als",
+    "uber",
+    "mindestens",
+    "ab",
+)
+_UPPER_BOUNDS = (
+    "up to",
+    "at most",
+    "less than",
+    "under",
+    "below",
+    "maximum",
+    "jusqu'a",
+    "au plus",
+    "moins de",
+    "au maximum",
+    "bis zu",
+    "hochstens",
+    "weniger als",
+    "unter",
+    "maximal",
+)
+_BOUND_BEFORE = re.compile(
+    r"(?<![^\W\d_])(?P<bound>"
+    + "|".join(re.escape(b) for b in sorted((*_LOWER_BOUNDS, *_UPPER_BOUNDS), key=len)[::-1])
+    + r")$"
+)
+
+
+def _bound(text: str, start: int) -> str | None:
+    """The bound written right before the value at ``start`` ("more than 50"): "lower",
+    "upper" or None."""
+    found = _BOUND_BEFORE.search(fold(text[max(0, start - 16) : start]))  # fold strips
+    if found is None:
+        return None
+    return "lower" if found.group("bound") in _LOWER_BOUNDS else "upper"
+
+
+@dataclass(frozen=True)
+class _ValueClaim:
+    """A text claim that states values: its values, the bound on each, its content words
+    (their first five letters, value words left out) and its language when it tells."""
+
+    values: tuple[Value, ...]
+    bounds: tuple[str | None, ...]
+    words: frozenset[str]
+    lang: str | None
+
+
+@functools.lru_cache(maxsize=2048)
+def _value_claim(text: str, gold_lang: str | None) -> _ValueClaim | None:
+    values = read_values(text, gold_lang)
+    if not values:
+        return None
+    masked = list(text)
+    for value in values:
+        masked[value.span[0] : value.span[1]] = " " * (value.span[1] - value.span[0])
+    words = frozenset(
+        word[:5]
+        for word in _WORDS.findall(fold("".join(masked)))
+        if word not in _FUNCTION_WORDS and word not in _BOUND_WORDS
+    )
+    from pytest_ragv2.scoring.language import identify_language
+
+    lang = gold_lang or identify_language(text, ("fr", "de", "en"), min_words=3).language
+    return _ValueClaim(values, tuple(_bound(text, v.span[0]) for v in values), words, lang)
+
+
+_BOUND_WORDS = frozenset(
+    word for bound in (*_LOWER_BOUNDS, *_UPPER_BOUNDS) for word in bound.split()
+)
+
+
+def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[int, int] | None:
+    """A text claim that states values ("les jours ouvrés de 9 h à 18 h", "tacite
+    reconduction pour des périodes successives de 12 mois") found in other words: one
+    sentence of the answer holds each of its values in any writing, under no opposite
+    bound ("up to 50" is not "more than 50"), with two thirds of its content words — or,
+    in an answer of another language than the claim's, by the values alone (all a
+    deterministic reader can compare across languages)."""
+    read = _value_claim(claim.text, gold_lang)
+    if read is None:
+        return None
+    for start, end in answer.sentences:
+        inside = [value for value in answer.values if start <= value.span[0] < end]
+        spans = []
+        for gold, bound in zip(read.values, read.bounds, strict=True):
+            hit = next((value for value in inside if same_value(gold, value)), None)
+            if hit is None:
+                break
+            written = _bound(answer.source, hit.span[0])
+            if bound is not None and written is not None and written != bound:
+                break
+            spans.append(hit.span)
+        else:
+            have = {word[:5] for word in _WORDS.findall(fold(answer.source[start:end]))}
+            shared = len(read.words & have)
+            other_language = (
+                read.lang is not None
+                and answer.lang is not None
+                and _primary_lang(answer.lang) != read.lang
+            )
+            if 3 * shared >= 2 * len(read.words) or other_language:
+                return min(span[0] for span in spans), max(span[1] for span in spans)
+    return None
+
+
+def _primary_lang(lang: str) -> str:
+    return re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0]
+
+
 def _claim_found(
-    claim: Claim, answer: _Answer, gold_lang: str | None, deadline: float | None
+    claim: Claim,
+    answer: _Answer,
+    gold_lang: str | None,
+    deadline: float | None,
+    *,
+    by_values: bool = False,
 ) -> ClaimMatch:
     if claim.kind is not None:
         return _typed_found(claim, answer, gold_lang)
@@ -301,6 +439,8 @@ def _claim_found(
     span = _find_text(answer, claim.text, gold_lang)
     if span is not None:
         return answer.hit(claim, "text", *span)
+    if by_values and not claim.any_of and (found := _by_values(claim, answer, gold_lang)):
+        return answer.hit_at(claim, found)
     return ClaimMatch(claim, False)
 
 
@@ -312,9 +452,10 @@ def claim_found(
     gold_lang: str | None = None,
     deadline: float | None = None,
 ) -> ClaimMatch:
-    """Is ``claim`` in ``answer`` (written in ``lang``)? Rules in the module docstring; a
-    pattern still matching at ``deadline`` raises :class:`PatternTimedOut`."""
-    return _claim_found(claim, _Answer.of(answer, lang), gold_lang, deadline)
+    """Is ``claim`` in ``answer`` (written in ``lang``)? Rules in the module docstring (a
+    text claim that states values may be found by them, as a required claim is); a pattern
+    still matching at ``deadline`` raises :class:`PatternTimedOut`."""
+    return _claim_found(claim, _Answer.of(answer, lang), gold_lang, deadline, by_values=True)
 
 
 @dataclass(frozen=True)
@@ -363,12 +504,17 @@ def score_claims(
     budget) raises :class:`PatternTimedOut`."""
     parsed = _Answer.of(answer, lang)
 
-    def found(claims: list[Claim]) -> list[ClaimMatch]:
-        return [_claim_found(claim, parsed, gold_lang, deadline) for claim in claims]
+    def found(claims: list[Claim], by_values: bool) -> list[ClaimMatch]:
+        return [
+            _claim_found(claim, parsed, gold_lang, deadline, by_values=by_values)
+            for claim in claims
+        ]
 
-    required = found(expected.required_claims)
-    optional = found(expected.optional_claims)
-    forbidden = found(expected.forbidden_claims)
+    # a forbidden claim is made only as written: its values alone in a sentence would
+    # find it wherever the value is rightly given for something else
+    required = found(expected.required_claims, True)
+    optional = found(expected.optional_claims, True)
+    forbidden = found(expected.forbidden_claims, False)
     return ClaimsScore(
         required_matched=tuple(m for m in required if m.matched),
         required_missed=tuple(m.claim for m in required if not m.matched),
@@ -518,7 +664,21 @@ def denied_at(answer: str, span: tuple[int, int], claim_text: str) -> bool:
     after = _CLAUSE_EDGE.search(answer, span[1])
     end = after.start() if after else len(answer)
     words = set(_WORDS_ANY.findall(fold(answer[start:end])))
+    if any(word.startswith(_LIMIT_VERBS) for word in words):
+        return False  # "darf 45 °C nicht überschreiten": a negated limit states a maximum
     return bool(words & denials)
 
 
 _WORDS_ANY = re.compile(r"[^\W\d_]+")
+# verbs whose negation sets a limit at the value rather than denying it
+_LIMIT_VERBS = (
+    "exceed",
+    "surpass",
+    "go beyond",
+    "depass",
+    "exced",
+    "uberschreit",
+    "ubersteig",
+    "uberschritt",
+    "ueberschreit",
+)

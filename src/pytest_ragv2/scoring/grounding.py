@@ -312,7 +312,7 @@ def _fact_of(value: Value) -> Fact | None:
             and not any(char in value.text for char in ".,")
         )
         return None if small else Fact("number", value.text, value.span, False, value)
-    if value.kind == "date":
+    if value.kind in ("date", "time"):  # a time of day is checked as a date is
         return Fact("date", value.text, value.span, False, value)
     if value.kind in _TYPED_IDENTIFIERS:
         return Fact("identifier", value.text, value.span, False, value, type=value.kind)

@@ -86,6 +86,11 @@ Kinds and keys
   plain ``en`` and no language (None) read day-first but, when both readings are valid
   dates ("10/06/2025"), mark the value :attr:`Value.ambiguous` with the month-first key in
   :attr:`Value.alternative` — never a silent guess. Two-digit years are 20xx.
+- **time** — a time of day, in any of the three languages' writings: "10:00", "9h00",
+  "18 h 30", "9.30 Uhr", "9 Uhr", "10 a.m.", "3 p.m." (12 p.m. is noon) → ``time:10:00``,
+  ``time:15:00``; a bare hour takes the clock of the time it is a range with ("von 9 bis
+  18 Uhr", "9–18 Uhr", "de 9 h à 18 h", "entre 9 h et 18 h", "10 to 3 p.m."). "9 h" alone
+  is a duration (a "délai de 9 h"), "9.30" alone a decimal.
 - **phone** — found with a candidate pattern (a ``+``, ``00`` or national ``0`` prefix,
   8 to 15 digits; with ``en-US`` also "(555) 123-4567") and read by the **phonenumbers**
   library's ``PhoneNumberMatcher`` on the candidate, with the region of the language (fr →
@@ -905,6 +910,75 @@ def _block_list_markers(text: str, found: _Collector) -> None:
         found.block(match.span())
 
 
+# =========================================================================== times of day
+
+_HOUR = r"(?:[01]?\d|2[0-3])"
+# an hour with the mark of a clock: minutes after a colon, "h" and minutes, "Uhr", a.m./p.m.
+_CLOCK = re.compile(
+    rf"(?<![\w.,:/])(?P<h>{_HOUR})"
+    r"(?:"
+    r":(?P<m1>[0-5]\d)(?![\d]|[:.,]\d)(?:\s?(?:uhr|h)(?![^\W\d_]))?"
+    r"|\s?h\s?(?P<m2>[0-5]\d)(?![\d]|[.,]\d)"
+    r"|\.(?P<m3>[0-5]\d)\s?uhr(?![^\W\d_])"
+    r"|\s?uhr(?![^\W\d_])"
+    r"|(?::(?P<m4>[0-5]\d))?\s?(?P<mer>a\.\s?m\.?|p\.\s?m\.?|am|pm)(?![^\W\d_])"
+    r")"
+)
+# a bare hour (or "9 h") before a range's separator, the range's other end following
+_RANGE_START = re.compile(
+    rf"(?<![\w.,:/])(?P<h>{_HOUR})(?:[:.h](?P<m>[0-5]\d))?(?:\s?h)?"
+    r"(?:\s?[-\u2013\u2014]\s?|\s(?:bis|to|till|until|und|and|et|à|a)\s)$"
+)
+# "de 9 h à 18 h", "entre 9 h et 18 h", "9 h - 18 h": both ends written "h" alone
+_H_RANGE = re.compile(
+    rf"(?<![\w.,:/])(?P<a>{_HOUR})\s?h(?:\s?[-\u2013]\s?|\s(?:à|a|et)\s)"
+    rf"(?P<b>{_HOUR})\s?h(?![^\W\d_]|\s?\d)"
+)
+
+
+def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
+    if meridiem is not None:
+        if meridiem.startswith("p") and hour < 12:
+            hour += 12
+        elif meridiem.startswith("a") and hour == 12:
+            hour = 0
+    return f"time:{hour:02d}:{minute:02d}"
+
+
+def _times(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    text = norm.text
+    if not any(char.isdigit() for char in text):
+        return
+    english = _primary(lang) in ("en", "")
+    for match in _H_RANGE.finditer(text):
+        for group in ("a", "b"):
+            hour_end = text.index("h", match.end(group)) + 1  # the hour with its "h"
+            span = norm.original_span(match.start(group), hour_end)
+            found.add("time", _time_key(int(match.group(group)), 0, None), span)
+    for match in _CLOCK.finditer(text):
+        meridiem = match.group("mer")
+        if meridiem is not None and meridiem in ("am", "pm") and not english:
+            continue  # "9 am Montag": German "am"
+        minute = next((match.group(g) for g in ("m1", "m2", "m3", "m4") if match.group(g)), "0")
+        hour = int(match.group("h"))
+        if meridiem is not None and hour > 12:
+            continue
+        key = _time_key(hour, int(minute), meridiem)
+        if not found.add("time", key, norm.original_span(*match.span())):
+            continue
+        start = _RANGE_START.search(text, max(0, match.start() - 16), match.start())
+        if start is not None:
+            first = int(start.group("h"))
+            if meridiem is not None and first > 12:
+                continue
+            # "10 to 3 p.m.": the start keeps its morning when it is later than the end
+            if meridiem is not None and meridiem.startswith("p") and first > hour:
+                meridiem = "a"
+            first_key = _time_key(first, int(start.group("m") or 0), meridiem)
+            written_end = start.end("m") if start.group("m") else start.end("h")
+            found.add("time", first_key, norm.original_span(start.start("h"), written_end))
+
+
 # =========================================================================== identifiers
 
 _GROUP = re.compile(r"[^\W_]+")
@@ -1668,6 +1742,7 @@ def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
     _phones(text, lang, found)
     _parts(parts, found)
     _dates(norm, lang, found)
+    _times(norm, lang, found)
     _block_list_markers(text, found)
     _identifiers(text, found)
     _halves(norm, lang, found)

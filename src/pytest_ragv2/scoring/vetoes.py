@@ -97,7 +97,7 @@ def _high_severity_units(expected: ExpectedAnswer) -> tuple[set[str], bool]:
 
 def _fact_dimension(fact: Fact) -> str | None:
     if fact.kind == "date":
-        return DATE_DIMENSION
+        return "time" if fact.value is not None and fact.value.kind == "time" else DATE_DIMENSION
     return fact.dimension
 
 
