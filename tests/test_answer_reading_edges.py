@@ -379,3 +379,182 @@ def test_a_name_a_real_source_also_holds_is_no_use_of_a_synthetic_one() -> None:
 
     assert "synthetic_as_confirmed" not in vetoes("The TVM 30-H2 reaches 250 bar.")
     assert "synthetic_as_confirmed" in vetoes("TW-P-24-003 runs a TVM 30-H2 at 250 bar.")
+
+
+# ----------------------------------------------------------- hard-wrapped answers
+
+
+@pytest.mark.parametrize(
+    ("text", "sentences"),
+    [
+        ("Il est renouvelé par tacite reconduction, par périodes\nsuccessives de 12 mois.", 1),
+        ("Die Frist beträgt\nsechzig Tage, danach\nendet der Zugang.", 1),
+        ("It renews for\nsuccessive 12-month periods.\nThe notice is 90 days.", 2),
+        ("- erste Zeile\n- zweite Zeile", 2),
+        ("Voici :\nles valeurs du tableau", 2),
+        ("| a | b |\n| c | d |", 2),
+    ],
+)
+def test_a_hard_wrapped_line_goes_on_with_its_sentence(text: str, sentences: int) -> None:
+    assert len(sentence_spans(text)) == sentences
+
+
+# ---------------------------------------------------------------- citations
+
+
+def _citation_checks(answer: str, evidence: list[tuple[str, str]]) -> dict[str, str]:
+    from pytest_ragv2.scoring.citations import check_citations
+    from pytest_ragv2.systems.kb_tool import resolve_citations
+    from pytest_ragv2.systems.outputs import RetrievedItem
+
+    items = [
+        RetrievedItem(rank=rank, text=text, file_id=name, filename=f"{name}.pdf")
+        for rank, (name, text) in enumerate(evidence, 1)
+    ]
+    facts = answer_facts(answer, "en", text_support("\n".join(text for _, text in evidence)))
+    result = check_citations(answer, resolve_citations(answer, items), items, facts, ())
+    return {check.marker: check.verdict for check in result.checks}
+
+
+def test_each_marker_of_a_sentence_cites_the_part_before_it() -> None:
+    evidence = [
+        (
+            "recovery-plan",
+            "The recovery plan is tested twice a year, in March 2026 and October 2026.",
+        ),
+        ("security-policy", "The system is certified ISO 27001 since November 2023."),
+    ]
+    answer = (
+        "The only tests it mentions are the recovery tests of March 2026 and October 2026 [1], "
+        "and the audit of the ISO 27001 certification [2]."
+    )
+    assert _citation_checks(answer, evidence) == {"[1]": "correct", "[2]": "correct"}
+    swapped = answer.replace("[1]", "[9]").replace("[2]", "[1]").replace("[9]", "[2]")
+    assert _citation_checks(swapped, evidence) == {"[1]": "wrong", "[2]": "wrong"}
+
+
+# ------------------------------------------------------- review only where it decides
+
+
+def test_a_claim_said_in_other_words_is_reviewed_only_where_the_ruling_decides() -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from pytest_ragv2.systems.outputs import RetrievedItem
+    from tests.test_answer_scoring import NO_LANGID, one_turn
+
+    contract = RetrievedItem(
+        rank=1,
+        text="Durée initiale : 36 mois à compter du 1er octobre 2024, puis renouvellement par "
+        "tacite reconduction pour des périodes successives de 12 mois.",
+        file_id="contrat",
+        filename="contrat.docx",
+    )
+    prompt = "Quelle est la durée du contrat ?"
+    case = Case.model_validate(
+        {
+            "id": "R1",
+            "category": "exact_lookup",
+            "prompts": {"fr": prompt},
+            "expected_answer": {
+                "required_claims": [
+                    {"kind": "quantity", "value": "36 mois", "severity": "high"},
+                    {"kind": "date", "value": "1er octobre 2024", "severity": "high"},
+                    "tacite reconduction pour des périodes successives de 12 mois",
+                ]
+            },
+            "required_evidence": [],
+        }
+    )
+
+    def review(answer: str) -> list[str]:
+        turn = one_turn(prompt, answer, evidence=[contract])
+        return score_transcript(case, "fr", turn, options=NO_LANGID).turns[0].review
+
+    # the renewal in other words, everything else right: the ruling decides PASS or PARTIAL
+    assert review(
+        "36 mois dès le 1er octobre 2024, puis reconduction pour des périodes de 12 mois."
+    )
+    # the start date wrong and vetoed: the run fails whatever the ruling
+    assert not review(
+        "36 mois dès le 1er janvier 2024, puis reconduction pour des périodes de 12 mois."
+    )
+
+
+# --------------------------------------------------- certifications and compatibility
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "refuses"),
+    [
+        ("fr", "Non, la société n'est pas certifiée HDS.", False),
+        ("fr", "Le compresseur n'est pas certifié pour l'hydrogène.", True),
+        ("de", "Nein, das Unternehmen ist nicht nach TISAX zertifiziert.", False),
+        ("de", "Der Verdichter ist nicht für Zone 0 zertifiziert.", True),
+        ("en", "No, the company is not certified to HDS.", False),
+        ("en", "The unit is not certified for hydrogen service.", True),
+    ],
+)
+def test_a_missing_certification_is_a_fact_unless_it_is_for_a_use(
+    lang: str, text: str, refuses: bool
+) -> None:
+    reading = read_refusal(text, lang, NO_PHRASES)
+    assert bool(reading.refusals) is refuses
+
+
+# ------------------------------------------- a tempting value beside the right one
+
+
+def test_a_tempting_operand_beside_the_right_result_is_context() -> None:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {
+            "required_claims": [{"kind": "money", "value": "250 k€"}],
+            "forbidden_claims": [
+                {"kind": "money", "value": "1 100 k€"},
+                {"kind": "money", "value": "850 k€"},
+            ],
+        }
+    )
+    answer = "EUR 250k more.\n\n- 2025: EUR 1,100k\n- 2024: EUR 850k\n- Difference: EUR 250k"
+    claims = score_claims(expected, answer, "en")
+    assert len(claims.forbidden_found) == 2
+    assert offered_forbidden(claims, expected, None, answer=answer, lang="en") == ()
+    alone = "EUR 250k more.\n\n- 2025: EUR 1,100k\n- 2024: EUR 850k"
+    claims = score_claims(expected, alone, "en")
+    assert len(offered_forbidden(claims, expected, None, answer=alone, lang="en")) == 2
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "wrong"),
+    [
+        (
+            "fr",
+            "les jours ouvrés de 9 h à 18 h",
+            "Joignable les jours ouvrés de 8 h à 20 h.",
+            "8 h",
+        ),
+        ("en", "10:00 to 15:00", "Core hours run from 9:00 to 15:00 CET.", "9:00"),
+        (
+            "de",
+            "Flottensteuerung für mehr als 40 Fahrzeuge",
+            "Flottensteuerung für bis zu 40 Fahrzeuge.",
+            "40",
+        ),
+        ("de", "les jours ouvrés de 9 h à 18 h", "Werktags von 9 bis 20 Uhr.", "20 Uhr"),
+        # nothing ties the sentence to the claim: no value of it, another language
+        ("de", "les jours ouvrés de 9 h à 18 h", "Werktags von 8 bis 20 Uhr.", None),
+        # a bare value is a typed claim's business
+        ("fr", "1 240", "| T1 | 1,24 M€ | 18 |", None),
+        # the claim stated: nothing contradicts it
+        ("fr", "les jours ouvrés de 9 h à 18 h", "Les jours ouvrés, de 9h00 à 18h00.", None),
+    ],
+)
+def test_a_text_claim_said_with_another_value_is_contradicted(
+    lang: str, claim: str, answer: str, wrong: str | None
+) -> None:
+    from pytest_ragv2.scoring.claims import contradicting_value
+
+    span = contradicting_value(_text(claim), answer, lang)
+    assert (answer[span[0] : span[1]] if span else None) == wrong

@@ -669,13 +669,16 @@ def test_12_months_is_a_quantity_not_a_count() -> None:
         ("fr", "le 1er site, le 2e site"),
         ("en", "the 3rd and 4th plans"),
         ("fr", "un taux de 0,92"),
-        ("de", "14h30"),
         ("fr", "1. Introduction\n2. Détails [1]"),
         (None, "mit Buchstabe O statt Ziffer"),
     ],
 )
 def test_no_value(lang: str, text: str) -> None:
     assert read_values(text, lang) == ()
+
+
+def test_14h30_is_a_time_of_day() -> None:
+    assert keys("14h30", "de") == ["time:14:30"]
 
 
 def test_filenames_hold_no_values() -> None:

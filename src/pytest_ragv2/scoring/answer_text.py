@@ -67,7 +67,8 @@ def find_phrase(text: str, phrases: Iterable[str], *, whole_words: bool = True) 
 # --------------------------------------------------------------------------- sentences
 
 # A sentence ends at . ! ? … followed by whitespace and a capital, a quote, a bracket or a
-# bullet (not a digit: "max. 16 bar", "Art. 7" stay whole), and at every line break.
+# bullet (not a digit: "max. 16 bar", "Art. 7" stay whole), and at a line break that is no
+# hard wrap inside a sentence (:func:`_soft_wrap`).
 _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]»”]*(\s+)(?=[^\s\d])|\n+")
 
 
@@ -119,6 +120,8 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
     start = 0
     for match in _SENTENCE_END.finditer(text):
         if match.group(1) is None:  # a line break
+            if _soft_wrap(text, match):
+                continue
             _add_span(text, start, match.start(), spans)
             start = match.end()
         elif (
@@ -135,6 +138,25 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
             start = match.end()
     _add_span(text, start, len(text), spans)
     return spans
+
+
+_WRAPPED_BEFORE = re.compile(r"[^\W\d_][\w,)\]%€]*$|[,\d]$")
+
+
+def _soft_wrap(text: str, line_break: re.Match[str]) -> bool:
+    """A single line break inside a sentence that an answer hard-wraps ("... par
+    périodes\nsuccessives de 12 mois."): the line goes on with a lower-case word after a
+    word or a comma, not after a sentence's end, a colon or a table cell."""
+    if line_break.group() != "\n":
+        return False
+    after = line_break.end()
+    if after >= len(text) or not text[after].islower():
+        return False
+    line_start = text.rfind("\n", 0, line_break.start()) + 1
+    line = text[line_start : line_break.start()].rstrip()
+    if not line or line.lstrip().startswith(("|", "-", "*", "•", "#")):
+        return False
+    return _WRAPPED_BEFORE.search(line) is not None
 
 
 def _starts_upper_or_mark(text: str, position: int) -> bool:

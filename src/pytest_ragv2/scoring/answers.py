@@ -99,6 +99,7 @@ from pytest_ragv2.scoring.claim_values import contradicted_values, offered_in_pl
 from pytest_ragv2.scoring.claims import (
     ClaimMatch,
     PatternTimedOut,
+    contradicting_value,
     offered_forbidden,
     reading_context,
     said_otherwise,
@@ -108,6 +109,7 @@ from pytest_ragv2.scoring.grounding import (
     Fact,
     Support,
     answer_facts,
+    fact_supported,
     identifier_key,
     text_support,
 )
@@ -313,7 +315,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     claims = replace(
         claims,
         forbidden_found=offered_forbidden(
-            claims, expected, reading, answer=answer, gold_lang=options.gold_lang
+            claims, expected, reading, answer=answer, gold_lang=options.gold_lang, lang=lang
         ),
     )
     # a refusal turn's refusal claims, stated in the answer's own words
@@ -327,8 +329,6 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     score.required_found = len(claims.required_matched) + len(credited)
     score.required_missed = [claim.text for claim in missed]
     unsure = [claim.text for claim in missed if said_otherwise(claim, answer)]
-    if unsure:
-        score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
     score.optional = len(expected.optional_claims)
     score.optional_found = len(claims.optional_matched)
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
@@ -365,6 +365,15 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             ),
         )
     }
+    # a text claim that states values, said with another value in a sentence about it
+    for claim in claims.required_missed:
+        span = contradicting_value(claim, answer, lang, options.gold_lang)
+        fact = next(
+            (f for f in facts if span is not None and f.span[0] < span[1] and span[0] < f.span[1]),
+            None,
+        )
+        if fact is not None and fact.span not in bound:
+            bound[fact.span] = (claim, fact.supported)
     facts = [replace(f, supported=False) if f.span in bound else f for f in facts]
     score.facts = len(facts)
     score.unsupported = [fact.text for fact in facts if not fact.supported]
@@ -422,7 +431,8 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             answer,
             turn.citations,
             turn.evidence,
-            facts,
+            # the question's own figures given back are no claim a citation must back
+            [fact for fact in facts if not fact_supported(fact, prompt_support)],
             claims.required_matched,
             claims.optional_matched,
             deadline=context.deadline,
@@ -446,6 +456,13 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     )
     score.vetoes = dedupe(vetoes)
     score.rubric = turn_rubric(score)
+    decided_fail = score.vetoes or any(
+        grade.verdict == "FAIL" for name, grade in score.rubric.items() if name != "Completeness"
+    )
+    if unsure and not decided_fail:
+        # a ruling on a claim said in other words moves Completeness only: asked for when it
+        # can change the turn's verdict, not when a veto or another dimension fails it
+        score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
 
     if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
         context.history.extend([prompt_support, text_support(answer), *own])

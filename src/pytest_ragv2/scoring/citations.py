@@ -6,9 +6,11 @@ Pure functions, no I/O.
 as split by :func:`pytest_ragv2.scoring.answer_text.sentence_spans`); a marker that opens a
 sentence ("... 11.5 hours. [1]") belongs to the sentence before. A marker is located by its
 literal text; a ``[n]`` marker cited inside a group ("[1, 3]") is found in the group. The
-**facts** of that sentence are the answer's numbers and identifiers inside it
-(:mod:`pytest_ragv2.scoring.grounding`) and the required or optional gold claims matched
-inside it.
+**facts** it cites are the answer's numbers and identifiers (:mod:`pytest_ragv2.scoring.
+grounding`; the scorer leaves out those the prompt holds) and the required or optional gold
+claims matched in what it cites: the whole sentence, or in a sentence citing several
+sources the part since the previous marker ("... in March and October [1], and the ISO
+27001 audit [2]": [1] cites March and October, not ISO 27001).
 
 **Verdict per marker occurrence.**
 
@@ -172,12 +174,13 @@ def check_citations(
             owner = _owner(answer, spans, position)
             if owner is not None:
                 cited_sentences.add(owner)
-        owners = [_owner(answer, spans, p) for p in positions] or [None]
-        for owner in owners:
+        owners: list[tuple[int | None, int | None]] = [
+            (p, _owner(answer, spans, p)) for p in positions
+        ] or [(None, None)]
+        for at, owner in owners:
+            cited = _cited_part(answer, spans, owner, at)
             checks.append(
-                _check(
-                    answer, spans, owner, citation, evidence, facts, required, optional, deadline
-                )
+                _check(answer, cited, citation, evidence, facts, required, optional, deadline)
             )
     claim_sentences: set[int] = set()
     for match in required:
@@ -190,10 +193,28 @@ def check_citations(
     )
 
 
+def _cited_part(
+    answer: str, spans: Sequence[tuple[int, int]], owner: int | None, position: int | None
+) -> tuple[int, int]:
+    """What a marker cites: its sentence, or in a sentence citing several sources ("... en
+    mars et en octobre [1], et l'audit ... ISO 27001 [2]") the text since the previous
+    marker."""
+    sentence = spans[owner] if owner is not None else (0, len(answer))
+    if position is None or not sentence[0] <= position < sentence[1]:
+        return sentence
+    markers = list(CITATION_MARKER.finditer(answer, *sentence))
+    if len({marker.group() for marker in markers}) < 2:
+        return sentence
+    start = sentence[0]
+    for other in markers:
+        if other.end() <= position:
+            start = other.end()
+    return start, position
+
+
 def _check(
     answer: str,
-    spans: Sequence[tuple[int, int]],
-    owner: int | None,
+    cited: tuple[int, int],
     citation: Citation,
     evidence: Sequence[RetrievedItem],
     facts: Sequence[Fact],
@@ -201,10 +222,11 @@ def _check(
     optional: Sequence[ClaimMatch],
     deadline: float | None,
 ) -> CitationCheck:
-    start, end = spans[owner] if owner is not None else (0, len(answer))
+    start, end = cited
     sentence = answer[start:end][:200]
     if citation.file_id is None and citation.filename is None and not citation.content:
         return CitationCheck(citation.marker, "dangling", sentence, "the marker names no source")
+
     inside = [f for f in facts if f.kind != "filename" and start <= f.span[0] < end]
     claims = [m for m in (*required, *optional) if m.span is not None and start <= m.span[0] < end]
     if not inside and not claims:

@@ -403,6 +403,75 @@ def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[in
     return None
 
 
+def _comparable(gold: Value, value: Value) -> bool:
+    """Whether ``value`` is of the kind (and a number's dimension) of ``gold``."""
+    return value.kind == gold.kind and (
+        value.kind not in ("quantity", "money", "percent") or value.dimension == gold.dimension
+    )
+
+
+def contradicting_value(
+    claim: Claim, answer: str, lang: str | None, gold_lang: str | None = None
+) -> tuple[int, int] | None:
+    """Where ``answer`` states a missed text claim with another value: a sentence that is
+    about the claim — two thirds of its content words in the claim's language, or in
+    another language one of its values — and holds a value of the kind of a claim value it
+    lacks ("les jours ouvrés de 8 h à 20 h" for "... de 9 h à 18 h"; "from 9:00 to 15:00"
+    for "10:00 to 15:00"), or a claim value under the opposite bound ("up to 50" for "more
+    than 50"). A sentence is about the claim when it holds one of the claim's values or, in
+    the claim's language, two thirds of its content words: a bare value ("1 240") is bound
+    by a typed claim's rules, not here. The span of that value, None when no sentence says
+    the claim otherwise."""
+    if claim.kind is not None or claim.pattern or claim.number is not None or claim.any_of:
+        return None
+    read = _value_claim(claim.text, gold_lang)
+    if read is None:
+        return None
+    parsed = _Answer.of(answer, lang)
+    for start, end in parsed.sentences:
+        inside = [value for value in parsed.values if start <= value.span[0] < end]
+        if not inside:
+            continue
+        have = {word[:5] for word in _WORDS.findall(fold(answer[start:end]))}
+        same_language = read.lang is None or lang is None or _primary_lang(lang) == read.lang
+        held = [
+            next((value for value in inside if same_value(gold, value)), None)
+            for gold in read.values
+        ]
+        # about the claim: one of its values is there, or (in its language) most of its words
+        about = any(held) or (
+            same_language and bool(read.words) and 3 * len(read.words & have) >= 2 * len(read.words)
+        )
+        if not about:
+            continue
+        for gold_bound, hit in zip(read.bounds, held, strict=True):
+            written = _bound(answer, hit.span[0]) if hit is not None else None
+            if hit is not None and gold_bound is not None and written not in (None, gold_bound):
+                return hit.span
+        stated = {hit.span for hit in held if hit is not None}
+        for gold, hit in zip(read.values, held, strict=True):
+            if hit is not None or gold.kind not in _CONTRADICTABLE:
+                continue
+            other = next(
+                (
+                    value
+                    for value in inside
+                    if value.span not in stated
+                    and _comparable(gold, value)
+                    and not any(same_value(mine, value) for mine in read.values)
+                ),
+                None,
+            )
+            if other is not None:
+                return other.span
+    return None
+
+
+# values a claim's text states that another value of the kind contradicts (an identifier
+# beside another names two things)
+_CONTRADICTABLE = frozenset({"quantity", "money", "percent", "count", "date", "time"})
+
+
 def _primary_lang(lang: str) -> str:
     return re.split(r"[-_]", lang.strip().lower(), maxsplit=1)[0]
 
@@ -550,6 +619,7 @@ def offered_forbidden(
     *,
     answer: str = "",
     gold_lang: str | None = None,
+    lang: str | None = None,
 ) -> tuple[ClaimMatch, ...]:
     """The forbidden claims the answer **offers**, of those it names.
 
@@ -572,17 +642,22 @@ def offered_forbidden(
         for claim in (*expected.required_claims, *expected.optional_claims)
         if (target := claim_target(claim, gold_lang)) is not None and target.value is not None
     ]
-    # the gold values the answer states, with the paragraph each stands in (a list of
-    # figures is one paragraph: "Difference: 1,689k − 1,312k = EUR 377k")
+    # the gold values the answer states, with the paragraph of each place it states them
+    # (a list of figures is one paragraph: "Difference: 1,689k − 1,312k = EUR 377k")
     sentences = _paragraphs(answer) if answer else []
+    written = read_values(answer, lang) if answer else ()
     stated = [
-        (target, _sentence_at(sentences, match.span))
+        (target, _sentence_at(sentences, span))
         for match in (*claims.required_matched, *claims.optional_matched)
         if match.claim.kind is not None
         and match.span is not None
         and (target := claim_target(match.claim, gold_lang)) is not None
         and target.value is not None
         and target.of != "identifier"
+        for span in {
+            match.span,
+            *(v.span for v in written if target.value and same_value(target.value, v)),
+        }
     ]
     offered = []
     for match in found:
