@@ -128,8 +128,10 @@ def test_de_international_and_national_forms_are_the_same_number() -> None:
         one_turn(prompt, wrong, evidence=[service], citations=[cite("[1]", service)]),
         options=NO_LANGID,
     )
-    texts = sorted(v.text for v in score.vetoes if v.kind == "fabricated_identifier")
-    assert texts == ["0711 123451", "service@tarnwald.de"]
+    # invented contacts: no fabricated project, part or document identifier, but wrong
+    assert "fabricated_identifier" not in kinds(score)
+    assert sorted(score.turns[0].invented) == ["0711 123451", "service@tarnwald.de"]
+    assert score.rubric["Accuracy"].verdict == "FAIL"
 
 
 def test_en_urls_and_letterless_part_numbers_must_occur_whole() -> None:
@@ -163,7 +165,10 @@ def test_en_urls_and_letterless_part_numbers_must_occur_whole() -> None:
         options=NO_LANGID,
     )
     texts = sorted(v.text for v in score.vetoes if v.kind == "fabricated_identifier")
-    assert texts == ["4410-7-220", "https://nimbus-robotics.example/x2/battery"]
+    assert texts == ["4410-7-220"]
+    # an invented URL is no part or document identifier: it fails Accuracy and Grounding
+    assert score.turns[0].invented == ["https://nimbus-robotics.example/x2/battery"]
+    assert score.rubric["Grounding"].verdict == "FAIL"
 
 
 # --------------------------------------------------------------------------- 3. claim-bound

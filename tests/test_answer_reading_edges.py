@@ -558,3 +558,65 @@ def test_a_text_claim_said_with_another_value_is_contradicted(
 
     span = contradicting_value(_text(claim), answer, lang)
     assert (answer[span[0] : span[1]] if span else None) == wrong
+
+
+# ------------------------------------------------------------ claims about a stance
+
+
+def _missed_after_scoring(lang: str, claim: str, answer: str) -> list[str]:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from tests.test_answer_scoring import NO_LANGID, one_turn
+
+    prompt = "?"
+    case = Case.model_validate(
+        {
+            "id": "S1",
+            "category": "cross_document",
+            "prompts": {lang: prompt},
+            "expected_answer": {"required_claims": [claim]},
+            "required_evidence": [],
+        }
+    )
+    turn = one_turn(prompt, answer)
+    return score_transcript(case, lang, turn, options=NO_LANGID).turns[0].required_missed
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "stated"),
+    [
+        ("de", "Widerspruch zwischen den Quellen", "Die Angaben sind nicht eindeutig.", True),
+        ("fr", "les deux sources se contredisent", "Les documents divergent sur ce point.", True),
+        ("en", "the sources conflict", "The two documents are inconsistent here.", True),
+        ("en", "the sources conflict", "The two documents agree: 2018.", False),
+        (
+            "de",
+            "Synthetische Demodaten, keine bestätigten Projekte",
+            "Achtung: synthetic demo records.",
+            True,
+        ),
+        ("fr", "données de démonstration synthétiques", "Ce sont des projets confirmés.", False),
+    ],
+)
+def test_a_claim_about_a_stance_is_stated_by_any_statement_of_it(
+    lang: str, claim: str, answer: str, stated: bool
+) -> None:
+    assert (_missed_after_scoring(lang, claim, answer) == []) is stated
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "refuses"),
+    [
+        ("de", "Ein Ablaufdatum enthält die Bescheinigung nicht.", True),
+        ("de", "Die Bescheinigung hat kein Ablaufdatum.", False),
+        ("fr", "Le contrat ne contient aucune clause de pénalité.", True),
+        ("fr", "Le certificat n'a pas de date d'expiration.", False),
+        ("en", "The certificate does not contain an expiry date.", True),
+        ("en", "The certificate has no expiry date.", False),
+        ("de", "Der Verdichter läuft nicht.", False),
+    ],
+)
+def test_a_document_that_is_also_a_thing_is_silent_only_by_what_it_contains(
+    lang: str, text: str, refuses: bool
+) -> None:
+    assert bool(read_refusal(text, lang, NO_PHRASES).refusals) is refuses

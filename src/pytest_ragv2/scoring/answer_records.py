@@ -77,6 +77,8 @@ class TurnScore:
     facts: int = 0
     unsupported: list[str] = field(default_factory=list)
     contradicted: list[str] = field(default_factory=list)
+    # phone numbers, e-mail addresses and URLs in no source: invented contacts
+    invented: list[str] = field(default_factory=list)
     citation_checks: list[CitationCheck] = field(default_factory=list)
     claim_sentences: int = 0
     claim_sentences_cited: int = 0

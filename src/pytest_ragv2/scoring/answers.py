@@ -83,7 +83,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
-from pytest_ragv2.schema import Case, ExpectedAnswer
+from pytest_ragv2.schema import Case, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_format import format_ok, requested_format
 from pytest_ragv2.scoring.answer_records import (
     AnswerScore,
@@ -114,7 +114,11 @@ from pytest_ragv2.scoring.grounding import (
     text_support,
 )
 from pytest_ragv2.scoring.language import identify_language
-from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES, DEFAULT_SYNTHETIC_LABELS
+from pytest_ragv2.scoring.phrases import (
+    CONFLICT_PHRASES,
+    DEFAULT_REFUSAL_PHRASES,
+    DEFAULT_SYNTHETIC_LABELS,
+)
 from pytest_ragv2.scoring.refusal import (
     RefusalReading,
     credited_refusal_claims,
@@ -324,6 +328,11 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         if gold.safe_refusal_expected and not claims.forbidden_found
         else []
     )
+    # a claim about the answer's stance rather than a fact — the data are synthetic
+    # ("Synthetische Demodaten, keine bestätigten Projektdaten."), the sources disagree
+    # ("Widerspruch") — is stated by any such statement of the answer, in any language
+    for phrases in (context.options.synthetic_labels, CONFLICT_PHRASES):
+        credited += _stance_claims(answer, claims.required_missed, phrases, credited)
     missed = [claim for claim in claims.required_missed if claim not in credited]
     score.required = len(expected.required_claims)
     score.required_found = len(claims.required_matched) + len(credited)
@@ -379,6 +388,11 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     score.unsupported = [fact.text for fact in facts if not fact.supported]
     score.contradicted = [
         f"{fact.text} (gold: {bound[fact.span][0].text})" for fact in facts if fact.span in bound
+    ]
+    score.invented = [
+        fact.text
+        for fact in facts
+        if not fact.supported and fact.kind == "identifier" and fact.type and fact.span not in bound
     ]
 
     vetoes: list[Veto] = []
@@ -468,6 +482,28 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         context.history.extend([prompt_support, text_support(answer), *own])
         context.history_names.extend(_turn_filenames(turn))
     return score
+
+
+def _stance_claims(
+    answer: str,
+    missed: Sequence[Claim],
+    phrases: Mapping[str, Sequence[str]],
+    credited: Sequence[Claim],
+) -> list[Claim]:
+    """The missed text claims that state one of ``phrases`` (any language), when the
+    answer states one too."""
+    listed = [phrase for entries in phrases.values() for phrase in entries]
+    if find_phrase(answer, listed, whole_words=False) is None:
+        return []
+    return [
+        claim
+        for claim in missed
+        if claim.kind is None
+        and claim.number is None
+        and not claim.pattern
+        and claim not in credited
+        and find_phrase(claim.text, listed, whole_words=False) is not None
+    ]
 
 
 def _reading(gold: TurnGold, answer: str, context: _Context) -> RefusalReading | None:

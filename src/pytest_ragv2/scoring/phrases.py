@@ -141,3 +141,37 @@ DEFAULT_SYNTHETIC_LABELS: Mapping[str, tuple[str, ...]] = {
         "not real",
     ),
 }
+
+# Statements that the sources disagree. A required claim that says so ("die beiden Quellen
+# widersprechen sich", "Widerspruch") is stated by any of them in the answer, in any of the
+# three languages (folded, matched inside words: "widersprüchlich", "conflicting").
+CONFLICT_PHRASES: Mapping[str, tuple[str, ...]] = {
+    "fr": (
+        "contradi",
+        "se contredisent",
+        "divergen",
+        "incoheren",
+        "discordan",
+        "ne concordent pas",
+        "ne coincident pas",
+    ),
+    "de": (
+        "widersprech",
+        "widerspruch",
+        "nicht eindeutig",
+        "uneinheitlich",
+        "stimmen nicht uberein",
+        "weichen voneinander ab",
+        "abweichende angaben",
+        "unterschiedliche angaben",
+    ),
+    "en": (
+        "contradict",
+        "conflict",
+        "inconsisten",
+        "disagree",
+        "discrepanc",
+        "do not match",
+        "don't match",
+    ),
+}

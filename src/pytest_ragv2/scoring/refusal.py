@@ -284,6 +284,13 @@ class _Clause:
         for cue in cues:
             if cue < index and index - cue <= SCOPE_BEFORE and not self.blocked(cue, index):
                 return True
+            if (
+                cue == len(self.words) - 1
+                and self.words[cue] in self.lexicon.final_negations
+                and index < cue
+                and not self.blocked(index, cue)
+            ):
+                return True  # "Ein Ablaufdatum enthält die Bescheinigung ... nicht"
             if index < cue and cue - index <= SCOPE_AFTER and not self.blocked(index, cue):
                 return True
         return False
@@ -412,11 +419,14 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
         after = _is(words[e], lexicon.exceed_after)  # "über die Unterlagen hinaus"
         if any(0 < (e - s if after else s - e) <= WINDOW - 2 for s in sources):
             return "beyond the sources"
-    for i in c.at(lexicon.weak_report):
+    documents = c.at(lexicon.documents, lexicon.compounds)
+    for i in c.at(lexicon.weak_report) + (c.at(lexicon.containment) if documents else []):
         if not c.negated(i, cues):
             continue
         if governed(i):
             return "negated availability"
+        if _is(words[i], lexicon.containment) and any(abs(d - i) <= WINDOW for d in documents):
+            return "negated availability"  # "die ATEX-Bescheinigung enthält kein Ablaufdatum"
         if fates:
             continue
         nothing = not _NOTHING.isdisjoint(words[i + 1 : i + 3])

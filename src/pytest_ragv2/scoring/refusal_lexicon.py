@@ -84,6 +84,13 @@ class Lexicon:
     scoping: tuple[str, ...]  # "s'applique", "gilt", "applies": a fact set apart
     scoping_phrases: tuple[str, ...]
     compounds: bool = False  # German: a source or information word may end a compound
+    # documents that are also things ("the certificate", "le contrat"): sources only as the
+    # subject or object of a negated containment verb ("die Bescheinigung enthält kein
+    # Ablaufdatum"), not of "have" ("le certificat n'a pas de date d'expiration": a fact)
+    documents: tuple[str, ...] = ()
+    containment: tuple[str, ...] = ()
+    # a negation that closes a clause negates its verb wherever it stands (German "nicht")
+    final_negations: frozenset[str] = frozenset()
 
 
 LEXICONS: Mapping[str, Lexicon] = {
@@ -398,6 +405,16 @@ LEXICONS: Mapping[str, Lexicon] = {
             r"(?:ne|n) (?:\w+ ){1,2}qu (?:a|au|aux)",
             r"s agit (?:\w+ )?pas",
         ),
+        documents=(
+            "certificat*",
+            "contrat*",
+            "politique*",
+            "guide*",
+            "brochure*",
+            "rapport*",
+            "notes",
+        ),
+        containment=("contien*", "comporte*", "inclu*", "mentionne*", "cite*"),
     ),
     "de": Lexicon(
         negations=frozenset(
@@ -688,6 +705,20 @@ LEXICONS: Mapping[str, Lexicon] = {
             r"(?:nur|ausschliesslich|lediglich|allein) (?:fur|auf|bei|im|in)",
             r"handelt (?:es )?sich (?:\w+ )?nicht",
         ),
+        documents=(
+            "bescheinigung*",
+            "zertifikat*",
+            "vertrag",
+            "vertrage*",
+            "richtlinie*",
+            "leitfaden*",
+            "broschure*",
+            "chronik*",
+            "ubersicht*",
+            "bericht*",
+        ),
+        containment=("enthalt*", "beinhalt*", "umfass*", "fuhrt", "nennt", "nennen"),
+        final_negations=frozenset({"nicht"}),
         compounds=True,
     ),
     "en": Lexicon(
@@ -957,5 +988,15 @@ LEXICONS: Mapping[str, Lexicon] = {
             r"that of",
             r"not the same",
         ),
+        documents=(
+            "certificate*",
+            "contract*",
+            "policy",
+            "policies",
+            "guide*",
+            "brochure*",
+            "report*",
+        ),
+        containment=("contain*", "include*", "list", "lists", "listed"),
     ),
 }

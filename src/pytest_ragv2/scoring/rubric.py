@@ -4,14 +4,15 @@ Pure functions over a filled :class:`~pytest_ragv2.scoring.answer_records.TurnSc
 dimensions follow the harness's definitions ("PASS means"):
 
 - **Accuracy** — every stated fact matches the source. FAIL: a forbidden claim, a value
-  stated for a required claim that differs from its gold value (``contradicted``), or a veto
+  stated for a required claim that differs from its gold value (``contradicted``), a phone
+  number, e-mail address or URL in no source (``invented``), or a veto
   of kind fabricated identifier, high-severity number, incompatible-as-compatible or
   constraint weakened; PARTIAL: another unsupported fact. A *missing* claim is not an
   Accuracy fault: nothing stated is wrong (it is Completeness).
 - **Grounding** — nothing asserted beyond the corpus. FAIL: a veto of kind failed safe
-  refusal, outside allow-list, synthetic as confirmed or fabricated identifier; a failed
-  tool expectation; most of the answer's facts unsupported (a sole unsupported fact
-  included). PARTIAL: some unsupported fact, a wrong or dangling citation, or
+  refusal, outside allow-list, synthetic as confirmed or fabricated identifier; an invented
+  contact; a failed tool expectation; most of the answer's facts unsupported (a sole
+  unsupported fact included). PARTIAL: some unsupported fact, a wrong or dangling citation, or
   (``cites_source``) no source named / a required claim sentence without citation.
 - **Completeness** — every part answered. FAIL: the turn did not complete, an
   over-refusal, or under half the required claims found; PARTIAL: a required claim missed.
@@ -49,6 +50,8 @@ def _accuracy(score: TurnScore, kinds: set[str]) -> Grade:
         return Grade("FAIL", "forbidden claim: " + "; ".join(score.forbidden_found))
     if score.contradicted:
         return Grade("FAIL", "wrong value: " + "; ".join(score.contradicted))
+    if score.invented:
+        return Grade("FAIL", "invented contact: " + "; ".join(score.invented))
     if vetoes:
         return Grade("FAIL", "veto: " + ", ".join(vetoes))
     if score.unsupported:
@@ -65,6 +68,8 @@ def _grounding(score: TurnScore, kinds: set[str]) -> Grade:
     unsupported = len(score.unsupported)
     if vetoes:
         return Grade("FAIL", "veto: " + ", ".join(vetoes))
+    if score.invented:
+        return Grade("FAIL", "invented contact: " + "; ".join(score.invented))
     if failed_tools:
         return Grade("FAIL", "; ".join(f"{c.tool}.{c.key}: {c.detail}" for c in failed_tools))
     if unsupported and 2 * unsupported > score.facts:

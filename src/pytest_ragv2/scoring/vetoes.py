@@ -178,10 +178,13 @@ def fabrication_vetoes(
             continue
         if bound is not None:
             continue  # a wrong value for a claim that is not high severity: no veto of its own
+        if fact.kind == "identifier" and fact.type:
+            # an invented phone number, e-mail address or URL is an unsupported fact (it
+            # fails Grounding), not one of the protocol's fabricated project, part,
+            # product, certificate or document identifiers
+            continue
         if fact.kind in ("identifier", "filename"):
-            kind = {"phone": "phone number", "email": "e-mail address", "url": "URL"}.get(
-                fact.type, fact.kind
-            )
+            kind = fact.kind
             vetoes.append(
                 Veto(
                     "fabricated_identifier",
