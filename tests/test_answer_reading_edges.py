@@ -620,3 +620,55 @@ def test_a_document_that_is_also_a_thing_is_silent_only_by_what_it_contains(
     lang: str, text: str, refuses: bool
 ) -> None:
     assert bool(read_refusal(text, lang, NO_PHRASES).refusals) is refuses
+
+
+# ---------------------------------------------------------------- softened constraints
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "softened"),
+    [
+        ("en", "the valve must not be adjusted", "The valve shouldn't normally be adjusted.", True),
+        ("en", "the valve must not be adjusted", "The valve must never be adjusted.", False),
+        ("de", "nur in Zone 1 oder Zone 2 zulässig", "Empfohlen wird Zone 1 oder Zone 2.", True),
+        ("de", "nur in Zone 1 oder Zone 2 zulässig", "Erlaubt ist nur Zone 1 oder 2.", False),
+        (
+            "fr",
+            "chaque séjour doit être approuvé",
+            "Il est conseillé de faire approuver chaque séjour.",
+            True,
+        ),
+        ("fr", "chaque séjour doit être approuvé", "Chaque séjour doit être approuvé.", False),
+        # a recommendation about something else softens nothing
+        ("en", "the valve must not be adjusted", "You should read the manual first.", False),
+    ],
+)
+def test_a_constraint_said_as_a_recommendation_is_weakened(
+    lang: str, claim: str, answer: str, softened: bool
+) -> None:
+    from pytest_ragv2.scoring.modality import weakened
+
+    assert (weakened(_text(claim), answer, lang) is not None) is softened
+
+
+# ------------------------------------------- what is usual elsewhere, after a refusal
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "guessed"),
+    [
+        ("fr", "Les documents ne le précisent pas, mais le préavis habituel est d'un mois.", True),
+        ("fr", "Les documents ne le précisent pas ; il faut le demander au service client.", False),
+        ("de", "Die Unterlagen nennen keine Frist; üblicherweise sind es 30 Tage.", True),
+        ("de", "Die Unterlagen nennen keine Frist.", False),
+        ("en", "The documents don't say, but there would be no open vulnerabilities.", True),
+        ("en", "The documents don't give the date; typically it is audited yearly.", True),
+        ("en", "The documents don't give the date of the last test.", False),
+    ],
+)
+def test_what_is_usual_elsewhere_after_a_refusal_is_a_guess_at_the_answer(
+    lang: str, text: str, guessed: bool
+) -> None:
+    reading = read_refusal(text, lang, NO_PHRASES)
+    assert reading.refusals
+    assert reading.guessed is guessed

@@ -114,6 +114,7 @@ from pytest_ragv2.scoring.grounding import (
     text_support,
 )
 from pytest_ragv2.scoring.language import identify_language
+from pytest_ragv2.scoring.modality import weakened_claims
 from pytest_ragv2.scoring.phrases import (
     CONFLICT_PHRASES,
     DEFAULT_REFUSAL_PHRASES,
@@ -464,6 +465,10 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
     context.checkpoint(f"turn {gold.turn}: source type")
     _constraints(score, gold, turn, answer, facts, claims.forbidden_found, context, vetoes)
+    for claim, sentence in weakened_claims(expected.required_claims, answer, lang):
+        detail = f"{clip(claim.text, 120)!r} said with a weaker modality"
+        score.constraint_violations.append(f"constraint_weakened: {detail}")
+        vetoes.append(Veto("constraint_weakened", gold.turn, clip(sentence), detail))
     context.checkpoint(f"turn {gold.turn}: constraints")
     score.tool_checks = check_tools(
         gold.expect_tools, turn, facts, prompt_support, kb_path=options.kb_path
@@ -543,7 +548,7 @@ def _refusal(
             if not fact.supported
             and not any(start <= fact.span[0] < end for start, end in context_spans)
         ]
-        refuses = not own and not score.forbidden_found
+        refuses = not own and not score.forbidden_found and not reading.guessed
     clause = reading.refusals[0].text if refuses and reading and reading.refusals else None
     score.refusal_phrase = clause
     required = gold.expected_answer.required_claims if gold.expected_answer else []

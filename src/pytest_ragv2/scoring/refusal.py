@@ -154,6 +154,7 @@ class RefusalReading:
     verdict: Verdict
     reason: str
     clauses: tuple[ReadClause, ...]
+    guessed: bool = False  # a refusal, then a guess at the answer ("probably around €900")
 
     @property
     def refusals(self) -> tuple[ReadClause, ...]:
@@ -879,15 +880,22 @@ def _verdict(read: list[ReadClause], lexicons: Sequence[Lexicon]) -> RefusalRead
             "unclear", "neither a refusal nor a fact (courtesy or a hedge)", clauses
         )
     facts = [c for c in read if c.role == "fact"]
-    if not facts:
+    guessed = [
+        c
+        for c in read
+        if c.role in ("fact", "source") and c.start > refusals[0].start and _guess(c, lexicons)
+    ]
+    if not facts and not guessed:
         return RefusalReading("refuses", "a refusal and no fact given as the answer", clauses)
     if any(c.how == "incompatible" for c in refusals):
         return RefusalReading("refuses", "an incompatibility and its alternative", clauses)
     lead = next(c for c in read if c.role in ("refusal", "fact"))
     if lead.role == "fact":
         return RefusalReading("answers", "facts first, then a refusal as a caveat", clauses)
-    if any(_guess(c, lexicons) for c in facts):
-        return RefusalReading("answers", "a refusal, then a guess at the answer", clauses)
+    if guessed:  # what is usual elsewhere, or a guess, given after the refusal
+        return RefusalReading(
+            "answers", "a refusal, then a guess at the answer", clauses, guessed=True
+        )
     return RefusalReading(
         "unclear", "a refusal, then facts whose relation to it is unknown", clauses
     )

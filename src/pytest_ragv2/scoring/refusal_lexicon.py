@@ -382,6 +382,13 @@ LEXICONS: Mapping[str, Lexicon] = {
             "il me semble",
             "a priori",
             "environ",
+            # what is usual elsewhere, given as the answer: general knowledge, not the sources
+            "habituel*",
+            "generalement",
+            "en general",
+            "typiquement",
+            "d ordinaire",
+            "normalement",
         ),
         scoping=(
             "concerne*",
@@ -687,6 +694,11 @@ LEXICONS: Mapping[str, Lexicon] = {
             "moglicherweise",
             "etwa",
             "ungefahr",
+            "ublicherweise",
+            "normalerweise",
+            "in der regel",
+            "typischerweise",
+            "gewohnlich",
         ),
         scoping=(
             "gilt",
@@ -968,6 +980,12 @@ LEXICONS: Mapping[str, Lexicon] = {
             "around",
             "approximately",
             "roughly",
+            "usually",
+            "typically",
+            "generally",
+            "normally",
+            "in general",
+            "would be",
         ),
         scoping=(
             "applies",

@@ -15,7 +15,7 @@ dimensions follow the harness's definitions ("PASS means"):
   unsupported fact included). PARTIAL: some unsupported fact, a wrong or dangling citation, or
   (``cites_source``) no source named / a required claim sentence without citation.
 - **Completeness** — every part answered. FAIL: the turn did not complete, an
-  over-refusal, or under half the required claims found; PARTIAL: a required claim missed.
+  over-refusal, or none of the required claims found; PARTIAL: a required claim missed.
 - **Language** — FAIL: identified as another language than expected.
 - **Format** — FAIL: the requested format is not met.
 """
@@ -96,7 +96,7 @@ def _completeness(score: TurnScore) -> Grade:
         return Grade("FAIL", "the turn was not sent" if not score.ran else "no final answer")
     if score.over_refusal:
         return Grade("FAIL", f"refused ({score.refusal_phrase!r}) an answerable turn")
-    if share < 0.5:
+    if score.required and share == 0:
         missing = "; ".join(score.required_missed)
         return Grade("FAIL", f"{score.required_found}/{score.required} required claims: {missing}")
     if score.required_missed:

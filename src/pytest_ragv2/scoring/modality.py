@@ -1,0 +1,154 @@
+"""Does an answer soften an obligation or a prohibition the gold states?
+
+Pure functions, no I/O. A required text claim that states a constraint with a **strong**
+modality — an obligation, a prohibition or an exclusive permission ("must not be adjusted
+or blocked", "nur in Zone 1 oder Zone 2 zulässig", "doit être approuvé") — is **weakened**
+when a sentence of the answer about the claim says it with a **weak** modality (a
+recommendation or a hedge: "shouldn't normally be adjusted", "empfohlen wird die Aufstellung
+in Zone 1 oder Zone 2", "il est conseillé de ...") and with no strong one. The protocol's
+hard gate "silently weakens an explicit constraint" (``constraint_weakened``).
+
+A sentence is **about** the claim when it holds one of the claim's values (any writing,
+:func:`pytest_ragv2.scoring.claims.same_value`) or at least half of its content words
+(words of four letters or more, modal words left out, compared by their first five
+letters, accents ignored). The modal words are folded phrases of the three languages,
+matched on word boundaries (:func:`pytest_ragv2.scoring.answer_text.find_phrase`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from pytest_ragv2.schema import Claim
+from pytest_ragv2.scoring.answer_text import find_phrase, fold, sentence_spans
+from pytest_ragv2.scoring.values import read_values
+
+STRONG: tuple[str, ...] = (
+    # fr
+    "doit",
+    "doivent",
+    "ne doit pas",
+    "ne doivent pas",
+    "interdit",
+    "interdite",
+    "obligatoire",
+    "imperativement",
+    "uniquement",
+    "exclusivement",
+    "seulement",
+    "jamais",
+    "ne ... que",
+    "est tenu",
+    "sont tenus",
+    # de
+    "muss",
+    "mussen",
+    "darf",
+    "durfen",
+    "darf nicht",
+    "nur",
+    "ausschliesslich",
+    "zwingend",
+    "verboten",
+    "unzulassig",
+    "zulassig",
+    "nie",
+    "niemals",
+    "untersagt",
+    "ist ... zu",
+    # en
+    "must",
+    "must not",
+    "shall",
+    "only",
+    "never",
+    "prohibited",
+    "mandatory",
+    "required to",
+    "is not allowed",
+    "may not",
+)
+WEAK: tuple[str, ...] = (
+    # fr
+    "devrait",
+    "devraient",
+    "conseille",
+    "recommande",
+    "de preference",
+    "idealement",
+    "si possible",
+    "normalement",
+    "en principe",
+    "il vaut mieux",
+    "eviter de",
+    "autant que possible",
+    # de
+    "sollte",
+    "sollten",
+    "moglichst",
+    "empfohlen",
+    "empfiehlt",
+    "idealerweise",
+    "normalerweise",
+    "in der regel",
+    "besser",
+    "vorzugsweise",
+    "nach moglichkeit",
+    # en
+    "should",
+    "shouldn't",
+    "recommended",
+    "ideally",
+    "preferably",
+    "if possible",
+    "normally",
+    "generally",
+    "advisable",
+    "best to",
+    "good idea",
+    "suggest",
+)
+_WORDS = re.compile(r"[^\W\d_]{4,}")
+_MODAL_WORDS = frozenset(
+    word[:5] for phrase in (*STRONG, *WEAK) for word in phrase.split() if len(word) >= 4
+)
+
+
+def _content(text: str) -> frozenset[str]:
+    return frozenset(
+        word[:5] for word in _WORDS.findall(fold(text)) if word[:5] not in _MODAL_WORDS
+    )
+
+
+def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
+    """The sentence of ``answer`` that softens ``claim``'s constraint, or None (rules in
+    the module docstring)."""
+    if claim.kind is not None or claim.pattern or find_phrase(claim.text, STRONG) is None:
+        return None
+    from pytest_ragv2.scoring.claims import same_value
+
+    values = read_values(claim.text, lang)
+    words = _content(claim.text)
+    written = read_values(answer, lang) if values else ()
+    for start, end in sentence_spans(answer):
+        sentence = answer[start:end]
+        if find_phrase(sentence, WEAK) is None or find_phrase(sentence, STRONG) is not None:
+            continue
+        inside = [v for v in written if start <= v.span[0] < end]
+        anchored = any(same_value(gold, value) for gold in values for value in inside)
+        if anchored or (words and 2 * len(words & _content(sentence)) >= len(words)):
+            return sentence
+    return None
+
+
+def weakened_claims(
+    claims: Sequence[Claim], answer: str, lang: str | None
+) -> list[tuple[Claim, str]]:
+    """Each claim of ``claims`` whose constraint ``answer`` softens, with the sentence."""
+    found = []
+    for claim in claims:
+        sentence = weakened(claim, answer, lang)
+        if sentence is not None:
+            found.append((claim, sentence))
+    return found
