@@ -70,6 +70,7 @@ def measure(run_dir: Path) -> dict[str, float]:
     from pytest_ragv2.scoring.grounding import text_support
     from pytest_ragv2.scoring.language import rank_languages
     from pytest_ragv2.scoring.normalisation import normalise
+    from pytest_ragv2.scoring.values import read_values
 
     allowlist = load_allowlist(REPO / "gold" / "allowlist.yaml")
     catalog = load_catalog(REPO / "cases", REPO / "gold", allowlist=allowlist)
@@ -96,6 +97,7 @@ def measure(run_dir: Path) -> dict[str, float]:
     distinct = sorted({text for raw, _, _ in work for text in _support_texts(raw)})
     text_support.cache_clear()
     normalise.cache_clear()
+    read_values.cache_clear()
     started = time.perf_counter()
     for text in distinct:
         text_support(text)

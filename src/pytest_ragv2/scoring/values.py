@@ -1729,6 +1729,7 @@ def _halves(norm: Normalised, lang: str | None, found: _Collector) -> None:
 # =========================================================================== reading
 
 
+@lru_cache(maxsize=256)
 def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
     """Every typed value of ``text`` (an answer or an evidence passage), in text order,
     non-overlapping (a phone number is one phone, never numbers; a date is one date, never
