@@ -672,3 +672,26 @@ def test_what_is_usual_elsewhere_after_a_refusal_is_a_guess_at_the_answer(
     reading = read_refusal(text, lang, NO_PHRASES)
     assert reading.refusals
     assert reading.guessed is guessed
+
+
+# ------------------------------------------------- approximate or usual values
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "hedged_value"),
+    [
+        ("en", "A calendar month usually has 21 working days.", True),
+        ("en", "That is about four weeks.", True),
+        ("fr", "Un mois compte généralement 21 jours ouvrés.", True),
+        ("de", "Das sind etwa vier Wochen.", True),
+        ("de", "Der Starter-Plan erlaubt 100 Anfragen pro Minute.", False),
+    ],
+)
+def test_a_value_given_as_approximate_or_usual_is_hedged(
+    lang: str, answer: str, hedged_value: bool
+) -> None:
+    from pytest_ragv2.scoring.vetoes import hedged
+
+    facts = [f for f in answer_facts(answer, lang, text_support("")) if f.kind == "number"]
+    assert facts
+    assert bool(hedged(answer, facts)) is hedged_value

@@ -134,6 +134,7 @@ from pytest_ragv2.scoring.vetoes import (
     allowlist_vetoes,
     dedupe,
     fabrication_vetoes,
+    hedged,
     weakened_numbers,
 )
 from pytest_ragv2.systems.outputs import RetrievedItem
@@ -407,7 +408,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             and not context.allowed.allows_mention(fact.text)
         )
     ]
-    fabrication_vetoes(gold.turn, expected, checked, bound, vetoes)
+    fabrication_vetoes(gold.turn, expected, checked, bound, vetoes, hedged(answer, checked))
     for match in claims.forbidden_found:
         if match.claim.veto is not None:
             vetoes.append(

@@ -145,12 +145,45 @@ def dedupe(vetoes: Sequence[Veto]) -> list[Veto]:
     return kept
 
 
+# an approximation right before a value, or a generalisation in its sentence: a value given
+# as roughly so or as usual elsewhere ("about four weeks", "a month usually has 21 or 22
+# working days"), not as a fact of the case
+_APPROXIMATION = re.compile(
+    r"(?:about|around|approximately|roughly|circa|ca\.|environ|a peu pres|pres de|etwa"
+    r"|ungefahr|rund|knapp)\s$"
+)
+_GENERALISATION = re.compile(
+    r"\b(?:usually|typically|generally|in general|as a rule|normalement|generalement"
+    r"|habituellement|en general|d'ordinaire|ublicherweise|normalerweise|in der regel"
+    r"|typischerweise|gewohnlich)\b"
+)
+
+
+def hedged(answer: str, facts: Sequence[Fact]) -> frozenset[tuple[int, int]]:
+    """The spans of the values of ``facts`` the answer gives as approximate or as usual
+    elsewhere (rules above)."""
+    from pytest_ragv2.scoring.answer_text import fold, sentence_spans
+
+    sentences = sentence_spans(answer)
+    found = set()
+    for fact in facts:
+        if fact.kind not in ("number", "date"):
+            continue
+        before = fold(answer[max(0, fact.span[0] - 20) : fact.span[0]]) + " "
+        sentence = next(((a, b) for a, b in sentences if a <= fact.span[0] < b), None)
+        general = sentence is not None and _GENERALISATION.search(fold(answer[slice(*sentence)]))
+        if _APPROXIMATION.search(before) or general:
+            found.add(fact.span)
+    return frozenset(found)
+
+
 def fabrication_vetoes(
     turn: int,
     expected: ExpectedAnswer,
     facts: Sequence[Fact],
     contradicted: Mapping[tuple[int, int], tuple[Claim, bool]],
     vetoes: list[Veto],
+    hedged: Collection[tuple[int, int]] = (),
 ) -> None:
     dimensions, unitless = _high_severity_units(expected)
     required = expected.required_claims
@@ -195,6 +228,8 @@ def fabrication_vetoes(
                 )
             )
             continue
+        if fact.span in hedged:
+            continue  # unsupported (Grounding), but given as approximate or usual: no claim
         dimension = _fact_dimension(fact)
         if all_high or (dimension in dimensions) or (dimension is None and unitless):
             why = (
