@@ -277,7 +277,8 @@ def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[st
     kind = fact.get("kind")
     claim: dict[str, Any] = {"severity": severity or fact.get("severity", "medium")}
     if kind not in (None, "text") and typed_value_problem(value, kind) is None:
-        return {**claim, "kind": kind, "value": value}
+        # the fact as its text: what the value is for ("Business: 1 000 Anfragen pro Minute")
+        return {**claim, "kind": kind, "value": value, "text": str(fact.get("fact") or value)}
     return {**claim, "text": value}
 
 

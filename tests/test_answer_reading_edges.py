@@ -695,3 +695,44 @@ def test_a_value_given_as_approximate_or_usual_is_hedged(
     facts = [f for f in answer_facts(answer, lang, text_support("")) if f.kind == "number"]
     assert facts
     assert bool(hedged(answer, facts)) is hedged_value
+
+
+# ---------------------------------------------------------------- swapped values
+
+
+def _swaps(lang: str, claims: list[dict[str, str]], answer: str) -> list[tuple[str, str]]:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claim_values import swapped_values
+    from pytest_ragv2.scoring.claims import score_claims
+
+    expected = ExpectedAnswer.model_validate({"required_claims": claims})
+    matched = score_claims(expected, answer, lang).required_matched
+    return [(m.found, given_for.text) for m, given_for in swapped_values(answer, matched)]
+
+
+PLANS = [
+    {"text": "Business: 1 000 requests per minute", "kind": "count", "value": "1 000"},
+    {"text": "Enterprise: 5 000 requests per minute", "kind": "count", "value": "5 000"},
+]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "swapped"),
+    [
+        ("en", "Business: 5,000 requests a minute, Enterprise: 1,000.", 2),
+        ("en", "Business: 1,000 requests a minute, Enterprise: 5,000.", 0),
+        ("en", "The limits are 1,000 and 5,000 requests a minute for Business and Enterprise.", 0),
+        ("de", "| Business | 5.000 |\n| Enterprise | 1.000 |", 2),
+        ("fr", "Plan Business : 1 000 requêtes par minute ; plan Enterprise : 5 000.", 0),
+        ("fr", "Plan Business : 5 000 requêtes par minute ; plan Enterprise : 1 000.", 2),
+    ],
+)
+def test_a_value_given_for_what_another_claim_is_about_is_swapped(
+    lang: str, answer: str, swapped: int
+) -> None:
+    assert len(_swaps(lang, PLANS, answer)) == swapped
+
+
+def test_claims_written_as_bare_values_are_never_paired() -> None:
+    bare = [{"kind": "count", "value": "1 000"}, {"kind": "count", "value": "5 000"}]
+    assert _swaps("en", bare, "Business: 5,000 requests a minute, Enterprise: 1,000.") == []

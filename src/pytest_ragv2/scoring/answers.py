@@ -95,7 +95,11 @@ from pytest_ragv2.scoring.answer_records import (
 )
 from pytest_ragv2.scoring.answer_text import find_phrase, fold
 from pytest_ragv2.scoring.citations import check_citations
-from pytest_ragv2.scoring.claim_values import contradicted_values, offered_in_place
+from pytest_ragv2.scoring.claim_values import (
+    contradicted_values,
+    offered_in_place,
+    swapped_values,
+)
 from pytest_ragv2.scoring.claims import (
     ClaimMatch,
     PatternTimedOut,
@@ -324,6 +328,16 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             claims, expected, reading, answer=answer, gold_lang=options.gold_lang, lang=lang
         ),
     )
+    # a value given for what another claim of its kind is about ("Business: 5 000,
+    # Enterprise: 1 000"): neither claim is stated, and each value is the other's error
+    swaps = swapped_values(answer, claims.required_matched, options.gold_lang)
+    if swaps:
+        swapped = [match for match, _ in swaps]
+        claims = replace(
+            claims,
+            required_matched=tuple(m for m in claims.required_matched if m not in swapped),
+            required_missed=(*claims.required_missed, *(m.claim for m in swapped)),
+        )
     # a refusal turn's refusal claims, stated in the answer's own words
     credited = (
         credited_refusal_claims(answer, lang, claims.required_missed)
@@ -376,6 +390,19 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             ),
         )
     }
+    for match, given_for in swaps:
+        fact = next(
+            (
+                f
+                for f in facts
+                if match.span is not None
+                and f.span[0] < match.span[1]
+                and match.span[0] < f.span[1]
+            ),
+            None,
+        )
+        if fact is not None:
+            bound[fact.span] = (given_for, fact.supported)
     # a text claim that states values, said with another value in a sentence about it
     for claim in claims.required_missed:
         span = contradicting_value(claim, answer, lang, options.gold_lang)

@@ -204,3 +204,52 @@ def offered_in_place(
         if claim is not None and fact is not None:
             found.append((fact, claim))
     return found
+
+
+# a clause: a sentence (a table row is one) cut at commas, semicolons and dashes ("Business:
+# 5 000 Anfragen/Minute, Enterprise: 1 000 Anfragen/Minute" has two)
+_CLAUSE_CUT = re.compile(r"[,;]|\s[-\u2013\u2014]\s")
+
+
+def _clause(answer: str, span: tuple[int, int]) -> str:
+    low, high = next(
+        ((a, b) for a, b in sentence_spans(answer) if a <= span[0] < b), (0, len(answer))
+    )
+    start = max((m.end() for m in _CLAUSE_CUT.finditer(answer, low, span[0])), default=low)
+    after = _CLAUSE_CUT.search(answer, span[1], high)
+    return answer[start : after.start() if after else high]
+
+
+def swapped_values(
+    answer: str, matched: Sequence[ClaimMatch], gold_lang: str | None = None
+) -> list[tuple[ClaimMatch, Claim]]:
+    """Each matched typed claim whose value the answer gives for what another claim of its
+    kind is about: the value's clause names the other claim's subject and not its own
+    ("Business: 5 000 Anfragen/Minute, Enterprise: 1 000" for Business 1 000 and Enterprise
+    5 000; "up to 15 working days a year, approved 20 working days in advance"). A claim's
+    subject is the content words of its text that are not its value's nor the other
+    claim's; a claim whose text is its bare value has none and is never paired. Returned
+    with the claim the value was given for."""
+    typed = [
+        (match, target, content_words(match.claim.text) - content_words(target.value.text))
+        for match in matched
+        if match.claim.kind is not None
+        and match.span is not None
+        and (target := claim_target(match.claim, gold_lang)) is not None
+        and target.value is not None
+    ]
+    found = []
+    for match, target, words in typed:
+        assert match.span is not None
+        assert target.value is not None
+        have = content_words(_clause(answer, match.span))
+        for other, other_target, other_words in typed:
+            if other is match or other_target.value is None:
+                continue
+            if not target.same_class(other_target.value):
+                continue
+            own, theirs = words - other_words, other_words - words
+            if own and theirs and not (own & have) and (theirs & have):
+                found.append((match, other.claim))
+                break
+    return found
