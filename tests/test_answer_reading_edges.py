@@ -706,8 +706,9 @@ def _swaps(lang: str, claims: list[dict[str, str]], answer: str) -> list[tuple[s
     from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate({"required_claims": claims})
-    matched = score_claims(expected, answer, lang).required_matched
-    return [(m.found, given_for.text) for m, given_for in swapped_values(answer, matched)]
+    scored = score_claims(expected, answer, lang)
+    swaps = swapped_values(answer, scored.required_matched, None, scored.required_missed)
+    return [(m.found, given_for.text) for m, given_for in swaps]
 
 
 PLANS = [
@@ -736,3 +737,53 @@ def test_a_value_given_for_what_another_claim_is_about_is_swapped(
 def test_claims_written_as_bare_values_are_never_paired() -> None:
     bare = [{"kind": "count", "value": "1 000"}, {"kind": "count", "value": "5 000"}]
     assert _swaps("en", bare, "Business: 5,000 requests a minute, Enterprise: 1,000.") == []
+
+
+def test_a_value_given_for_a_missed_claim_of_its_kind_is_swapped_onto_it() -> None:
+    claims = [
+        {"text": "safety valve setting 15.5 bar", "kind": "quantity", "value": "15.5 bar"},
+        {"text": "maximum operating pressure 14 bar", "kind": "quantity", "value": "14 bar"},
+    ]
+    answer = "The safety valve is set to 14 bar, the same as the maximum operating pressure."
+    assert _swaps("en", claims, answer) == [("14 bar", "safety valve setting 15.5 bar")]
+    right = "The safety valve is set to 15.5 bar; the maximum operating pressure is 14 bar."
+    assert _swaps("en", claims, right) == []
+
+
+@pytest.mark.parametrize(
+    ("answer", "offered"),
+    [
+        ("Aktuell gilt Revision 2 (die Erstausgabe war Revision 1).", False),
+        ("Aktuell gilt Revision 1.", True),
+    ],
+)
+def test_a_number_that_names_beside_the_right_one_is_context(answer: str, offered: bool) -> None:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {
+            "required_claims": [{"text": "Revision 2", "kind": "identifier", "value": "2"}],
+            "forbidden_claims": [{"text": "Revision 1", "kind": "identifier", "value": "1"}],
+        }
+    )
+    claims = score_claims(expected, answer, "de")
+    assert bool(offered_forbidden(claims, expected, None, answer=answer, lang="de")) is offered
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "lifted_limit"),
+    [
+        ("fr", "50 exports planifiés par jour", "Des exports planifiés illimités.", True),
+        ("de", "50 geplante Exporte pro Tag", "Geplante Exporte sind unbegrenzt möglich.", True),
+        ("en", "50 scheduled exports a day", "Scheduled exports are unlimited.", True),
+        ("en", "50 scheduled exports a day", "Storage is unlimited.", False),
+    ],
+)
+def test_a_limit_said_to_be_none_is_lifted(
+    lang: str, claim: str, answer: str, lifted_limit: bool
+) -> None:
+    from pytest_ragv2.scoring.modality import lifted
+
+    typed = Claim(text=claim, kind="count", value="50")
+    assert (lifted(typed, answer) is not None) is lifted_limit

@@ -330,9 +330,13 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     )
     # a value given for what another claim of its kind is about ("Business: 5 000,
     # Enterprise: 1 000"): neither claim is stated, and each value is the other's error
-    swaps = swapped_values(answer, claims.required_matched, options.gold_lang)
+    swaps = swapped_values(
+        answer, claims.required_matched, options.gold_lang, claims.required_missed
+    )
     if swaps:
-        swapped = [match for match, _ in swaps]
+        # a value given for a claim the answer also states is stated for neither
+        stated = {id(m.claim) for m in claims.required_matched}
+        swapped = [match for match, given_for in swaps if id(given_for) in stated]
         claims = replace(
             claims,
             required_matched=tuple(m for m in claims.required_matched if m not in swapped),
@@ -493,7 +497,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
     context.checkpoint(f"turn {gold.turn}: source type")
     _constraints(score, gold, turn, answer, facts, claims.forbidden_found, context, vetoes)
-    for claim, sentence in weakened_claims(expected.required_claims, answer, lang):
+    for claim, sentence in weakened_claims(
+        expected.required_claims, answer, lang, claims.required_missed
+    ):
         detail = f"{clip(claim.text, 120)!r} said with a weaker modality"
         score.constraint_violations.append(f"constraint_weakened: {detail}")
         vetoes.append(Veto("constraint_weakened", gold.turn, clip(sentence), detail))

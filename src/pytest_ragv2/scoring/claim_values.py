@@ -221,21 +221,37 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
 
 
 def swapped_values(
-    answer: str, matched: Sequence[ClaimMatch], gold_lang: str | None = None
+    answer: str,
+    matched: Sequence[ClaimMatch],
+    gold_lang: str | None = None,
+    missed: Sequence[Claim] = (),
 ) -> list[tuple[ClaimMatch, Claim]]:
     """Each matched typed claim whose value the answer gives for what another claim of its
     kind is about: the value's clause names the other claim's subject and not its own
     ("Business: 5 000 Anfragen/Minute, Enterprise: 1 000" for Business 1 000 and Enterprise
-    5 000; "up to 15 working days a year, approved 20 working days in advance"). A claim's
-    subject is the content words of its text that are not its value's nor the other
-    claim's; a claim whose text is its bare value has none and is never paired. Returned
-    with the claim the value was given for."""
+    5 000; "up to 15 working days a year, approved 20 working days in advance"; "the valve
+    is set to 14 bar" where 14 bar is the maximum pressure and the valve's setting, missed,
+    is 15.5 bar). A claim's subject is the content words of its text that are not its
+    value's nor the other claim's; a claim whose text is its bare value has none and is
+    never paired. Returned with the claim (matched or ``missed``) the value was given for."""
+
+    def subject(claim: Claim, target: Target) -> frozenset[str]:
+        assert target.value is not None
+        return content_words(claim.text) - content_words(target.value.text)
+
     typed = [
-        (match, target, content_words(match.claim.text) - content_words(target.value.text))
+        (match, target, subject(match.claim, target))
         for match in matched
         if match.claim.kind is not None
         and match.span is not None
         and (target := claim_target(match.claim, gold_lang)) is not None
+        and target.value is not None
+    ]
+    candidates = [(match.claim, target, words) for match, target, words in typed] + [
+        (claim, target, subject(claim, target))
+        for claim in missed
+        if claim.kind is not None
+        and (target := claim_target(claim, gold_lang)) is not None
         and target.value is not None
     ]
     found = []
@@ -243,13 +259,13 @@ def swapped_values(
         assert match.span is not None
         assert target.value is not None
         have = content_words(_clause(answer, match.span))
-        for other, other_target, other_words in typed:
-            if other is match or other_target.value is None:
+        for other, other_target, other_words in candidates:
+            if other is match.claim or other_target.value is None:
                 continue
             if not target.same_class(other_target.value):
                 continue
             own, theirs = words - other_words, other_words - words
             if own and theirs and not (own & have) and (theirs & have):
-                found.append((match, other.claim))
+                found.append((match, other))
                 break
     return found

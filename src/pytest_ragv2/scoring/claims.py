@@ -592,6 +592,11 @@ def score_claims(
     )
 
 
+def _names_by_number(value: Value) -> bool:
+    """An identifier of digits alone ("Revision 2"): a number, for the context rules too."""
+    return value.kind == "identifier" and value.key.split(":", 1)[-1].isdigit()
+
+
 def _paragraphs(text: str) -> list[tuple[int, int]]:
     """The spans of the paragraphs of ``text`` (separated by a blank line)."""
     bounds = [0, *(m.end() for m in re.finditer(r"\n\s*\n", text)), len(text) + 1]
@@ -653,7 +658,7 @@ def offered_forbidden(
         and match.span is not None
         and (target := claim_target(match.claim, gold_lang)) is not None
         and target.value is not None
-        and target.of != "identifier"
+        and (target.of != "identifier" or _names_by_number(target.value))
         for span in {
             match.span,
             *(v.span for v in written if target.value and same_value(target.value, v)),
@@ -673,7 +678,12 @@ def offered_forbidden(
                 continue
             here = _sentence_at(sentences, span) if span is not None else None
             if any(
-                gold.value is not None and gold.same_class(value) and where == here
+                gold.value is not None
+                and (
+                    gold.same_class(value)
+                    or (_names_by_number(gold.value) and _names_by_number(value))
+                )
+                and where == here
                 for gold, where in stated
             ):
                 continue

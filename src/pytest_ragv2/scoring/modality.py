@@ -6,7 +6,9 @@ or blocked", "nur in Zone 1 oder Zone 2 zulässig", "doit être approuvé") — 
 when a sentence of the answer about the claim says it with a **weak** modality (a
 recommendation or a hedge: "shouldn't normally be adjusted", "empfohlen wird die Aufstellung
 in Zone 1 oder Zone 2", "il est conseillé de ...") and with no strong one. The protocol's
-hard gate "silently weakens an explicit constraint" (``constraint_weakened``).
+hard gate "silently weakens an explicit constraint" (``constraint_weakened``). A limit is
+weakened too when a missed number claim ("50 exports planifiés par jour") is said to be
+none ("des exports planifiés illimités", "unbegrenzt", "unlimited"; :func:`lifted`).
 
 A sentence is **about** the claim when it holds one of the claim's values (any writing,
 :func:`pytest_ragv2.scoring.claims.same_value`) or at least half of its content words
@@ -142,13 +144,55 @@ def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     return None
 
 
+UNLIMITED: tuple[str, ...] = (
+    "illimite",
+    "illimites",
+    "illimitee",
+    "illimitees",
+    "sans limite",
+    "non limite",
+    "unbegrenzt",
+    "unbegrenzte",
+    "unbegrenzten",
+    "unlimitiert",
+    "ohne limit",
+    "ohne begrenzung",
+    "unlimited",
+    "no limit",
+    "without limit",
+)
+_NUMERIC = frozenset({"quantity", "money", "percent", "count"})
+
+
+def lifted(claim: Claim, answer: str) -> str | None:
+    """The sentence of ``answer`` that says a missed limit is none: a typed number claim
+    ("50 exports planifiés par jour") whose content words, half of them at least, stand in a
+    sentence saying "unlimited" ("des exports planifiés illimités"). None when no sentence
+    does."""
+    if claim.kind not in _NUMERIC:
+        return None
+    words = _content(claim.text) - _content(claim.value or "")
+    if not words:
+        return None
+    for start, end in sentence_spans(answer):
+        sentence = answer[start:end]
+        if find_phrase(sentence, UNLIMITED) is None:
+            continue
+        if 2 * len(words & _content(sentence)) >= len(words):
+            return sentence
+    return None
+
+
 def weakened_claims(
-    claims: Sequence[Claim], answer: str, lang: str | None
+    claims: Sequence[Claim], answer: str, lang: str | None, missed: Sequence[Claim] = ()
 ) -> list[tuple[Claim, str]]:
-    """Each claim of ``claims`` whose constraint ``answer`` softens, with the sentence."""
+    """Each claim of ``claims`` whose constraint ``answer`` softens, and each limit of
+    ``missed`` it lifts, with the sentence."""
     found = []
     for claim in claims:
         sentence = weakened(claim, answer, lang)
+        if sentence is None and claim in missed:
+            sentence = lifted(claim, answer)
         if sentence is not None:
             found.append((claim, sentence))
     return found
