@@ -4,7 +4,10 @@ The measure is the answer corpus in ``benchmarks/answer_corpus/`` (see its READM
 over the bundled corpora in French, German and English, each with several answers written in
 the styles local models answer in and hand-graded on the harness rubric (Accuracy, Grounding,
 Completeness, Language, Format -> PASS/PARTIAL/FAIL) with the hard veto each must trip. It is
-split in two halves: ``development`` may be studied; ``test`` is scored once, at the end.
+split in two halves: ``development`` may be studied; ``test`` is scored once, at the end. A
+third set, ``validation``, written later by other authors who had not read the scorer, is
+measured once before it is studied (a second estimate of how the scorer generalises, before
+the test half is spent).
 
 Every answer is scored the way layer B scores a run (``layers.chat.chat_record``) as a
 one-turn conversation whose evidence is the question's passages, numbered [1], [2], ... in
@@ -17,6 +20,7 @@ veto recall (expected vetoes raised, by kind), correct answers vetoed, vetoes no
 expects, and abstentions (runs the scorer marks as needing review).
 
     python benchmarks/bench_answer_agreement.py                    # the development half
+    python benchmarks/bench_answer_agreement.py --half validation  # then it may be studied
     python benchmarks/bench_answer_agreement.py --half test        # once, at the end
     python benchmarks/bench_answer_agreement.py --json out.json --show-disagreements
 """
@@ -466,7 +470,12 @@ def table(groups: dict[str, dict[str, Any]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--half", choices=("development", "test", "both"), default="development")
+    parser.add_argument(
+        "--half",
+        choices=("development", "validation", "test", "both"),
+        default="development",
+        help="both: development and test",
+    )
     parser.add_argument("--lang", nargs="*", help="languages (default: every one)")
     parser.add_argument("--json", type=Path, help="write every figure and answer here")
     parser.add_argument(
@@ -478,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--show-disagreements",
         action="store_true",
-        help="print each disagreement of the development half (never the test half's)",
+        help="print each disagreement (never the test half's)",
     )
     args = parser.parse_args(argv)
     halves = ("development", "test") if args.half == "both" else (args.half,)
@@ -538,6 +547,7 @@ def main(argv: list[str] | None = None) -> int:
                             },
                         }
                         for one in scored
+                        if one.question.half != "test"  # the test half: figures only
                     ],
                 },
                 indent=1,
