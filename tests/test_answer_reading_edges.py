@@ -787,3 +787,69 @@ def test_a_limit_said_to_be_none_is_lifted(
 
     typed = Claim(text=claim, kind="count", value="50")
     assert (lifted(typed, answer) is not None) is lifted_limit
+
+
+# ------------------------------------------------ what the sources hold, near a refusal
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "fr",
+            "Le taux 2024 n'est pas chiffré dans les documents. Les notes du comité indiquent "
+            "seulement que le taux 2025 (11,2 %) est en baisse.",
+        ),
+        (
+            "de",
+            "Ein Preis steht in den Unterlagen nicht. Die Preisliste nennt nur 350 € für das "
+            "Modul A.",
+        ),
+        (
+            "en",
+            "The documents don't state a Starter figure. The product guide gives targets "
+            "(not guarantees) only for Business (99.5 %).",
+        ),
+    ],
+)
+def test_what_a_document_says_beside_a_refusal_is_what_the_sources_hold(
+    lang: str, text: str
+) -> None:
+    reading = read_refusal(text, lang, NO_PHRASES)
+    assert reading.clauses[0].role == "refusal"
+    assert all(c.role in ("refusal", "source", "set_apart") for c in reading.clauses), [
+        (c.role, c.text) for c in reading.clauses
+    ]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "denied"),
+    [
+        ("de", "Nicht mit SK-350A (Ziffer 0, Stufe 1-2, 6 000 Bh) verwechseln.", True),
+        ("en", "Don't confuse it with MV-3012-S, the stage-1 valve.", True),
+        ("fr", "La pièce SK-350A (6 000 h) convient.", False),
+    ],
+)
+def test_a_parenthesis_is_denied_with_what_it_qualifies(
+    lang: str, answer: str, denied: bool
+) -> None:
+    from pytest_ragv2.scoring.claims import denied_at
+
+    target = "6 000" if "6 000" in answer else "MV-3012-S"
+    start = answer.index(target)
+    assert denied_at(answer, (start, start + len(target)), target) is denied
+
+
+@pytest.mark.parametrize(
+    ("text", "identifiers"),
+    [
+        ("a 10-to-90 % charge in 52 min", []),
+        ("targets for end-2026 and pre-2020 units", []),
+        ("parts SK-35OA and KV-4502-8", ["identifier:SK-35-OA", "identifier:KV-4502-8"]),
+    ],
+)
+def test_a_short_lower_case_word_joined_to_a_number_is_no_identifier(
+    text: str, identifiers: list[str]
+) -> None:
+    found = [v.key for v in read_values(text, "en") if v.kind == "identifier"]
+    assert found == identifiers

@@ -748,13 +748,25 @@ def denied_at(answer: str, span: tuple[int, int], claim_text: str) -> bool:
     start = before[-1] if before else 0
     after = _CLAUSE_EDGE.search(answer, span[1])
     end = after.start() if after else len(answer)
-    words = set(_WORDS_ANY.findall(fold(answer[start:end])))
+    clause = answer[start:end]
+    opening = answer.rfind("(", 0, span[0])
+    if opening >= 0 and answer.find(")", opening, span[0]) < 0:
+        # inside parentheses, which qualify what stands before them: "nicht mit SK-350A
+        # (Ziffer 0, Stufe 1-2, 6 000 Bh) verwechseln" denies what the brackets hold too
+        outer = [m.end() for m in _CLAUSE_EDGE.finditer(answer, 0, opening)]
+        closing = answer.find(")", span[1])
+        tail = _CLAUSE_EDGE.search(answer, closing + 1) if closing >= 0 else None
+        clause += " " + answer[outer[-1] if outer else 0 : opening]
+        if closing >= 0:
+            clause += " " + answer[closing + 1 : tail.start() if tail else len(answer)]
+    words = set(_WORDS_ANY.findall(_NOT.sub(" not", fold(clause))))
     if any(word.startswith(_LIMIT_VERBS) for word in words):
         return False  # "darf 45 °C nicht überschreiten": a negated limit states a maximum
     return bool(words & denials)
 
 
 _WORDS_ANY = re.compile(r"[^\W\d_]+")
+_NOT = re.compile(r"n't\b")
 # verbs whose negation sets a limit at the value rather than denying it
 _LIMIT_VERBS = (
     "exceed",

@@ -301,6 +301,26 @@ def _words(clause: str) -> tuple[str, ...]:
     return tuple(_WORD.findall(clause.replace("'", " ")))
 
 
+def _bracketed(clause: str) -> frozenset[int]:
+    """The positions (in :func:`_words`) of the words inside parentheses: a negation there
+    qualifies a noun ("availability targets (not guarantees)"), not the clause's verb."""
+    text = clause.replace("'", " ")
+    if "(" not in text:
+        return frozenset()
+    inside, depth, index = set(), 0, 0
+    for token in re.finditer(r"[()]|[^\W\d_]+", text):
+        mark = token.group()
+        if mark == "(":
+            depth += 1
+        elif mark == ")":
+            depth = max(0, depth - 1)
+        else:
+            if depth:
+                inside.add(index)
+            index += 1
+    return frozenset(inside)
+
+
 def _sources(c: _Clause) -> list[int]:
     """Where ``c`` names a source (see the module docstring), attributions left out."""
     lexicon = c.lexicon
@@ -355,7 +375,8 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
         return "self refusal"
     if any(_is(w, lexicon.incompatible) for w in words):
         return "incompatible"
-    cues = [i for i, w in enumerate(words) if w in lexicon.negations]
+    bracketed = _bracketed(clause)
+    cues = [i for i, w in enumerate(words) if w in lexicon.negations and i not in bracketed]
     absence = c.at(lexicon.absence)
     silence = c.at(lexicon.silence)
     exceed = c.at(lexicon.exceed)
@@ -494,11 +515,29 @@ def _incompatible(c: _Clause, cues: Sequence[int]) -> str | None:
     return None
 
 
+def _document_subject(c: _Clause) -> bool:
+    """A document ("the policy", "les notes", "der Vertrag") or a carrier ("the notes") as
+    the clause's subject."""
+    lexicon = c.lexicon
+    return any(
+        i < SUBJECT_WORDS
+        for i in (*c.at(lexicon.documents, lexicon.compounds), *c.at(lexicon.carriers))
+    )
+
+
 def _carries(previous: str | None, clause: str, opened: bool, lexicon: Lexicon) -> bool:
-    """Whether ``clause``, opened by a contrast word, goes on from a source subject."""
-    if not opened or previous is None:
+    """Whether ``clause`` goes on from a source subject: opened by a contrast word, or with
+    a pronoun for its subject ("The security policy only sets a rule for ... . It gives no
+    minimum length ...")."""
+    if previous is None:
         return False
     own = _words(clause)
+    if not opened:
+        if not own or own[0] not in lexicon.third_pronouns:
+            return False
+        words = _words(previous)
+        c = _Clause(words, " ".join(words), lexicon)
+        return _source_subject(c, _sources(c)) or _document_subject(c)
     if len(own) < 2:
         return False
     goes_on = (
@@ -745,6 +784,9 @@ def _role(
         c = _Clause(words, joined, lexicon)
         if _source_subject(c, _sources(c)):
             return "source"
+        reports = (lexicon.text_report, lexicon.weak_report, lexicon.containment)
+        if _document_subject(c) and any(_is(w, entries) for w in words for entries in reports):
+            return "source"  # "Les notes du comité indiquent seulement que ..."
         if after_source and not _PLURAL_PRONOUNS.isdisjoint(words[:2]):
             return "source"  # "... However, they do describe a discount for non-profits"
     if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):

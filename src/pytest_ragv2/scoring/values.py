@@ -1074,6 +1074,10 @@ def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[
     core = text[core_start:core_end]
     if not any(char.isdigit() for char in core):
         return None
+    if not any(char.isupper() for char in core) and any(
+        re.fullmatch(r"[^\W\d_]{2,3}", group) for _, _, group in groups
+    ):
+        return None  # "end-2026", "10-to-90", "pre-2020": a short word and a number, in lower case
     stripped = core_start != start or core_end != end
     letters = sum(char.isalpha() for char in core)
     if core[0].isalpha() and len(core) <= 8 and normalise_unit(core) in UNIT_DIMENSIONS:
