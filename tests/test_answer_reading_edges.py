@@ -853,3 +853,37 @@ def test_a_short_lower_case_word_joined_to_a_number_is_no_identifier(
 ) -> None:
     found = [v.key for v in read_values(text, "en") if v.kind == "identifier"]
     assert found == identifiers
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("de", "9500 Kubikmeter pro Stunde", "quantity:m³/h:9500"),
+        ("fr", "neuf mille cinq cents mètres cubes par heure", "quantity:m³/h:9500"),
+        ("en", "310 normal cubic metres per hour", "quantity:Nm³/h:310"),
+        ("en", "ninety kilowatts", "quantity:W:90000"),
+        ("fr", "soixante pascals", "quantity:Pa:60"),
+        ("de", "höchstens 60 Pa", "quantity:Pa:60"),
+    ],
+)
+def test_a_unit_written_in_words_is_the_unit(lang: str, text: str, key: str) -> None:
+    assert [value.key for value in read_values(text, lang)] == [key]
+
+
+def test_a_typed_claim_whose_text_is_a_constraint_is_weakened_by_a_recommendation() -> None:
+    from pytest_ragv2.scoring.modality import weakened
+
+    claim = Claim(
+        text="avec une gaine, la pression résiduelle ne doit pas dépasser 60 Pa",
+        kind="quantity",
+        value="60 Pa",
+    )
+    assert weakened(claim, "Avec une gaine, environ 60 Pa est recommandée.", "fr") is not None
+    assert weakened(claim, "Avec une gaine, 60 Pa au maximum.", "fr") is None
+
+
+def test_hours_and_minutes_of_a_range_are_both_on_the_clock() -> None:
+    assert [v.key for v in read_values("de 9 h 30 à 18 h", "fr")] == [
+        "time:09:30",
+        "time:18:00",
+    ]

@@ -677,8 +677,10 @@ def test_no_value(lang: str, text: str) -> None:
     assert read_values(text, lang) == ()
 
 
-def test_14h30_is_a_time_of_day() -> None:
-    assert keys("14h30", "de") == ["time:14:30"]
+def test_hours_and_minutes_are_a_time_on_the_clock_and_a_duration_off_it() -> None:
+    assert keys("à 14h30", "fr") == ["time:14:30"]
+    assert keys("de 9 h 30 à 18 h", "fr") == ["time:09:30", "time:18:00"]
+    assert keys("le X2 tient 11 h 30 par charge", "fr") == ["quantity:s:41400"]
 
 
 def test_filenames_hold_no_values() -> None:

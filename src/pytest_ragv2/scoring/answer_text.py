@@ -143,20 +143,31 @@ def sentence_spans(text: str) -> list[tuple[int, int]]:
 _WRAPPED_BEFORE = re.compile(r"[^\W\d_][\w,)\]%€]*$|[,\d]$")
 
 
+_LIST_NUMBER = re.compile(r"\d{1,2}[.)]\s")
+_WRAPPED_LINE = 60  # a line this long that ends without punctuation was wrapped
+
+
 def _soft_wrap(text: str, line_break: re.Match[str]) -> bool:
     """A single line break inside a sentence that an answer hard-wraps ("... par
-    périodes\nsuccessives de 12 mois."): the line goes on with a lower-case word after a
-    word or a comma, not after a sentence's end, a colon or a table cell."""
+    périodes\nsuccessives de 12 mois."): after a word or a comma (not a sentence's end, a
+    colon or a table cell), the line goes on with a lower-case word or a number — or, after
+    a long line (a wrapped one, not a heading), with any word ("... eine jährliche\n
+    Abwanderungsquote"); never with a list item, a table row or a heading."""
     if line_break.group() != "\n":
         return False
     after = line_break.end()
-    if after >= len(text) or not text[after].islower():
+    if after >= len(text) or text[after] in "|-*•#+":
         return False
     line_start = text.rfind("\n", 0, line_break.start()) + 1
     line = text[line_start : line_break.start()].rstrip()
     if not line or line.lstrip().startswith(("|", "-", "*", "•", "#")):
         return False
-    return _WRAPPED_BEFORE.search(line) is not None
+    if _WRAPPED_BEFORE.search(line) is None:
+        return False
+    following = text[after]
+    if following.islower() or following.isdigit():
+        return not _LIST_NUMBER.match(text, after)
+    return following.isalpha() and len(line) >= _WRAPPED_LINE
 
 
 def _starts_upper_or_mark(text: str, position: int) -> bool:

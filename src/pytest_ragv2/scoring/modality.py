@@ -1,6 +1,6 @@
 """Does an answer soften an obligation or a prohibition the gold states?
 
-Pure functions, no I/O. A required text claim that states a constraint with a **strong**
+Pure functions, no I/O. A required claim whose text states a constraint with a **strong**
 modality — an obligation, a prohibition or an exclusive permission ("must not be adjusted
 or blocked", "nur in Zone 1 oder Zone 2 zulässig", "doit être approuvé") — is **weakened**
 when a sentence of the answer about the claim says it with a **weak** modality (a
@@ -76,7 +76,13 @@ WEAK: tuple[str, ...] = (
     "devrait",
     "devraient",
     "conseille",
+    "conseillee",
+    "conseilles",
+    "conseillees",
     "recommande",
+    "recommandee",
+    "recommandes",
+    "recommandees",
     "de preference",
     "idealement",
     "si possible",
@@ -90,6 +96,8 @@ WEAK: tuple[str, ...] = (
     "sollten",
     "moglichst",
     "empfohlen",
+    "empfohlene",
+    "empfohlener",
     "empfiehlt",
     "idealerweise",
     "normalerweise",
@@ -126,11 +134,13 @@ def _content(text: str) -> frozenset[str]:
 def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     """The sentence of ``answer`` that softens ``claim``'s constraint, or None (rules in
     the module docstring)."""
-    if claim.kind is not None or claim.pattern or find_phrase(claim.text, STRONG) is None:
+    if claim.pattern or find_phrase(claim.text, STRONG) is None:
         return None
     from pytest_ragv2.scoring.claims import same_value
 
-    values = read_values(claim.text, lang)
+    # a typed claim's text says what its value is for ("la pression ne doit pas dépasser
+    # 60 Pa"): its value anchors the sentences about it
+    values = read_values(claim.value if claim.kind and claim.value else claim.text, lang)
     words = _content(claim.text)
     written = read_values(answer, lang) if values else ()
     for start, end in sentence_spans(answer):

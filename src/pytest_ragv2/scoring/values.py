@@ -90,7 +90,9 @@ Kinds and keys
   "18 h 30", "9.30 Uhr", "9 Uhr", "10 a.m.", "3 p.m." (12 p.m. is noon) → ``time:10:00``,
   ``time:15:00``; a bare hour takes the clock of the time it is a range with ("von 9 bis
   18 Uhr", "9–18 Uhr", "de 9 h à 18 h", "entre 9 h et 18 h", "10 to 3 p.m."). "9 h" alone
-  is a duration (a "délai de 9 h"), "9.30" alone a decimal.
+  is a duration (a "délai de 9 h"), "9.30" alone a decimal, and hours with minutes written
+  "h" are a time only after a preposition of time or in a range ("à 9 h 30", "de 9h00 à
+  18h00"); else a duration ("tient 11 h 30" is 11.5 hours).
 - **phone** — found with a candidate pattern (a ``+``, ``00`` or national ``0`` prefix,
   8 to 15 digits; with ``en-US`` also "(555) 123-4567") and read by the **phonenumbers**
   library's ``PhoneNumberMatcher`` on the candidate, with the region of the language (fr →
@@ -936,6 +938,24 @@ _H_RANGE = re.compile(
 )
 
 
+# what puts "9 h 30" on the clock: a preposition of time before it, or a range around it
+_CLOCK_BEFORE = re.compile(
+    r"(?:\b(?:a|à|vers|des|dès|jusqu'a|jusqu'à|avant|apres|après|entre|et|um|ab|bis|gegen"
+    r"|at|until|by|before|after|to|und|and)|[-\u2013])\s?$"
+)
+_RANGE_AFTER = re.compile(r"\s?(?:[-\u2013]|\b(?:a|à|bis|to|et|und|and)\b)\s?\d")
+_RANGE_END = re.compile(
+    rf"\s?(?:[-\u2013]|\s(?:a|à|bis|to|et|und|and)\s)\s?(?P<h>{_HOUR})\s?h(?![^\W\d_]|\s?\d)"
+)
+
+
+def _clock_context(text: str, start: int, end: int) -> bool:
+    """Whether the hours and minutes at ``text[start:end]`` are a time of day."""
+    if _CLOCK_BEFORE.search(text, max(0, start - 10), start):
+        return True
+    return _RANGE_AFTER.match(text, end) is not None
+
+
 def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
     if meridiem is not None:
         if meridiem.startswith("p") and hour < 12:
@@ -964,8 +984,28 @@ def _times(norm: Normalised, lang: str | None, found: _Collector) -> None:
         if meridiem is not None and hour > 12:
             continue
         key = _time_key(hour, int(minute), meridiem)
+        if match.group("m2") and not _clock_context(text, match.start(), match.end()):
+            # "tient 11 h 30", "en 2 h 15": hours and minutes of a duration, not a time
+            seconds = hour * 3600 + int(minute) * 60
+            found.add(
+                "quantity",
+                f"quantity:s:{seconds}",
+                norm.original_span(*match.span()),
+                amount=Decimal(seconds),
+                dimension="s",
+                precision=Decimal(60),
+            )
+            continue
         if not found.add("time", key, norm.original_span(*match.span())):
             continue
+        end = _RANGE_END.match(text, match.end())
+        if end is not None:  # "de 9 h 30 à 18 h": the end of the range is on the clock too
+            hour_end = text.index("h", end.end("h")) + 1
+            found.add(
+                "time",
+                _time_key(int(end.group("h")), 0, None),
+                norm.original_span(end.start("h"), hour_end),
+            )
         start = _RANGE_START.search(text, max(0, match.start() - 16), match.start())
         if start is not None:
             first = int(start.group("h"))
