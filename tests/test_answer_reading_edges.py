@@ -887,3 +887,40 @@ def test_hours_and_minutes_of_a_range_are_both_on_the_clock() -> None:
         "time:09:30",
         "time:18:00",
     ]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "de",
+            "Eine Garantiedauer steht dafür nirgends. Ausdrücklich geregelt sind nur 24 Monate "
+            "Grundgarantie.",
+        ),
+        (
+            "en",
+            "There is no price for extra users in the documents, but the only pack it prices "
+            "is the storage pack at €19.",
+        ),
+        (
+            "fr",
+            "La politique ne fixe aucune fréquence de changement. Elle impose seulement 16 "
+            "caractères pour les comptes à privilèges.",
+        ),
+    ],
+)
+def test_only_what_there_is_beside_a_refusal_is_set_apart(lang: str, text: str) -> None:
+    reading = read_refusal(text, lang, NO_PHRASES)
+    assert reading.clauses[0].role == "refusal"
+    assert "fact" not in [c.role for c in reading.clauses], [
+        (c.role, c.text) for c in reading.clauses
+    ]
+
+
+def test_a_pronoun_goes_on_from_the_last_source_subject() -> None:
+    text = (
+        "The security policy only sets a rule for privileged accounts: passwords of at least "
+        "16 characters. It gives no minimum length for ordinary accounts."
+    )
+    roles = [c.role for c in read_refusal(text, "en", NO_PHRASES).clauses]
+    assert roles[-1] == "refusal"

@@ -442,12 +442,13 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
         if any(0 < (e - s if after else s - e) <= WINDOW - 2 for s in sources):
             return "beyond the sources"
     documents = c.at(lexicon.documents, lexicon.compounds)
-    for i in c.at(lexicon.weak_report) + (c.at(lexicon.containment) if documents else []):
+    containment = c.at(lexicon.containment) if documents else []
+    for i in c.at(lexicon.weak_report) + containment:
         if not c.negated(i, cues):
             continue
         if governed(i):
             return "negated availability"
-        if _is(words[i], lexicon.containment) and any(abs(d - i) <= WINDOW for d in documents):
+        if i in containment and any(abs(d - i) <= WINDOW for d in documents):
             return "negated availability"  # "die ATEX-Bescheinigung enthält kein Ablaufdatum"
         if fates:
             continue
@@ -791,6 +792,11 @@ def _role(
             return "source"  # "... However, they do describe a discount for non-profits"
     if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):
         return "set_apart"
+    if any(not lexicon.restrictions.isdisjoint(words) for lexicon in lexicons):
+        # "only X" next to a refusal: X is what there is instead ("the only pack it prices
+        # is the storage pack", "ausdrücklich geregelt sind nur 24 Monate"); without a
+        # refusal it is a plain fact again
+        return "set_apart"
     return "fact"
 
 
@@ -849,6 +855,7 @@ def read_refusal(
     read: list[ReadClause] = []
     opened_by: list[bool] = []
     previous: str | None = None
+    subject_before: str | None = None
     after_source = False
     for start, end, opened in _segments(answer, _contrasts(lexicons)):
         text = answer[start:end]
@@ -860,7 +867,10 @@ def read_refusal(
             lexicon = lexicons.get(code)
             if lexicon is None or not _may_refuse(distinct, joined, lexicon):
                 continue
-            how = clause_refusal(prepared, lexicon, _carries(previous, prepared, opened, lexicon))
+            carried = _carries(previous, prepared, opened, lexicon) or _carries(
+                subject_before, prepared, False, lexicon
+            )
+            how = clause_refusal(prepared, lexicon, carried)
             if how is not None:
                 found = ReadClause(start, end, text, "refusal", how, code)
                 break
@@ -887,6 +897,10 @@ def read_refusal(
             _source_subject(c, _sources(c))
             for c in (_Clause(words, " ".join(words), lexicon) for lexicon in readers)
         )
+        if after_source or any(
+            _document_subject(_Clause(words, " ".join(words), lexicon)) for lexicon in readers
+        ):
+            subject_before = prepared  # the last clause whose subject was a source
         previous = prepared
     return _verdict(_set_apart(read, opened_by), readers)
 

@@ -430,6 +430,12 @@ LEXICONS: Mapping[str, Lexicon] = {
             "donne",
             "donnent",
             "indique*",
+            "fixe aucun",
+            "fixe aucune",
+            "fixe pas",
+            "fixent aucun",
+            "fixent aucune",
+            "fixent pas",
         ),
     ),
     "de": Lexicon(
