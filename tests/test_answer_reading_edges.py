@@ -924,3 +924,38 @@ def test_a_pronoun_goes_on_from_the_last_source_subject() -> None:
     )
     roles = [c.role for c in read_refusal(text, "en", NO_PHRASES).clauses]
     assert roles[-1] == "refusal"
+
+
+# ---------------------------------------------------------------- mixed languages
+
+
+@pytest.mark.parametrize(
+    ("expected", "answer", "other"),
+    [
+        (
+            "de",
+            "That is not covered by the documents I have – die Sicherheitsrichtlinie sagt "
+            "nichts über Phishing-Schulungen.",
+            "en",
+        ),
+        (
+            "en",
+            "The policy was validated by management on 6 October 2025. Les sauvegardes "
+            "complètes quotidiennes sont conservées trente-cinq jours.",
+            "fr",
+        ),
+        (
+            "fr",
+            "La politique a été validée par la direction le 6 octobre 2025. Les sauvegardes "
+            "complètes sont conservées trente-cinq jours.",
+            None,
+        ),
+        ("fr", "The policy was validated by management in October 2025.", None),
+    ],
+)
+def test_an_answer_partly_in_another_language_is_mixed(
+    expected: str, answer: str, other: str | None
+) -> None:
+    from pytest_ragv2.scoring.language import other_language_part
+
+    assert other_language_part(answer, ("fr", "de", "en"), expected) == other

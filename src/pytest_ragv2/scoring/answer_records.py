@@ -93,6 +93,8 @@ class TurnScore:
     language_expected: str | None = None
     language_detected: str | None = None
     language_note: str = ""
+    # another configured language a part of the answer is in, beside the expected one
+    language_mixed: str | None = None
     format_expected: str | None = None
     format_ok: bool | None = None
     tool_checks: list[ToolCheck] = field(default_factory=list)

@@ -117,7 +117,7 @@ from pytest_ragv2.scoring.grounding import (
     identifier_key,
     text_support,
 )
-from pytest_ragv2.scoring.language import identify_language
+from pytest_ragv2.scoring.language import identify_language, other_language_part
 from pytest_ragv2.scoring.modality import weakened_claims
 from pytest_ragv2.scoring.phrases import (
     CONFLICT_PHRASES,
@@ -673,6 +673,13 @@ def _constraints(
         )
         score.language_detected = guess.language
         score.language_note = guess.reason
+        if options.languages:
+            score.language_mixed = other_language_part(
+                answer,
+                options.languages,
+                score.language_expected,
+                min_confidence=options.language_min_confidence,
+            )
     if "language" in constraints and score.language_detected not in (
         None,
         score.language_expected,

@@ -155,3 +155,42 @@ def identify_language(
             None, confidence, f"undetermined ({label} at {confidence:.2f} < {min_confidence})"
         )
     return LanguageGuess(label, confidence, f"{label} at {confidence:.2f}")
+
+
+# a part of an answer, for the mixed-language check: a sentence, cut at semicolons and dashes
+_PART_CUT = re.compile(r";|\s[-\u2013\u2014]\s")
+MIXED_MIN_WORDS = 4
+
+
+def other_language_part(
+    answer: str,
+    candidates: Sequence[str],
+    expected: str,
+    *,
+    min_confidence: float = 0.8,
+) -> str | None:
+    """A configured language other than ``expected`` that a part of ``answer`` (a sentence,
+    or a part of one cut at a semicolon or a dash, of four words or more) is written in,
+    when another part is in ``expected``: an answer half in the question's language ("That
+    is not covered by the documents I have – die Sicherheitsrichtlinie sagt nichts über
+    Phishing-Schulungen."). None when every part that can be judged is in one language."""
+    from pytest_ragv2.scoring.answer_text import sentence_spans
+
+    found: set[str] = set()
+    for start, end in sentence_spans(answer):
+        position = start
+        for cut in (*_PART_CUT.finditer(answer, start, end), None):
+            stop = cut.start() if cut is not None else end
+            part = answer[position:stop]
+            position = cut.end() if cut is not None else end
+            guess = identify_language(
+                part,
+                candidates,
+                expected=expected,
+                min_words=MIXED_MIN_WORDS,
+                min_confidence=min_confidence,
+            )
+            if guess.language is not None and guess.language in candidates:
+                found.add(guess.language)
+    others = sorted(found - {expected})
+    return others[0] if others and expected in found else None

@@ -16,7 +16,9 @@ dimensions follow the harness's definitions ("PASS means"):
   (``cites_source``) no source named / a required claim sentence without citation.
 - **Completeness** — every part answered. FAIL: the turn did not complete, an
   over-refusal, or none of the required claims found; PARTIAL: a required claim missed.
-- **Language** — FAIL: identified as another language than expected.
+- **Language** — FAIL: identified as another language than expected; PARTIAL: one part
+  (a sentence, or part of one at a semicolon or a dash, of four words or more) in the
+  expected language and another in another configured language.
 - **Format** — FAIL: the requested format is not met.
 """
 
@@ -105,6 +107,11 @@ def _completeness(score: TurnScore) -> Grade:
 
 
 def _language(score: TurnScore) -> Grade:
+    if score.language_mixed is not None:
+        return Grade(
+            "PARTIAL",
+            f"{score.language_expected} expected, partly in {score.language_mixed}",
+        )
     if score.language_detected is None:
         return Grade("PASS", f"not judged: {score.language_note}")
     if score.language_detected != score.language_expected:
