@@ -112,6 +112,17 @@ class Opened:
     load_ms: float
 
 
+def follow_link(page: Page, link: str, opens: str) -> None:
+    """Click ``link`` and wait until the ``<details>`` element ``opens`` is open: the page
+    opens it on the hashchange event, which follows the click."""
+    page.locator(link).click()
+    page.wait_for_function(
+        "(selector) => { const e = document.querySelector(selector); return e && e.open; }",
+        arg=opens,
+        timeout=5000,
+    )
+
+
 def open_file(page: Page, path: Path) -> Opened:
     """Open a local file and wait for its load event; the timings."""
     started = time.perf_counter()

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("tests.browser")
 
-from tests.browser import PageErrors, open_file
+from tests.browser import PageErrors, follow_link, open_file
 from tests.conftest import pyproject
 from tests.test_layer_b import CHAT_CASES, chat_pyproject
 from tests.test_layer_b import CHATBOT as CHAT_SYSTEM
@@ -44,7 +44,7 @@ def test_two_clicks_from_the_banner_or_the_case_list_reach_the_failing_evidence(
     assert page.locator("#verdict").is_visible()
     assert "recall_improvement" in page.locator("#verdict").inner_text()
     # from the banner: one click on the failing case
-    page.locator('p.failing a[href="#case-C01"]').click()
+    follow_link(page, 'p.failing a[href="#case-C01"]', 'details.case-panel[data-case="C01"]')
     panel = page.locator('details.case-panel[data-case="C01"]')
     assert panel.get_attribute("open") is not None
     missed = panel.locator(".claim-missed").first
@@ -113,7 +113,7 @@ def test_a_layer_b_panel_shows_the_missed_claim_and_the_answer_after_one_click(
     project.runpytest("--ragv2-layer=B", "--ragv2-run-id=chat")
     page = browser_page
     open_file(page, project.path / "reports" / "chat" / "report.html")
-    page.locator('p.failing a[href="#case-C02"]').click()
+    follow_link(page, 'p.failing a[href="#case-C02"]', 'details.case-panel[data-case="C02"]')
     run = page.locator('details.case-panel[data-case="C02"] details.run[open]').first
     assert run.get_attribute("data-outcome") == "unmet"
     missed = run.locator(".claim-missed").first
