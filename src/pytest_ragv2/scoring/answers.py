@@ -147,6 +147,7 @@ from pytest_ragv2.transcripts import ChatTurn, Transcript
 SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
 
 _CONSTRAINT_VETOES = frozenset({"incompatible_presented_compatible", "constraint_weakened"})
+MIXED_BELOW = 0.999
 _GENERIC_CONSTRAINTS = frozenset({"language", "format", "cites_source"})
 
 MAX_SCORED_CHARS = 200_000  # of one answer; the rest is not scored (the turn says so)
@@ -673,7 +674,9 @@ def _constraints(
         )
         score.language_detected = guess.language
         score.language_note = guess.reason
-        if options.languages:
+        # a mixed answer leaves the whole answer's reading unsure; one read at 0.999 or
+        # more is in one language, and its parts need no reading of their own
+        if options.languages and (guess.language is None or guess.confidence < MIXED_BELOW):
             score.language_mixed = other_language_part(
                 answer,
                 options.languages,
