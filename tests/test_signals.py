@@ -126,3 +126,37 @@ def test_a_second_interrupt_soon_after_the_first_still_ends_in_exit_2_with_the_r
     assert (project.path / "reports" / "t" / "report.html").is_file()
     if second_sent:  # it arrived, and was noted rather than obeyed
         assert f"{second.name} noted" in err
+
+
+def _interrupt_self() -> None:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)  # the handler runs at the next bytecode, long before this ends
+
+
+def test_one_more_interrupt_after_an_interrupted_session_is_noted_the_next_obeyed(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from pytest_ragv2.signals import interrupt_once
+
+    before = signal.getsignal(signal.SIGINT)
+    restore = interrupt_once()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _interrupt_self()
+        restore()  # the session ends, its reports written
+        os.kill(os.getpid(), signal.SIGINT)  # lands before the process exits: noted
+        time.sleep(0.05)
+        assert "SIGINT noted" in capsys.readouterr().err
+        assert signal.getsignal(signal.SIGINT) is before
+    finally:
+        signal.signal(signal.SIGINT, before)
+
+
+def test_a_session_that_was_not_interrupted_gives_the_handlers_straight_back() -> None:
+    from pytest_ragv2.signals import hold, interrupt_once
+
+    before = signal.getsignal(signal.SIGINT)
+    restore = interrupt_once()
+    hold()  # the verdict was written
+    restore()
+    assert signal.getsignal(signal.SIGINT) is before

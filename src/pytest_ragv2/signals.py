@@ -7,8 +7,10 @@ report. The first SIGINT or SIGTERM raises ``KeyboardInterrupt``, and from that 
 SIGTERM is noted and not obeyed, so a second Ctrl-C 0.05 s after the first cannot land
 between pytest's handling of the first and the reports: they are written, and the exit
 status is 2. From the moment the verdict is written (``hold``) every signal is held too,
-a first one included: the verdict already stands. SIGKILL, or SIGQUIT (Ctrl-\\), still
-ends a session at once.
+a first one included: the verdict already stands. After an interrupted session has
+ended, one more signal is still noted (it would otherwise land between the reports and the
+process's exit and turn exit status 2 into a death by signal); the one after is obeyed.
+SIGKILL, or SIGQUIT (Ctrl-\\), still ends a session at once.
 
 Only the main thread of the controlling process handles signals; elsewhere these are
 no-ops.
@@ -22,6 +24,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import Any
 
 _CAUGHT = (signal.SIGINT, signal.SIGTERM)
 
@@ -37,11 +40,35 @@ def _held(signum: int, frame: FrameType | None) -> None:
     )
 
 
+_INTERRUPTED = threading.Event()  # this process's session was interrupted by a signal
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
     """The first SIGINT or SIGTERM: every later one is held, and this one interrupts."""
     for number in _CAUGHT:
         signal.signal(number, _held)
+    _INTERRUPTED.set()
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+_Handler = Callable[[int, FrameType | None], Any] | int | None
+
+
+def _one_late(
+    previous: dict[signal.Signals, _Handler],
+) -> Callable[[int, FrameType | None], None]:
+    """A handler that notes one more signal after an interrupted session has ended (the
+    reports are written, the process is about to exit with status 2: a second Ctrl-C
+    landing there must not turn the exit into a death by signal), then gives the
+    handlers back, so a further one is obeyed."""
+
+    def late(signum: int, frame: FrameType | None) -> None:
+        _held(signum, frame)
+        for number, handler in previous.items():
+            if signal.getsignal(number) is late:
+                signal.signal(number, handler)
+
+    return late
 
 
 def interrupt_once() -> Callable[[], None]:
@@ -54,9 +81,11 @@ def interrupt_once() -> Callable[[], None]:
         signal.signal(number, _interrupt)
 
     def restore() -> None:
+        late = _one_late(previous) if _INTERRUPTED.is_set() else None
+        _INTERRUPTED.clear()
         for number, handler in previous.items():
             if signal.getsignal(number) in (_interrupt, _held):
-                signal.signal(number, handler)
+                signal.signal(number, late or handler)
 
     return restore
 
