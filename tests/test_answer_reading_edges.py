@@ -959,3 +959,17 @@ def test_an_answer_partly_in_another_language_is_mixed(
     from pytest_ragv2.scoring.language import other_language_part
 
     assert other_language_part(answer, ("fr", "de", "en"), expected) == other
+
+
+def test_a_table_row_is_read_with_its_header() -> None:
+    answer = (
+        "| Plan | Prix | Utilisateurs inclus | Sources de données |\n"
+        "|---|---|---|---|\n"
+        "| Starter | 89 € | 3 | 5 |\n"
+        "| Business | 290 € | 25 | 20 |"
+    )
+    claim = _text("25 utilisateurs ; 20 sources de données")
+    assert claim_found(claim, answer, "fr").matched
+    assert not claim_found(
+        _text("25 utilisateurs ; 20 sources de données"), "25 ; 20", "fr"
+    ).matched

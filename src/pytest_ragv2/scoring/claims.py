@@ -391,7 +391,7 @@ def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[in
                 break
             spans.append(hit.span)
         else:
-            have = {word[:5] for word in _WORDS.findall(fold(answer.source[start:end]))}
+            have = _words_of(answer.source, start, end)
             shared = len(read.words & have)
             other_language = (
                 read.lang is not None
@@ -432,7 +432,7 @@ def contradicting_value(
         inside = [value for value in parsed.values if start <= value.span[0] < end]
         if not inside:
             continue
-        have = {word[:5] for word in _WORDS.findall(fold(answer[start:end]))}
+        have = _words_of(answer, start, end)
         same_language = read.lang is None or lang is None or _primary_lang(lang) == read.lang
         held = [
             next((value for value in inside if same_value(gold, value)), None)
@@ -470,6 +470,26 @@ def contradicting_value(
 # values a claim's text states that another value of the kind contradicts (an identifier
 # beside another names two things)
 _CONTRADICTABLE = frozenset({"quantity", "money", "percent", "count", "date", "time"})
+
+
+_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}")
+
+
+def _words_of(text: str, start: int, end: int) -> set[str]:
+    """The content-word stems of ``text[start:end]``; for a row of a markdown table, with
+    its table's header row, which says what each cell is ("| Starter | 89 € | 3 | 5 |"
+    under "| Plan | Prix | Utilisateurs inclus | Sources de données |")."""
+    words = {word[:5] for word in _WORDS.findall(fold(text[start:end]))}
+    if not text[start:end].lstrip().startswith("|"):
+        return words
+    lines = text[:start].splitlines()
+    for index in range(len(lines) - 1, 0, -1):
+        if _TABLE_SEPARATOR.match(lines[index]) and lines[index - 1].lstrip().startswith("|"):
+            words |= {word[:5] for word in _WORDS.findall(fold(lines[index - 1]))}
+            break
+        if not lines[index].lstrip().startswith("|"):
+            break
+    return words
 
 
 def _primary_lang(lang: str) -> str:
