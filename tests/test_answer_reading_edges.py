@@ -973,3 +973,218 @@ def test_a_table_row_is_read_with_its_header() -> None:
     assert not claim_found(
         _text("25 utilisateurs ; 20 sources de données"), "25 ; 20", "fr"
     ).matched
+
+
+# ---------------------------------------------------------------- units a number shares
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "keys"),
+    [
+        (
+            "en",
+            "Salaries 790 + hosting 115 + premises 45 = 950 k€.",
+            ["money:EUR:790000", "money:EUR:115000", "money:EUR:45000", "money:EUR:950000"],
+        ),
+        (
+            "fr",
+            "Total : 1 240 + 1 378 = **2 618 k€**.",
+            ["money:EUR:1240000", "money:EUR:1378000", "money:EUR:2618000"],
+        ),
+        ("de", "Rund 6,2 m³/min mehr (13,4 statt 7,2 m³/min).", None),
+        # a factor is no term: "4 × 290 €" is no 4 €
+        ("fr", "4 × 290 € = 1 160 €", ["count:4", "money:EUR:290", "money:EUR:1160"]),
+        ("en", "In 2025, revenue was 5,763 k€.", ["date:year:2025", "money:EUR:5763000"]),
+    ],
+)
+def test_the_terms_of_a_sum_or_comparison_share_the_unit_after_the_last(
+    lang: str, text: str, keys: list[str] | None
+) -> None:
+    read = read_values(text, lang)
+    if keys is None:  # the three quantities are cubic metres per minute, none a bare number
+        assert [value.kind for value in read] == ["quantity"] * 3
+        assert read[1].text == "13,4"
+        assert read[1].dimension == read[2].dimension
+    else:
+        assert [value.key for value in read] == keys
+
+
+@pytest.mark.parametrize(
+    ("lang", "table", "kind"),
+    [
+        ("fr", "| Trimestre | CA (k€) | Clients |\n|---|---|---|\n| T1 | 1 240 | 18 |", "money"),
+        ("de", "| Modell | Liefermenge [m³/min] |\n|---|---|\n| TVS 75-08 | 13,4 |", "quantity"),
+        ("en", "| Plan | Price (€) | Users |\n|---|---|---|\n| Business | 290 | 25 |", "money"),
+    ],
+)
+def test_a_table_cell_takes_the_unit_its_column_header_names(
+    lang: str, table: str, kind: str
+) -> None:
+    read = [value for value in read_values(table, lang) if value.kind != "identifier"]
+    assert read[0].kind == kind
+    # the column without a unit keeps its bare number
+    assert all(value.kind == "count" for value in read[1:])
+
+
+# ---------------------------------------------------------------- the answer's own language
+
+
+@pytest.mark.parametrize(
+    ("lang", "prompt", "claim", "answer"),
+    [
+        (
+            "de",
+            "Wie viel Kühlluft braucht der TVS 75?",
+            {"text": "Kühlluftbedarf 9 500 m³/h", "kind": "quantity", "value": "9 500 m³/h"},
+            "According to the operating manual, the TVS 75 needs 9,500 m³/h of cooling air.",
+        ),
+        (
+            "fr",
+            "Quel est le chiffre d'affaires 2025 ?",
+            {"text": "CA 2025 = 5 763 k€", "kind": "money", "value": "5 763 k€"},
+            "Adding up the four quarters, the annual revenue for 2025 comes to 5,763 k€.",
+        ),
+        (
+            "en",
+            "What is the cooling air demand?",
+            {"text": "cooling air 9,500 m³/h", "kind": "quantity", "value": "9,500 m³/h"},
+            "Laut Betriebsanleitung braucht der Verdichter 9.500 m³/h Kühlluft pro Stunde.",
+        ),
+    ],
+)
+def test_an_answer_in_another_language_has_its_numbers_read_that_way(
+    lang: str, prompt: str, claim: dict[str, str], answer: str
+) -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from tests.test_answer_scoring import one_turn
+
+    case = Case.model_validate(
+        {
+            "id": "X01",
+            "category": "exact_lookup",
+            "prompts": {lang: prompt},
+            "expected_answer": {"required_claims": [claim]},
+            "required_evidence": [],
+        }
+    )
+    turn = score_transcript(case, lang, one_turn(prompt, answer)).turns[0]
+    assert turn.required_found == 1
+    assert not turn.unsupported or all("9" not in text[:1] for text in turn.unsupported)
+    assert turn.language_detected != lang  # still the wrong language for the question
+
+
+def test_a_claim_subject_is_not_looked_for_in_an_answer_of_another_language() -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from tests.test_answer_scoring import one_turn
+
+    prompt = "Quelle est l'autonomie du X2 et la durée de recharge ?"
+    case = Case.model_validate(
+        {
+            "id": "X02",
+            "category": "exact_lookup",
+            "prompts": {"fr": prompt},
+            "expected_answer": {
+                "required_claims": [
+                    {
+                        "text": "autonomie de 11,5 heures par charge",
+                        "kind": "quantity",
+                        "value": "11,5 heures",
+                    },
+                    {
+                        "text": "recharge de 10 % à 90 % en 52 minutes",
+                        "kind": "quantity",
+                        "value": "52 minutes",
+                    },
+                ]
+            },
+            "required_evidence": [],
+        }
+    )
+    answer = (
+        "The Nimbus X2 runs for 11.5 hours per charge, and charging from 10 % to 90 % takes "
+        "52 minutes."
+    )
+    turn = score_transcript(case, "fr", one_turn(prompt, answer)).turns[0]
+    # "charging" is no French "charge": the 52 minutes are not swapped onto the autonomy
+    assert turn.required_found == 2
+    assert not turn.contradicted
+
+
+# ---------------------------------------------------------------- values not swapped
+
+
+CATALOGUE = [
+    {
+        "text": "licence Business du contrat Meridia : 1 160 € HT par mois pour 4 entités",
+        "kind": "money",
+        "value": "1 160 €",
+    },
+    {
+        "text": "prix catalogue du plan Business : 290 € HT par mois (par espace de travail)",
+        "kind": "money",
+        "value": "290 €",
+    },
+]
+
+
+def test_a_value_also_given_for_its_own_subject_is_not_swapped() -> None:
+    answer = (
+        "Le contrat facture la licence 1 160 € HT par mois pour 4 entités, soit 290 € par "
+        "entité, ce qui correspond au prix catalogue du plan Business (290 € HT par mois)."
+    )
+    assert _swaps("fr", CATALOGUE, answer) == []
+    # given only per entity, the catalogue price is still given for the licence's subject
+    alone = (
+        "Le contrat facture la licence 1 160 € HT par mois pour 4 entités, soit 290 € par entité."
+    )
+    assert _swaps("fr", CATALOGUE, alone) == [("290 €", CATALOGUE[0]["text"])]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "words"),
+    [
+        ("en", "Adding the lines: salaries 790 + hosting 115 = 905 k€.", "total salaries hosting"),
+        ("de", "Summe der Zeilen: Gehälter 790 + Hosting 115 = 905 k€.", "Summe Gehälter Hosting"),
+        (
+            "fr",
+            "En additionnant : salaires 790 + hébergement 115 = 905 k€.",
+            "total salaires hébergement",
+        ),
+    ],
+)
+def test_the_result_of_a_computation_is_not_swapped_onto_its_terms(
+    lang: str, answer: str, words: str
+) -> None:
+    total, salaries, hosting = words.split()
+    claims = [
+        {"text": f"{total} 905 k€", "kind": "money", "value": "905 k€"},
+        {"text": f"{salaries} 790 k€", "kind": "money", "value": "790 k€"},
+        {"text": f"{hosting} 115 k€", "kind": "money", "value": "115 k€"},
+    ]
+    assert _swaps(lang, claims, answer) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "fr",
+            "Cela correspond exactement au prix catalogue du plan Business pour chaque entité\n"
+            "(290 € HT par mois) [2].",
+        ),
+        (
+            "de",
+            "Das entspricht genau dem Listenpreis des Business-Tarifs für jede einzelne Einheit\n"
+            "(290 € netto pro Monat) [2].",
+        ),
+        (
+            "en",
+            "This is exactly the catalogue price of the Business plan for every single entity\n"
+            "(€290 excl. VAT per month) [2].",
+        ),
+    ],
+)
+def test_a_long_line_going_on_with_a_bracket_is_one_sentence(lang: str, text: str) -> None:
+    assert len(sentence_spans(text)) == 1

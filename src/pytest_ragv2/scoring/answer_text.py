@@ -76,7 +76,7 @@ _SENTENCE_END = re.compile(r"(?<=[.!?…])[\"')\]»”]*(\s+)(?=[^\s\d])|\n+")
 # another's stop) or after one of these ends an abbreviation, not a sentence
 ABBREVIATIONS = frozenset(
     {"ca", "bzw", "vgl", "ggf", "inkl", "zzgl", "evtl", "env", "approx", "nr", "art", "abs"}
-    | {"resp", "usw", "dr", "vs", "cf"}
+    | {"resp", "usw", "dr", "vs", "cf", "excl", "incl", "exkl"}
 )
 _WORD_BEFORE = re.compile(r"(?<![^\W\d_])([^\W\d_]+)$")
 _LETTER_STOP_BEFORE = re.compile(r"(?<![^\W\d_])[^\W\d_]\.\s?$")
@@ -151,8 +151,9 @@ def _soft_wrap(text: str, line_break: re.Match[str]) -> bool:
     """A single line break inside a sentence that an answer hard-wraps ("... par
     périodes\nsuccessives de 12 mois."): after a word or a comma (not a sentence's end, a
     colon or a table cell), the line goes on with a lower-case word or a number — or, after
-    a long line (a wrapped one, not a heading), with any word ("... eine jährliche\n
-    Abwanderungsquote"); never with a list item, a table row or a heading."""
+    a long line (a wrapped one, not a heading), with any word or an opening bracket or
+    quote ("... eine jährliche\nAbwanderungsquote"); never with a list item, a table row or
+    a heading."""
     if line_break.group() != "\n":
         return False
     after = line_break.end()
@@ -167,7 +168,7 @@ def _soft_wrap(text: str, line_break: re.Match[str]) -> bool:
     following = text[after]
     if following.islower() or following.isdigit():
         return not _LIST_NUMBER.match(text, after)
-    return following.isalpha() and len(line) >= _WRAPPED_LINE
+    return (following.isalpha() or following in '(«"„“') and len(line) >= _WRAPPED_LINE
 
 
 def _starts_upper_or_mark(text: str, position: int) -> bool:

@@ -117,7 +117,7 @@ from pytest_ragv2.scoring.grounding import (
     identifier_key,
     text_support,
 )
-from pytest_ragv2.scoring.language import identify_language, other_language_part
+from pytest_ragv2.scoring.language import LanguageGuess, identify_language, other_language_part
 from pytest_ragv2.scoring.modality import weakened_claims
 from pytest_ragv2.scoring.phrases import (
     CONFLICT_PHRASES,
@@ -148,6 +148,8 @@ SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
 
 _CONSTRAINT_VETOES = frozenset({"incompatible_presented_compatible", "constraint_weakened"})
 MIXED_BELOW = 0.999
+# an answer identified as another language at this confidence has its values read that way
+READ_AS_WRITTEN_FROM = 0.99
 _GENERIC_CONSTRAINTS = frozenset({"language", "format", "cites_source"})
 
 MAX_SCORED_CHARS = 200_000  # of one answer; the rest is not scored (the turn says so)
@@ -314,6 +316,15 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     turn = bounded_turn(turn, options.max_scored_chars)
     context.checkpoint(f"turn {gold.turn}: start")
     score.safe_refusal_expected = gold.safe_refusal_expected
+    guess = _answer_language(answer, gold, context)
+    # an answer written wholly in another language writes its numbers that language's way
+    # ("9,500 m³/h" in English is nine thousand five hundred, in German nine and a half)
+    if (
+        guess is not None
+        and guess.language in options.languages
+        and guess.confidence >= READ_AS_WRITTEN_FROM
+    ):
+        lang = guess.language
     expected = gold.expected_answer or ExpectedAnswer()
     try:
         claims = score_claims(
@@ -331,8 +342,15 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     )
     # a value given for what another claim of its kind is about ("Business: 5 000,
     # Enterprise: 1 000"): neither claim is stated, and each value is the other's error
-    swaps = swapped_values(
-        answer, claims.required_matched, options.gold_lang, claims.required_missed
+    # a claim's subject is named in the gold's words: an answer in another language cannot
+    # be read for it ("charging" is no "charge" of the French "autonomie par charge")
+    gold_words = options.gold_lang or context.lang
+    swaps = (
+        swapped_values(
+            answer, claims.required_matched, options.gold_lang, claims.required_missed, lang
+        )
+        if _primary(gold_words) == _primary(lang)
+        else []
     )
     if swaps:
         # a value given for a claim the answer also states is stated for neither
@@ -497,7 +515,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     if context.allowed is not None:
         allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
     context.checkpoint(f"turn {gold.turn}: source type")
-    _constraints(score, gold, turn, answer, facts, claims.forbidden_found, context, vetoes)
+    _constraints(score, gold, turn, answer, guess, facts, claims.forbidden_found, context, vetoes)
     for claim, sentence in weakened_claims(
         expected.required_claims, answer, lang, claims.required_missed
     ):
@@ -645,11 +663,30 @@ def _source_type(
         )
 
 
+def _primary(lang: str) -> str:
+    return lang.split("-", 1)[0].split("_", 1)[0].lower()
+
+
+def _answer_language(answer: str, gold: TurnGold, context: _Context) -> LanguageGuess | None:
+    """The answer's language among the configured ones; None when not checked or empty."""
+    options = context.options
+    if not options.identify_language or not answer.strip():
+        return None
+    return identify_language(
+        answer,
+        options.languages,
+        expected=str(gold.mandatory_constraints.get("language") or context.lang),
+        min_words=options.language_min_words,
+        min_confidence=options.language_min_confidence,
+    )
+
+
 def _constraints(
     score: TurnScore,
     gold: TurnGold,
     turn: ChatTurn,
     answer: str,
+    guess: LanguageGuess | None,
     facts: Sequence[Fact],
     forbidden: Sequence[ClaimMatch],
     context: _Context,
@@ -662,16 +699,9 @@ def _constraints(
     score.language_expected = str(expected_language)
     if not options.identify_language:
         score.language_note = "not checked"
-    elif not answer.strip():
+    elif guess is None:
         score.language_note = "no answer"
     else:
-        guess = identify_language(
-            answer,
-            options.languages,
-            expected=score.language_expected,
-            min_words=options.language_min_words,
-            min_confidence=options.language_min_confidence,
-        )
         score.language_detected = guess.language
         score.language_note = guess.reason
         # a mixed answer leaves the whole answer's reading unsure; one read at 0.999 or

@@ -47,10 +47,10 @@ from collections.abc import Sequence
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
-from pytest_ragv2.scoring.claims import ClaimMatch, denied_at
+from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
-from pytest_ragv2.scoring.values import Value
+from pytest_ragv2.scoring.values import Value, read_values
 
 _STOPWORDS = frozenset(
     {"avec", "dans", "pour", "sous", "plus", "moins", "entre", "chaque", "mois", "jours"}
@@ -220,11 +220,15 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
     return answer[start : after.start() if after else high]
 
 
+_RESULT_BEFORE = re.compile(r"=\s*\**\s*$")
+
+
 def swapped_values(
     answer: str,
     matched: Sequence[ClaimMatch],
     gold_lang: str | None = None,
     missed: Sequence[Claim] = (),
+    lang: str | None = None,
 ) -> list[tuple[ClaimMatch, Claim]]:
     """Each matched typed claim whose value the answer gives for what another claim of its
     kind is about: the value's clause names the other claim's subject and not its own
@@ -233,7 +237,10 @@ def swapped_values(
     is set to 14 bar" where 14 bar is the maximum pressure and the valve's setting, missed,
     is 15.5 bar). A claim's subject is the content words of its text that are not its
     value's nor the other claim's; a claim whose text is its bare value has none and is
-    never paired. Returned with the claim (matched or ``missed``) the value was given for."""
+    never paired. A value the answer also gives, elsewhere, in a clause naming its own
+    subject ("soit 290 € par entité … au prix catalogue (290 €)"), or gives as the result
+    of a computation ("790 + 115 + … = 1 260 k€": the sum of the terms its clause names), is
+    not swapped. Returned with the claim (matched or ``missed``) the value was given for."""
 
     def subject(claim: Claim, target: Target) -> frozenset[str]:
         assert target.value is not None
@@ -255,9 +262,16 @@ def swapped_values(
         and target.value is not None
     ]
     found = []
+    written = read_values(answer, lang) if typed else ()
     for match, target, words in typed:
         assert match.span is not None
         assert target.value is not None
+        if _RESULT_BEFORE.search(answer, 0, match.span[0]):
+            continue
+        gold = target.value
+        elsewhere = [v.span for v in written if v.span != match.span and same_value(gold, v)]
+        if any(words & content_words(_clause(answer, span)) for span in elsewhere):
+            continue
         have = content_words(_clause(answer, match.span))
         for other, other_target, other_words in candidates:
             if other is match.claim or other_target.value is None:

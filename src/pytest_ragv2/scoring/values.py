@@ -178,6 +178,7 @@ not stand before a match is checked in code.
 
 from __future__ import annotations
 
+import itertools
 import re
 import unicodedata
 from collections.abc import Callable, Iterator
@@ -1406,6 +1407,14 @@ class _Number:
 
 # the separators joining numbers of a range or list that share the last one's unit
 _RANGE = re.compile(r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à) ?")
+# and of a sum, difference or comparison, each term perhaps named ("salaries 790 + hosting
+# 115 = 905 k€", "13,4 statt 7,2 m³/min"); not a factor ("4 × 290 €" is no 4 €)
+_TERMS = re.compile(
+    r" ?(?:[-+=\u2212\u2013]|statt|contre|vs\.?|versus|minus|moins|plus|bzw\.?|resp\.?) ?"
+    r"(?:[^\W\d_][\w&'.-]* ){0,4}\**"
+)
+# a table column's unit, in brackets at the end of its header cell: "CA (k€)", "[m³/min]"
+_HEADER_UNIT = re.compile(r"[(\[] ?([^()\[\]|]{1,12}?) ?[)\]] ?$")
 _DIGITS_START = re.compile(r"[-+]?\d")
 
 
@@ -1455,7 +1464,7 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
         if following.suffix.count or following.start != following.digits_start:
             continue
         gap = norm[number.digits_end : following.digits_start]
-        if _RANGE.fullmatch(gap) is None:
+        if _RANGE.fullmatch(gap) is None and _TERMS.fullmatch(gap) is None:
             continue
         number.suffix = _Suffix(
             following.suffix.dimension,
@@ -1463,6 +1472,41 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
             following.suffix.scale,
             number.digits_end,
         )
+
+
+def _column_units(numbers: list[_Number], norm: Normalised, text: str, lang: str | None) -> None:
+    """A unitless number alone in a Markdown table cell takes the unit its column's header
+    names in brackets ("| CA (k€) |" over "| 1 240 |")."""
+    if "|" not in text:
+        return
+    units: list[str | None] | None = None
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        start, row = offset, line.strip()
+        offset += len(line)
+        if not row.startswith("|"):
+            units = None
+            continue
+        cells = row.strip("|").split("|")
+        if units is None:
+            units = [m[1] if (m := _HEADER_UNIT.search(cell.strip())) else None for cell in cells]
+            continue
+        pipes = [start + m.start() for m in re.finditer(r"\|", line)]
+        for column, (low, high) in enumerate(itertools.pairwise(pipes)):
+            unit = units[column] if column < len(units) else None
+            if unit is None:
+                continue
+            cell = text[low + 1 : high].strip()
+            for number in numbers:
+                if number.suffix is not _NO_UNIT or number.glued:
+                    continue
+                first, last = norm.original_span(number.start, number.digits_end)
+                if low < first < high and text[first:last] == cell:
+                    suffix = _suffix(f"0 {normalise(unit).text}", 1, lang, prefixed=False)
+                    if suffix.dimension is not None and not suffix.count:
+                        number.suffix = _Suffix(
+                            suffix.dimension, suffix.factor, suffix.scale, number.digits_end
+                        )
 
 
 def _emit(
@@ -1524,6 +1568,7 @@ def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
         if found.free(norm.original_span(digits_start, read.number_end)):
             numbers.append(_from_digits(read, digits_start, norm.text, lang))
     _shared_units(numbers, norm.text)
+    _column_units(numbers, norm, found.text, lang)
     for number in numbers:
         _emit(norm, lang, number, found)
 
