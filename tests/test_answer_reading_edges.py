@@ -995,6 +995,7 @@ def test_a_table_row_is_read_with_its_header() -> None:
         # a factor is no term: "4 × 290 €" is no 4 €
         ("fr", "4 × 290 € = 1 160 €", ["count:4", "money:EUR:290", "money:EUR:1160"]),
         ("en", "In 2025, revenue was 5,763 k€.", ["date:year:2025", "money:EUR:5763000"]),
+        ("de", "also 340 kg × 0,8 = 272 kg", ["quantity:g:340000", "quantity:g:272000"]),
     ],
 )
 def test_the_terms_of_a_sum_or_comparison_share_the_unit_after_the_last(
@@ -1188,3 +1189,152 @@ def test_the_result_of_a_computation_is_not_swapped_onto_its_terms(
 )
 def test_a_long_line_going_on_with_a_bracket_is_one_sentence(lang: str, text: str) -> None:
     assert len(sentence_spans(text)) == 1
+
+
+# ---------------------------------------------------------------- refusals that name things
+
+
+def _verdict_and_roles(lang: str, text: str) -> tuple[str, list[str]]:
+    reading = read_refusal(text, lang, NO_PHRASES)
+    return reading.verdict, [clause.role for clause in reading.clauses]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "en",
+            "The TVK 350 datasheet doesn't give a cooling-water figure: it lists the discharge "
+            "pressure and the 90 kW motor.",
+        ),
+        (
+            "fr",
+            "La politique de télétravail ne mentionne pas le coworking. Elle prévoit une "
+            "indemnité d'équipement de 650 €.",
+        ),
+        (
+            "de",
+            "Das Datenblatt des TVK 350 nennt keinen Kühlwasserbedarf. Es nennt den Enddruck "
+            "und den 90-kW-Motor.",
+        ),
+    ],
+)
+def test_a_singular_pronoun_with_a_text_verb_goes_on_from_a_document(lang: str, text: str) -> None:
+    verdict, roles = _verdict_and_roles(lang, text)
+    assert verdict == "refuses"
+    assert roles == ["refusal", "source"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("en", "The TVK 350 datasheet gives the pressure. It is rated at 90 kW."),
+        ("fr", "La fiche du TVK 350 donne la pression. Il est équipé d'un moteur de 90 kW."),
+    ],
+)
+def test_a_singular_pronoun_without_a_text_verb_may_be_the_product(lang: str, text: str) -> None:
+    _, roles = _verdict_and_roles(lang, text)
+    assert roles[-1] == "fact"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "en",
+            "The specification gives IP54 for the robot itself, but it says nothing about the "
+            "charging station's rating.",
+        ),
+        (
+            "fr",
+            "La spécification donne IP54 pour le robot lui-même, mais elle ne dit rien de "
+            "l'indice de la station de charge.",
+        ),
+        (
+            "de",
+            "Die Spezifikation gibt IP54 für den Roboter selbst an, aber sie sagt nichts über "
+            "die Schutzart der Ladestation.",
+        ),
+    ],
+)
+def test_a_contrast_goes_on_from_a_document_subject(lang: str, text: str) -> None:
+    verdict, roles = _verdict_and_roles(lang, text)
+    assert verdict == "refuses"
+    assert roles[-1] == "refusal"
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("de", "Das geht über das hinaus, was mir vorliegt."),
+        ("fr", "Cela dépasse ce qu'on m'a fourni."),
+        ("en", "That goes past what I was given."),
+        ("de", "Die Ausschussnotizen enthalten keine Kennzahl zur Net Revenue Retention."),
+    ],
+)
+def test_what_goes_beyond_what_was_given_is_refused(lang: str, text: str) -> None:
+    assert _verdict_and_roles(lang, text) == ("refuses", ["refusal"])
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("fr", "La fiche n'indique pas ce besoin. Il faudrait demander la valeur à Tarnwald."),
+        ("de", "Das Datenblatt nennt den Wert nicht. Dafür müsste man bei Tarnwald nachfragen."),
+        ("en", "The datasheet does not state it. One would need to ask Tarnwald."),
+    ],
+)
+def test_an_impersonal_pointer_elsewhere_is_courtesy(lang: str, text: str) -> None:
+    assert _verdict_and_roles(lang, text) == ("refuses", ["refusal", "courtesy"])
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "The TVK 350 datasheet gives no cooling-water figure. The 1.8 m³/h in the documents "
+            "is the demand of the TVK 220, not the TVK 350.",
+        ),
+        (
+            "fr",
+            "La fiche du TVK 350 n'indique pas de besoin en eau. Le chiffre de 1,8 m³/h que l'on "
+            "trouve dans la documentation concerne le TVK 220, pas le TVK 350.",
+        ),
+        (
+            "de",
+            "Das Datenblatt des TVK 350 nennt keinen Kühlwasserbedarf. Die 1,8 m³/h in den "
+            "Unterlagen sind der Bedarf des TVK 220, nicht des TVK 350.",
+        ),
+    ],
+)
+def test_a_value_inside_a_refusal_is_not_offered(lang: str, answer: str) -> None:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {
+            "forbidden_claims": [
+                {"text": "1,8 m³/h (TVK 220)", "kind": "quantity", "value": "1,8 m³/h"}
+            ]
+        }
+    )
+    scored = score_claims(expected, answer, lang)
+    assert scored.forbidden_found  # named ...
+    reading = read_refusal(answer, lang, NO_PHRASES)
+    assert reading.verdict == "refuses"
+    # ... to be refused, not offered
+    assert offered_forbidden(scored, expected, reading, answer=answer, lang=lang) == ()
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("de", "das 50-GB-Paket", "quantity:B:50000000000"),
+        ("fr", "stockage inclus 100 Go", "quantity:B:100000000000"),
+        ("en", "1 TB of storage", "quantity:B:1000000000000"),
+        ("en", "from 10 to 20 users", "count:10"),
+    ],
+)
+def test_storage_sizes_are_quantities_not_identifiers(lang: str, text: str, key: str) -> None:
+    assert read_values(text, lang)[0].key == key

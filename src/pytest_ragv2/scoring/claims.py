@@ -631,10 +631,13 @@ def _sentence_at(
 
 def reading_context(reading: RefusalReading | None) -> list[tuple[int, int]]:
     """The spans of the clauses an answer that refuses uses as context: facts it sets apart
-    from the asked one, and what it says the sources do hold (none without a refusal)."""
+    from the asked one, what it says the sources do hold, and the refusals themselves (a
+    value inside a refusal is named to be refused: "the 1.8 m³/h in the documents is the
+    TVK 220's, not the TVK 350's"); none without a refusal."""
     if reading is None or not reading.refusals:
         return []
-    return [(c.start, c.end) for c in reading.clauses if c.role in ("set_apart", "source")]
+    roles = ("set_apart", "source", "refusal")
+    return [(c.start, c.end) for c in reading.clauses if c.role in roles]
 
 
 def offered_forbidden(

@@ -98,6 +98,10 @@ UNIT_DIMENSIONS: dict[str, tuple[str, Decimal]] = {
     "rpm": ("rpm", Decimal(1)),
     "Pa": ("Pa", Decimal(1)),
     "hPa": ("Pa", Decimal(100)),
+    # storage, decimal as plans and datasheets state it: 1 GB = 1 Go = 10^9 bytes
+    "MB": ("B", Decimal(10) ** 6),
+    "GB": ("B", Decimal(10) ** 9),
+    "TB": ("B", Decimal(10) ** 12),
 }
 
 _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
@@ -243,6 +247,10 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     "m": ("m", "meter", "metre", "meters", "metres", "mètre", "mètres"),
     "km": ("km",),
     "rpm": ("rpm", "tr/min", "u/min"),
+    # not "to" nor "mo" ("from 10 to 20", "10 mo"): the French To and Mo are spelled out
+    "MB": ("mb", "megabyte", "megabytes", "mégaoctet", "mégaoctets"),
+    "GB": ("gb", "go", "gigabyte", "gigabytes", "gigaoctet", "gigaoctets"),
+    "TB": ("tb", "terabyte", "terabytes", "téraoctet", "téraoctets"),
 }
 
 _CANONICAL_BY_SPELLING: dict[str, str] = {}

@@ -439,7 +439,10 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
         return "silent sources"
     for e in exceed:
         after = _is(words[e], lexicon.exceed_after)  # "über die Unterlagen hinaus"
-        if any(0 < (e - s if after else s - e) <= WINDOW - 2 for s in sources):
+        # "über die Unterlagen hinaus", or "geht darüber hinaus, was mir vorliegt"
+        if any(0 < (e - s if after else s - e) <= WINDOW - 2 for s in sources) or (
+            after and any(0 < s - e <= WINDOW - 2 for s in sources)
+        ):
             return "beyond the sources"
     documents = c.at(lexicon.documents, lexicon.compounds)
     containment = c.at(lexicon.containment) if documents else []
@@ -559,7 +562,7 @@ def _carries(previous: str | None, clause: str, opened: bool, lexicon: Lexicon) 
         return False
     words = _words(previous)
     c = _Clause(words, " ".join(words), lexicon)
-    return _source_subject(c, _sources(c))
+    return _source_subject(c, _sources(c)) or _document_subject(c)
 
 
 def _clause_findings(prepared: str, lexicon: Lexicon) -> Iterator[tuple[str, str | None]]:
@@ -631,6 +634,9 @@ _SENTENCE_STOP = re.compile(r"[.!?…\n](?=\s|$)")
 # identifiers: "TVK 350", "ISO 27001", "RX-9", "X2", "30-H2"
 _NAMED = re.compile(r"\b[A-Z]{2,}[- ]?\d[\w-]*|\b[A-Z]+\d[\w-]*|\b\d+-[A-Z][\w-]*")
 _PLURAL_PRONOUNS = frozenset({"they", "ils", "elles", "sie"})
+# a singular pronoun may be the product as well as the document: it goes on from a
+# document only with a verb of what a text holds ("it lists", "elle prévoit", "es nennt")
+_SINGULAR_PRONOUNS = frozenset({"it", "il", "elle", "es", "er"})
 _DIGIT = re.compile(r"\d")
 
 
@@ -772,7 +778,13 @@ def _attributed(words: Sequence[str], lexicons: Iterable[Lexicon]) -> bool:
 
 
 def _role(
-    text: str, prepared: str, lexicons: Sequence[Lexicon], *, cited: bool, after_source: bool
+    text: str,
+    prepared: str,
+    lexicons: Sequence[Lexicon],
+    *,
+    cited: bool,
+    after_source: bool,
+    after_document: bool = False,
 ) -> Role:
     """The role of a clause that does not refuse."""
     words = _words(prepared)
@@ -785,11 +797,22 @@ def _role(
         c = _Clause(words, joined, lexicon)
         if _source_subject(c, _sources(c)):
             return "source"
-        reports = (lexicon.text_report, lexicon.weak_report, lexicon.containment)
+        reports = (
+            lexicon.text_report,
+            lexicon.weak_report,
+            lexicon.containment,
+            lexicon.provisions,
+        )
         if _document_subject(c) and any(_is(w, entries) for w in words for entries in reports):
             return "source"  # "Les notes du comité indiquent seulement que ..."
         if after_source and not _PLURAL_PRONOUNS.isdisjoint(words[:2]):
             return "source"  # "... However, they do describe a discount for non-profits"
+        if (
+            after_document
+            and not _SINGULAR_PRONOUNS.isdisjoint(words[:2])
+            and any(_is(w, entries) for w in words[:4] for entries in reports)
+        ):
+            return "source"  # "The datasheet doesn't give it: it lists the pressure, ..."
     if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):
         return "set_apart"
     if any(not lexicon.restrictions.isdisjoint(words) for lexicon in lexicons):
@@ -856,7 +879,7 @@ def read_refusal(
     opened_by: list[bool] = []
     previous: str | None = None
     subject_before: str | None = None
-    after_source = False
+    after_source = after_document = False
     for start, end, opened in _segments(answer, _contrasts(lexicons)):
         text = answer[start:end]
         prepared = _prepared(text)
@@ -868,7 +891,7 @@ def read_refusal(
             if lexicon is None or not _may_refuse(distinct, joined, lexicon):
                 continue
             carried = _carries(previous, prepared, opened, lexicon) or _carries(
-                subject_before, prepared, False, lexicon
+                subject_before, prepared, opened, lexicon
             )
             how = clause_refusal(prepared, lexicon, carried)
             if how is not None:
@@ -880,7 +903,14 @@ def read_refusal(
                 break
         if found is None:
             cited = _CITED.search(text) is not None or _cited(answer, end)
-            role = _role(text, prepared, readers, cited=cited, after_source=after_source)
+            role = _role(
+                text,
+                prepared,
+                readers,
+                cited=cited,
+                after_source=after_source,
+                after_document=after_document,
+            )
             if (
                 role == "fact"
                 and read
@@ -897,9 +927,10 @@ def read_refusal(
             _source_subject(c, _sources(c))
             for c in (_Clause(words, " ".join(words), lexicon) for lexicon in readers)
         )
-        if after_source or any(
+        after_document = after_source or any(
             _document_subject(_Clause(words, " ".join(words), lexicon)) for lexicon in readers
-        ):
+        )
+        if after_document:
             subject_before = prepared  # the last clause whose subject was a source
         previous = prepared
     return _verdict(_set_apart(read, opened_by), readers)

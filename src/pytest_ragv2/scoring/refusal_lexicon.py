@@ -89,6 +89,9 @@ class Lexicon:
     # Ablaufdatum"), not of "have" ("le certificat n'a pas de date d'expiration": a fact)
     documents: tuple[str, ...] = ()
     containment: tuple[str, ...] = ()
+    # what a document stipulates ("elle prévoit une indemnité", "it provides"): said of a
+    # document, what the sources hold; negated, a fact about the thing, never a refusal
+    provisions: tuple[str, ...] = ()
     # a negation that closes a clause negates its verb wherever it stands (German "nicht")
     final_negations: frozenset[str] = frozenset()
 
@@ -371,7 +374,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "hum",
         ),
         redirects=("contact*", "adress*", "rapproch*", "joindre", "consult*", "demand*"),
-        addressed=frozenset({"vous", "votre", "vos", "veuillez", "hesitez"}),
+        addressed=frozenset({"vous", "votre", "vos", "veuillez", "hesitez", "faudrait", "faut"}),
         guesses=(
             "probable*",
             "vraisemblable*",
@@ -420,6 +423,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "brochure*",
             "rapport*",
             "notes",
+            "specification*",
         ),
         containment=(
             "contien*",
@@ -430,6 +434,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "donne",
             "donnent",
             "indique*",
+            "liste",
+            "listent",
             "fixe aucun",
             "fixe aucune",
             "fixe pas",
@@ -437,6 +443,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "fixent aucune",
             "fixent pas",
         ),
+        provisions=("prevoi*", "impose*", "accorde*"),
     ),
     "de": Lexicon(
         negations=frozenset(
@@ -554,6 +561,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "faq",
             "broschure*",
             "richtlinie*",
+            "notiz*",
+            "protokoll*",
         ),
         carriers=(
             "text*",
@@ -698,7 +707,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "hmm",
         ),
         redirects=("wend*", "kontakt*", "erkundig*", "nachfrag*", "anfrag*", "frag*"),
-        addressed=frozenset({"sie", "ihnen", "ihr", "ihre", "bitte"}),
+        addressed=frozenset({"sie", "ihnen", "ihr", "ihre", "bitte", "man"}),
         guesses=(
             "wahrscheinlich",
             "vermutlich",
@@ -743,6 +752,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "chronik*",
             "ubersicht*",
             "bericht*",
+            "spezifikation*",
         ),
         containment=(
             "enthalt*",
@@ -754,6 +764,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "gibt",
             "geben",
         ),
+        provisions=("sieht", "regelt", "gewahrt"),
         final_negations=frozenset({"nicht"}),
         compounds=True,
     ),
@@ -991,7 +1002,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "hmm",
         ),
         redirects=("contact*", "reach", "ask*", "consult*", "check", "refer"),
-        addressed=frozenset({"you", "your", "please"}),
+        addressed=frozenset({"you", "your", "please", "one"}),
         guesses=(
             "probably",
             "likely",
@@ -1055,5 +1066,6 @@ LEXICONS: Mapping[str, Lexicon] = {
             "state",
             "states",
         ),
+        provisions=("provides", "grants", "sets"),
     ),
 }

@@ -1413,6 +1413,8 @@ _TERMS = re.compile(
     r" ?(?:[-+=\u2212\u2013]|statt|contre|vs\.?|versus|minus|moins|plus|bzw\.?|resp\.?) ?"
     r"(?:[^\W\d_][\w&'.-]* ){0,4}\**"
 )
+# a factor of a product ("340 kg × 0,8 = 272 kg"): no term, its own unit none
+_FACTOR_BEFORE = re.compile(r"[×x*/÷] ?$")
 # a table column's unit, in brackets at the end of its header cell: "CA (k€)", "[m³/min]"
 _HEADER_UNIT = re.compile(r"[(\[] ?([^()\[\]|]{1,12}?) ?[)\]] ?$")
 _DIGITS_START = re.compile(r"[-+]?\d")
@@ -1464,7 +1466,9 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
         if following.suffix.count or following.start != following.digits_start:
             continue
         gap = norm[number.digits_end : following.digits_start]
-        if _RANGE.fullmatch(gap) is None and _TERMS.fullmatch(gap) is None:
+        if _RANGE.fullmatch(gap) is None and (
+            _TERMS.fullmatch(gap) is None or _FACTOR_BEFORE.search(norm, 0, number.start)
+        ):
             continue
         number.suffix = _Suffix(
             following.suffix.dimension,
