@@ -1338,3 +1338,82 @@ def test_a_value_inside_a_refusal_is_not_offered(lang: str, answer: str) -> None
 )
 def test_storage_sizes_are_quantities_not_identifiers(lang: str, text: str, key: str) -> None:
     assert read_values(text, lang)[0].key == key
+
+
+# ---------------------------------------------------------------- limits said weaker
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "softened"),
+    [
+        (
+            "fr",
+            "hydrogène : pas plus de 10 % en volume (au-delà, non admis)",
+            "La teneur en hydrogène est en principe limitée à 10 % en volume.",
+            True,
+        ),
+        (
+            "de",
+            "Wasserstoffanteil höchstens 10 Vol.-%",
+            "Der Wasserstoffanteil sollte in der Regel 10 Vol.-% nicht übersteigen.",
+            True,
+        ),
+        (
+            "en",
+            "hydrogen fractions above 10 Vol.-% are not permitted",
+            "The datasheet recommends keeping the hydrogen share below 10 vol.-%.",
+            True,
+        ),
+        (
+            "en",
+            "hydrogen fractions above 10 Vol.-% are not permitted",
+            "Hydrogen fractions above 10 vol.-% are not permitted.",
+            False,
+        ),
+    ],
+)
+def test_a_limit_said_as_a_rule_of_thumb_is_weakened(
+    lang: str, claim: str, answer: str, softened: bool
+) -> None:
+    from pytest_ragv2.scoring.modality import weakened
+
+    typed = Claim(text=claim, kind="percent", value="10 Vol.-%")
+    assert (weakened(typed, answer, lang) is not None) is softened
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "fr",
+            "Il faut utiliser les appareils de l'entreprise, le VPN est recommandé hors du "
+            "bureau, l'écran doit être verrouillé.",
+        ),
+        (
+            "de",
+            "Man muss Firmengeräte nutzen, das VPN wird außerhalb des Büros empfohlen, der "
+            "Bildschirm muss gesperrt werden.",
+        ),
+        (
+            "en",
+            "Company devices must be used, the VPN is recommended outside the office, screens "
+            "must be locked.",
+        ),
+    ],
+)
+def test_an_obligation_softened_in_one_clause_of_a_sentence_is_weakened(
+    lang: str, answer: str
+) -> None:
+    from pytest_ragv2.scoring.modality import weakened
+
+    claims = {
+        "fr": "le VPN est obligatoire hors du bureau",
+        "de": "das VPN ist außerhalb des Büros zwingend",
+        "en": "the VPN is mandatory outside the office",
+    }
+    assert weakened(_text(claims[lang]), answer, lang) is not None
+
+
+@pytest.mark.parametrize("writing", ["10 Vol.-%", "10 vol.-%", "10 vol.%", "10 Vol-%"])
+def test_per_cent_by_volume_is_a_percent(writing: str) -> None:
+    assert [value.key for value in read_values(writing, "de")] == ["percent:10"]

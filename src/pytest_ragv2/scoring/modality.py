@@ -3,7 +3,7 @@
 Pure functions, no I/O. A required claim whose text states a constraint with a **strong**
 modality — an obligation, a prohibition or an exclusive permission ("must not be adjusted
 or blocked", "nur in Zone 1 oder Zone 2 zulässig", "doit être approuvé") — is **weakened**
-when a sentence of the answer about the claim says it with a **weak** modality (a
+when a clause of the answer about the claim says it with a **weak** modality (a
 recommendation or a hedge: "shouldn't normally be adjusted", "empfohlen wird die Aufstellung
 in Zone 1 oder Zone 2", "il est conseillé de ...") and with no strong one. The protocol's
 hard gate "silently weakens an explicit constraint" (``constraint_weakened``). A limit is
@@ -70,6 +70,32 @@ STRONG: tuple[str, ...] = (
     "required to",
     "is not allowed",
     "may not",
+    # limits and conditions: a bound or a prerequisite is a constraint too
+    "au plus",
+    "au maximum",
+    "ne peut exceder",
+    "ne peuvent exceder",
+    "ne doit pas depasser",
+    "non autorise",
+    "non autorisee",
+    "non admis",
+    "non admise",
+    "pas plus de",
+    "exige",
+    "suppose",
+    "hochstens",
+    "maximal",
+    "nicht uberschreiten",
+    "nicht mehr als",
+    "nicht zugelassen",
+    "voraus",
+    "erforderlich",
+    "at most",
+    "no more than",
+    "must not exceed",
+    "not permitted",
+    "not allowed",
+    "requires",
 )
 WEAK: tuple[str, ...] = (
     # fr
@@ -118,6 +144,20 @@ WEAK: tuple[str, ...] = (
     "best to",
     "good idea",
     "suggest",
+    "recommend",
+    "recommends",
+    "discouraged",
+    "not ideal",
+    "in general",
+    "as a rule of thumb",
+    "en general",
+    "pas ideal",
+    "deconseille",
+    "deconseillee",
+    "im allgemeinen",
+    "nicht ideal",
+    "abgeraten",
+    "faustregel",
 )
 _WORDS = re.compile(r"[^\W\d_]{4,}")
 _MODAL_WORDS = frozenset(
@@ -129,6 +169,22 @@ def _content(text: str) -> frozenset[str]:
     return frozenset(
         word[:5] for word in _WORDS.findall(fold(text)) if word[:5] not in _MODAL_WORDS
     )
+
+
+# a clause: a sentence cut at a semicolon or a comma ("il faut utiliser les appareils de
+# l'entreprise, le VPN est recommandé hors du bureau, l'écran doit être verrouillé")
+_CLAUSE_CUT = re.compile(r"[;,]\s")
+
+
+def _clause_spans(answer: str) -> list[tuple[int, int]]:
+    spans = []
+    for start, end in sentence_spans(answer):
+        low = start
+        for cut in _CLAUSE_CUT.finditer(answer, start, end):
+            spans.append((low, cut.start()))
+            low = cut.end()
+        spans.append((low, end))
+    return spans
 
 
 def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
@@ -143,7 +199,7 @@ def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     values = read_values(claim.value if claim.kind and claim.value else claim.text, lang)
     words = _content(claim.text)
     written = read_values(answer, lang) if values else ()
-    for start, end in sentence_spans(answer):
+    for start, end in _clause_spans(answer):
         sentence = answer[start:end]
         if find_phrase(sentence, WEAK) is None or find_phrase(sentence, STRONG) is not None:
             continue

@@ -105,7 +105,20 @@ UNIT_DIMENSIONS: dict[str, tuple[str, Decimal]] = {
 }
 
 _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
-    "%": ("%", "pour cent", "pourcent", "pour-cent", "prozent", "percent", "per cent"),
+    "%": (
+        "%",
+        "pour cent",
+        "pourcent",
+        "pour-cent",
+        "prozent",
+        "percent",
+        "per cent",
+        # per cent by volume, as German datasheets write it
+        "vol.-%",
+        "vol.%",
+        "vol-%",
+        "vol. %",
+    ),
     "€": ("€", "eur", "euro", "euros"),
     "k€": (
         "k€",
