@@ -271,6 +271,11 @@ def old_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str,
     return claim
 
 
+def _digits(text: str) -> str:
+    """A writing compared by its characters, spaces left out and a decimal comma a point."""
+    return re.sub(r"\s", "", text).replace(",", ".")
+
+
 def _completed(value: str, kind: str, fact: str) -> str | None:
     """A bare number the author wrote as the value ("6 000") completed with the unit the
     fact writes after it ("replaced every 6 000 operating hours"), as a gold author writing
@@ -279,7 +284,7 @@ def _completed(value: str, kind: str, fact: str) -> str | None:
     from pytest_ragv2.scoring.values import read_values
 
     for read in read_values(fact, None):
-        if read.kind == kind and re.sub(r"\s", "", read.text).startswith(re.sub(r"\s", "", value)):
+        if read.kind == kind and _digits(read.text).startswith(_digits(value)):
             return read.text
     return None
 

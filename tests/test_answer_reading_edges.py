@@ -1417,3 +1417,70 @@ def test_an_obligation_softened_in_one_clause_of_a_sentence_is_weakened(
 @pytest.mark.parametrize("writing", ["10 Vol.-%", "10 vol.-%", "10 vol.%", "10 Vol-%"])
 def test_per_cent_by_volume_is_a_percent(writing: str) -> None:
     assert [value.key for value in read_values(writing, "de")] == ["percent:10"]
+
+
+# ---------------------------------------------------------------- intervals and table rows
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("fr", "Les sources sont actualisées toutes les heures.", "quantity:s:3600"),
+        ("fr", "une fois par heure", "quantity:s:3600"),
+        ("de", "Die Quellen werden stündlich aktualisiert.", "quantity:s:3600"),
+        ("de", "einmal pro Stunde", "quantity:s:3600"),
+        ("en", "Sources are refreshed every hour.", "quantity:s:3600"),
+        ("en", "once a day", "quantity:s:86400"),
+        ("fr", "toutes les 5 minutes", "quantity:s:300"),
+    ],
+)
+def test_an_interval_of_one_unit_needs_no_number(lang: str, text: str, key: str) -> None:
+    assert [value.key for value in read_values(text, lang)] == [key]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("en", "The monthly fee is due."),
+        ("fr", "La redevance mensuelle est due."),
+        ("de", "Jährliche Überwachungsaudits sind nötig."),
+    ],
+)
+def test_an_adjective_of_frequency_is_no_value(lang: str, text: str) -> None:
+    assert read_values(text, lang) == ()
+
+
+def _offered(lang: str, answer: str, required: list[dict[str, str]], forbidden: str) -> bool:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {
+            "required_claims": required,
+            "forbidden_claims": [{"text": forbidden, "kind": "quantity", "value": "24 h"}],
+        }
+    )
+    scored = score_claims(expected, answer, lang)
+    return bool(offered_forbidden(scored, expected, None, answer=answer, lang=lang))
+
+
+PLAN_ROWS = [{"text": "Enterprise : toutes les 5 minutes", "kind": "quantity", "value": "5 min"}]
+
+
+@pytest.mark.parametrize(
+    ("lang", "row", "offered"),
+    [
+        # the Starter row states the Starter interval: its own role, named
+        ("fr", "| Starter | toutes les 24 h |", False),
+        ("de", "| Starter | alle 24 h |", False),
+        ("en", "| Starter | every 24 h |", False),
+        # given for Business, it is the wrong answer, whatever another row holds
+        ("fr", "| Business | toutes les 24 h |", True),
+        ("de", "| Business | alle 24 h |", True),
+        ("en", "| Business | every 24 h |", True),
+    ],
+)
+def test_a_table_row_states_its_own_thing(lang: str, row: str, offered: bool) -> None:
+    answer = f"| Plan | Interval |\n|---|---|\n{row}\n| Enterprise | 5 min |"
+    note = "24 h (intervalle du plan Starter)"
+    assert _offered(lang, answer, PLAN_ROWS, note) is offered

@@ -618,9 +618,13 @@ def _names_by_number(value: Value) -> bool:
 
 
 def _paragraphs(text: str) -> list[tuple[int, int]]:
-    """The spans of the paragraphs of ``text`` (separated by a blank line)."""
-    bounds = [0, *(m.end() for m in re.finditer(r"\n\s*\n", text)), len(text) + 1]
-    return list(itertools.pairwise(bounds))
+    """The spans of the paragraphs of ``text`` (separated by a blank line); a table row is
+    a paragraph of its own (each row states its own thing: "| Business | toutes les 24 h |"
+    is not compared with "| Enterprise | toutes les 5 minutes |")."""
+    bounds = {0, len(text) + 1, *(m.end() for m in re.finditer(r"\n\s*\n", text))}
+    for row in re.finditer(r"^[ \t]*\|.*$", text, re.MULTILINE):
+        bounds.update((row.start(), row.end()))
+    return list(itertools.pairwise(sorted(bounds)))
 
 
 def _sentence_at(
@@ -687,12 +691,20 @@ def offered_forbidden(
             *(v.span for v in written if target.value and same_value(target.value, v)),
         }
     ]
+    # what the gold asks about: words of a forbidden claim's note that name no role
+    asked = frozenset(
+        word[:5]
+        for claim in (*expected.required_claims, *expected.optional_claims)
+        for word in _WORDS.findall(fold(claim.text))
+    )
     offered = []
     for match in found:
         span = match.span
         if span is not None and any(start <= span[0] < end for start, end in context_spans):
             continue
         if span is not None and denied_at(answer, span, match.claim.text):
+            continue
+        if span is not None and _row_names_role(answer, span, match.claim, asked):
             continue
         target = claim_target(match.claim, gold_lang) if match.claim.kind else None
         if target is not None and target.value is not None:
@@ -715,6 +727,26 @@ def offered_forbidden(
 
 
 _WORDS = re.compile(r"[^\W\d_]{4,}")
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.MULTILINE)
+_NOTE = re.compile(r"\(([^()]*)\)")
+
+
+def _row_names_role(
+    answer: str, span: tuple[int, int], claim: Claim, asked: frozenset[str]
+) -> bool:
+    """Whether a forbidden value stands in a table row whose other cells name the role the
+    gold gives it ("| Starter | toutes les 24 h |" for "toutes les 24 h (fréquence du plan
+    Starter)"): the row states it for that role, not as the answer. The note's words that
+    the required claims use too (``asked``: "Liefermenge") name what is asked, no role."""
+    row = next((m for m in _TABLE_ROW.finditer(answer) if m.start() <= span[0] < m.end()), None)
+    notes = _NOTE.findall(claim.text)
+    if row is None or not notes:
+        return False
+    role = {word[:5] for note in notes for word in _WORDS.findall(fold(note))} - asked
+    rest = answer[row.start() : span[0]] + answer[span[1] : row.end()]
+    return not role.isdisjoint(word[:5] for word in _WORDS.findall(fold(rest)))
+
+
 _DIGIT_TOKENS = re.compile(r"\d+(?:[.,:]\d+)*")
 
 

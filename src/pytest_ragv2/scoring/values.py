@@ -1777,6 +1777,52 @@ def _half_base(words: str, lang: str | None) -> Decimal | None:
     return None
 
 
+# an interval of one unit with no number: "every hour", "toutes les heures", "stündlich"
+_INTERVAL_UNITS: dict[str, tuple[str, Decimal]] = {
+    "minute": ("s", Decimal(60)),
+    "hour": ("s", Decimal(3600)),
+    "day": ("s", Decimal(86400)),
+    "week": ("s", Decimal(604800)),
+    "month": ("months", Decimal(1)),
+    "year": ("months", Decimal(12)),
+}
+_INTERVAL_WORDS = {
+    "minute": r"minutes?|minuten?",
+    "hour": r"hours?|heures?|stunden?",
+    "day": r"days?|jours?|tage?s?",
+    "week": r"weeks?|semaines?|wochen?",
+    "month": r"months?|mois|monate?s?",
+    "year": r"years?|ans|annees?|jahre?s?",
+}
+_INTERVAL_UNIT = "|".join(f"(?P<{name}>{words})" for name, words in _INTERVAL_WORDS.items())
+_EVERY = re.compile(
+    r"(?<![\w.,])(?:every|each|once (?:an?|per|every)|toutes les|tous les|chaque|une fois par"
+    r"|jede[nrs]?|einmal (?:pro|je|in der|im|am))"
+    rf" (?:{_INTERVAL_UNIT})(?![\w-])"
+    r"|(?<![\w-])(?P<adverb>hourly|st(?:u|ü|ue)ndlich)(?![\w-])"
+)
+
+
+def _every(norm: Normalised, found: _Collector) -> None:
+    """An interval of one unit said without a number ("every hour", "toutes les heures",
+    "une fois par heure", "jede Stunde", "stündlich"): a duration of one unit, as "every
+    24 hours" is one of 24. Adjectives ("monthly fee", "jährliche Audits") are left alone:
+    they name a thing, not how often it happens."""
+    text = norm.text
+    for match in _EVERY.finditer(text):
+        name = "hour" if match["adverb"] else next(n for n in _INTERVAL_UNITS if match[n])
+        dimension, factor = _INTERVAL_UNITS[name]
+        kind: ValueKind = "quantity"
+        found.add(
+            kind,
+            f"quantity:{dimension}:{_plain(factor)}",
+            norm.original_span(match.start(), match.end()),
+            amount=factor,
+            dimension=dimension,
+            precision=factor,
+        )
+
+
 def _halves(norm: Normalised, lang: str | None, found: _Collector) -> None:
     """A number and a half, written in words ("un an et demi", "two and a half years",
     "zweieinhalb Stunden", "anderthalb Kubikmeter"): text2num reads none of them."""
@@ -1842,6 +1888,7 @@ def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
     _halves(norm, lang, found)
     _numbers(norm, lang, found)
     _words(norm, lang, found)
+    _every(norm, found)
     return tuple(sorted(found.values, key=lambda value: value.span))
 
 
