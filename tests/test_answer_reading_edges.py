@@ -379,6 +379,11 @@ def test_a_name_a_real_source_also_holds_is_no_use_of_a_synthetic_one() -> None:
 
     assert "synthetic_as_confirmed" not in vetoes("The TVM 30-H2 reaches 250 bar.")
     assert "synthetic_as_confirmed" in vetoes("TW-P-24-003 runs a TVM 30-H2 at 250 bar.")
+    # a value only the synthetic record holds, the record named by the question alone
+    assert "synthetic_as_confirmed" in vetoes("The installation runs at 350 bar.")
+    assert "synthetic_as_confirmed" not in vetoes(
+        "The synthetic demo record gives 350 bar for the installation."
+    )
 
 
 # ----------------------------------------------------------- hard-wrapped answers

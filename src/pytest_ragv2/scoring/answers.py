@@ -613,6 +613,26 @@ def _refusal(
         score.over_refusal = not all_found
 
 
+def _synthetic_value(turn: ChatTurn, facts: Sequence[Fact]) -> str:
+    """How the answer uses a synthetic source through a value only it holds (a project
+    record's commissioning year): a number or date no real source nor the prompt holds;
+    "" when none."""
+    synthetic = [item for item in turn.evidence if _is_synthetic(item)]
+    if not synthetic:
+        return ""
+    real = [text_support(turn.prompt)] + [
+        text_support(item.text) for item in turn.evidence if not _is_synthetic(item)
+    ]
+    for fact in facts:
+        if fact.kind not in ("number", "date") or any(fact_supported(fact, s) for s in real):
+            continue
+        for item in synthetic:
+            if fact_supported(fact, text_support(item.text)):
+                name = item.filename or item.file_id
+                return f"states {fact.text}, which only synthetic source {name} holds"
+    return ""
+
+
 def _source_type(
     score: TurnScore,
     gold: TurnGold,
@@ -647,6 +667,8 @@ def _source_type(
             if keys & text_support(item.text).identifiers:
                 used_by = f"names an identifier of synthetic source {item.filename or item.file_id}"
                 break
+        if not used_by:
+            used_by = _synthetic_value(turn, facts)
     if not used_by:
         return
     score.synthetic_used = True
