@@ -1489,3 +1489,71 @@ def test_a_table_row_states_its_own_thing(lang: str, row: str, offered: bool) ->
     answer = f"| Plan | Interval |\n|---|---|\n{row}\n| Enterprise | 5 min |"
     note = "24 h (intervalle du plan Starter)"
     assert _offered(lang, answer, PLAN_ROWS, note) is offered
+
+
+# ---------------------------------------------------------------- claims in another language
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer"),
+    [
+        (
+            "en",
+            "les versions antérieures de TLS sont refusées",
+            "Data in transit is encrypted; earlier protocol versions are turned away.",
+        ),
+        (
+            "fr",
+            "The company VPN is mandatory outside the office",
+            "Le VPN de l'entreprise est obligatoire hors du bureau.",
+        ),
+        (
+            "de",
+            "the option is not offered with the Starter plan",
+            "Die Option gibt es für den Starter-Tarif nicht.",
+        ),
+    ],
+)
+def test_a_text_claim_in_another_language_waits_for_a_ruling(
+    lang: str, claim: str, answer: str
+) -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from tests.test_answer_scoring import one_turn
+
+    prompt = {"en": "What does the policy say?", "fr": "Que dit la politique ?"}.get(
+        lang, "Was sagt die Richtlinie?"
+    )
+    case = Case.model_validate(
+        {
+            "id": "L1",
+            "category": "exact_lookup",
+            "prompts": {lang: prompt},
+            "expected_answer": {"required_claims": [claim]},
+            "required_evidence": [],
+        }
+    )
+    turn = score_transcript(case, lang, one_turn(prompt, answer)).turns[0]
+    assert turn.required_missed == [claim]
+    assert any("other words" in reason for reason in turn.review)
+
+
+def test_a_claim_in_the_answers_language_is_judged_by_its_words() -> None:
+    from pytest_ragv2.schema import Case
+    from pytest_ragv2.scoring.answers import score_transcript
+    from tests.test_answer_scoring import one_turn
+
+    prompt = "What does the policy say about older TLS versions?"
+    case = Case.model_validate(
+        {
+            "id": "L2",
+            "category": "exact_lookup",
+            "prompts": {"en": prompt},
+            "expected_answer": {"required_claims": ["earlier TLS versions are refused"]},
+            "required_evidence": [],
+        }
+    )
+    answer = "Data in transit uses TLS 1.3 at a minimum."
+    turn = score_transcript(case, "en", one_turn(prompt, answer)).turns[0]
+    assert turn.required_missed == ["earlier TLS versions are refused"]
+    assert turn.review == []

@@ -376,7 +376,11 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     score.required = len(expected.required_claims)
     score.required_found = len(claims.required_matched) + len(credited)
     score.required_missed = [claim.text for claim in missed]
-    unsure = [claim.text for claim in missed if said_otherwise(claim, answer)]
+    unsure = [
+        claim.text
+        for claim in missed
+        if said_otherwise(claim, answer) or _other_language_claim(claim, lang, options)
+    ]
     score.optional = len(expected.optional_claims)
     score.optional_found = len(claims.optional_matched)
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
@@ -531,9 +535,10 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     decided_fail = score.vetoes or any(
         grade.verdict == "FAIL" for name, grade in score.rubric.items() if name != "Completeness"
     )
-    if unsure and not decided_fail:
+    if unsure and len(unsure) == len(missed) and not decided_fail:
         # a ruling on a claim said in other words moves Completeness only: asked for when it
-        # can change the turn's verdict, not when a veto or another dimension fails it
+        # can change the turn's verdict — not when a veto or another dimension fails it, nor
+        # when another missed claim keeps Completeness where it is
         score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
 
     if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
@@ -683,6 +688,18 @@ def _source_type(
                 f"synthetic data used without a label ({used_by})",
             )
         )
+
+
+def _other_language_claim(claim: Claim, lang: str, options: AnswerScoringOptions) -> bool:
+    """Whether a missed text claim is written in another language than the answer is read
+    in ("les versions antérieures de TLS sont refusées" beside "earlier TLS versions are
+    refused"): its words cannot be looked for, and a ruling decides it."""
+    if claim.kind is not None or claim.pattern or claim.number is not None or claim.any_of:
+        return False
+    if not options.identify_language or len(claim.text.split()) < 3:
+        return False
+    guess = identify_language(claim.text, options.languages, min_words=3, min_confidence=0.9)
+    return guess.language is not None and _primary(guess.language) != _primary(lang)
 
 
 def _primary(lang: str) -> str:
