@@ -1557,3 +1557,22 @@ def test_a_claim_in_the_answers_language_is_judged_by_its_words() -> None:
     turn = score_transcript(case, "en", one_turn(prompt, answer)).turns[0]
     assert turn.required_missed == ["earlier TLS versions are refused"]
     assert turn.review == []
+
+
+@pytest.mark.parametrize(
+    "answer",
+    [
+        "The X2 carries 272 kg on ramps. The maximum gradient is 5 % [1][2].",
+        "The X2 carries 272 kg on ramps. The maximum gradient is 5 % [1] [2].",
+        "The X2 carries 272 kg on ramps. The maximum gradient is 5 % [2][1].",
+    ],
+)
+def test_a_run_of_markers_cites_its_part_together(answer: str) -> None:
+    evidence = [
+        ("payload", "On ramps the payload of 340 kg is reduced by 20 %, to 272 kg."),
+        ("gradient", "The maximum ramp gradient is 5 %."),
+    ]
+    assert set(_citation_checks(answer, evidence).values()) == {"correct"}
+    # alone, the payload passage does not hold the gradient
+    alone = answer.replace("[2]", "").replace("[1] ", "[1]")
+    assert _citation_checks(alone, evidence) == {"[1]": "wrong"}

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_of, sentence_spans
@@ -168,7 +168,9 @@ def check_citations(
         if owner is not None:
             cited_sentences.add(owner)
     checks: list[CitationCheck] = []
-    for citation in _grouped(citations, evidence):
+    grouped = _grouped(citations, evidence)
+    runs = _marker_runs(answer, grouped, evidence)
+    for citation in grouped:
         positions = _positions(answer, citation.marker)
         for position in positions:
             owner = _owner(answer, spans, position)
@@ -179,6 +181,10 @@ def check_citations(
         ] or [(None, None)]
         for at, owner in owners:
             cited = _cited_part(answer, spans, owner, at)
+            joint = runs.get(at) if at is not None else None
+            if joint:  # "[1][2][3]": the markers of a run cite the part together
+                own = _source_text(citation, evidence) or ""
+                citation = replace(citation, content="\n".join((own, *joint)))
             checks.append(
                 _check(answer, cited, citation, evidence, facts, required, optional, deadline)
             )
@@ -193,6 +199,32 @@ def check_citations(
     )
 
 
+_RUN_GAP = re.compile(r"\s*")
+
+
+def _marker_runs(
+    answer: str, citations: Sequence[Citation], evidence: Sequence[RetrievedItem]
+) -> dict[int, list[str]]:
+    """For each marker position in a run of adjacent markers ("... 5 % [1][2][3]."), the
+    source texts of the run's other markers: a run cites its part as one group does."""
+    texts = {c.marker: _source_text(c, evidence) for c in citations}
+    markers = list(CITATION_MARKER.finditer(answer))
+    runs: list[list[re.Match[str]]] = []
+    for marker in markers:
+        if runs and _RUN_GAP.fullmatch(answer, runs[-1][-1].end(), marker.start()):
+            runs[-1].append(marker)
+        else:
+            runs.append([marker])
+    joint: dict[int, list[str]] = {}
+    for run in runs:
+        if len(run) < 2:
+            continue
+        for marker in run:
+            others = [texts.get(m.group()) for m in run if m is not marker]
+            joint[marker.start()] = [text for text in others if text]
+    return joint
+
+
 def _cited_part(
     answer: str, spans: Sequence[tuple[int, int]], owner: int | None, position: int | None
 ) -> tuple[int, int]:
@@ -205,6 +237,10 @@ def _cited_part(
     markers = list(CITATION_MARKER.finditer(answer, *sentence))
     if len({marker.group() for marker in markers}) < 2:
         return sentence
+    # a run of adjacent markers ("[1][2]") cites the part before its first marker
+    for other in reversed(markers):
+        if other.end() <= position and _RUN_GAP.fullmatch(answer, other.end(), position):
+            position = other.start()
     start = sentence[0]
     for other in markers:
         if other.end() <= position:
