@@ -180,8 +180,10 @@ def check_citations(
             (p, _owner(answer, spans, p)) for p in positions
         ] or [(None, None)]
         for at, owner in owners:
-            cited = _cited_part(answer, spans, owner, at)
-            joint = runs.get(at) if at is not None else None
+            cited = _cited_part(
+                answer, spans, owner, runs.starts.get(at, at) if at is not None else at
+            )
+            joint = runs.joint.get(at) if at is not None else None
             if joint:  # "[1][2][3]": the markers of a run cite the part together
                 own = _source_text(citation, evidence) or ""
                 citation = replace(citation, content="\n".join((own, *joint)))
@@ -202,27 +204,35 @@ def check_citations(
 _RUN_GAP = re.compile(r"\s*")
 
 
+@dataclass(frozen=True)
+class _Runs:
+    """Runs of adjacent markers ("... 5 % [1][2][3]."): where each marker's run starts, and
+    the source texts of the run's other markers (a run cites its part as one group does)."""
+
+    starts: dict[int, int]
+    joint: dict[int, list[str]]
+
+
 def _marker_runs(
     answer: str, citations: Sequence[Citation], evidence: Sequence[RetrievedItem]
-) -> dict[int, list[str]]:
-    """For each marker position in a run of adjacent markers ("... 5 % [1][2][3]."), the
-    source texts of the run's other markers: a run cites its part as one group does."""
+) -> _Runs:
     texts = {c.marker: _source_text(c, evidence) for c in citations}
-    markers = list(CITATION_MARKER.finditer(answer))
     runs: list[list[re.Match[str]]] = []
-    for marker in markers:
+    for marker in CITATION_MARKER.finditer(answer):
         if runs and _RUN_GAP.fullmatch(answer, runs[-1][-1].end(), marker.start()):
             runs[-1].append(marker)
         else:
             runs.append([marker])
+    starts: dict[int, int] = {}
     joint: dict[int, list[str]] = {}
     for run in runs:
-        if len(run) < 2:
-            continue
+        distinct = {m.group() for m in run}
         for marker in run:
-            others = [texts.get(m.group()) for m in run if m is not marker]
-            joint[marker.start()] = [text for text in others if text]
-    return joint
+            starts[marker.start()] = run[0].start()
+            if len(distinct) > 1:
+                others = (texts.get(name) for name in distinct if name != marker.group())
+                joint[marker.start()] = [text for text in others if text]
+    return _Runs(starts, joint)
 
 
 def _cited_part(
@@ -230,17 +240,14 @@ def _cited_part(
 ) -> tuple[int, int]:
     """What a marker cites: its sentence, or in a sentence citing several sources ("... en
     mars et en octobre [1], et l'audit ... ISO 27001 [2]") the text since the previous
-    marker."""
+    marker. ``position`` is where the marker's run of adjacent markers starts ("[1][2]"
+    cite the part before "[1]")."""
     sentence = spans[owner] if owner is not None else (0, len(answer))
     if position is None or not sentence[0] <= position < sentence[1]:
         return sentence
     markers = list(CITATION_MARKER.finditer(answer, *sentence))
     if len({marker.group() for marker in markers}) < 2:
         return sentence
-    # a run of adjacent markers ("[1][2]") cites the part before its first marker
-    for other in reversed(markers):
-        if other.end() <= position and _RUN_GAP.fullmatch(answer, other.end(), position):
-            position = other.start()
     start = sentence[0]
     for other in markers:
         if other.end() <= position:
