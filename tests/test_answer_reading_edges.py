@@ -1576,3 +1576,18 @@ def test_a_run_of_markers_cites_its_part_together(answer: str) -> None:
     # alone, the payload passage does not hold the gradient
     alone = answer.replace("[2]", "").replace("[1] ", "[1]")
     assert _citation_checks(alone, evidence) == {"[1]": "wrong"}
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "found"),
+    [
+        ("de", "revision C", "- Revision: C [1]", True),
+        ("fr", "Erdgas (H- und L-Gas)", "Le gaz naturel (Erdgas H und L Gas) est admis.", True),
+        ("en", "pairwise only", "Replace them pairwise. Only the kit has both.", False),
+        ("en", "revision C", "The revision is Cx.", False),
+    ],
+)
+def test_a_text_claim_is_found_whatever_punctuation_stands_between_its_words(
+    lang: str, claim: str, answer: str, found: bool
+) -> None:
+    assert claim_found(Claim(text=claim), answer, lang).matched is found

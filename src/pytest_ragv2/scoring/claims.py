@@ -193,6 +193,15 @@ def _find_text(answer: _Answer, phrase: str, gold_lang: str | None) -> tuple[int
         if not _continues_number(haystack, position, position + len(needle)):
             return position, position + len(needle)
         position = haystack.find(needle, position + 1)
+    # the same words with other punctuation between them ("Revision: C" for "revision C",
+    # "H und L Gas" for "H- und L-Gas")
+    words = re.findall(r"[^\W_]+", needle)
+    if len(words) >= 2:
+        loose = re.search(
+            r"(?<![^\W_])" + r"[^\w.!?;]+".join(map(re.escape, words)) + r"(?![^\W_])", haystack
+        )
+        if loose is not None:
+            return loose.span()
     written = _as_number(phrase, gold_lang)
     if written is None:
         return None
