@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_format import format_ok, requested_format
 from pytest_ragv2.scoring.answer_text import sentence_spans
 from pytest_ragv2.scoring.claims import claim_found
@@ -1591,3 +1591,98 @@ def test_a_text_claim_is_found_whatever_punctuation_stands_between_its_words(
     lang: str, claim: str, answer: str, found: bool
 ) -> None:
     assert claim_found(Claim(text=claim), answer, lang).matched is found
+
+
+# ---------------------------------------------------------------- validation-set kinds, round 3
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "contradicted"),
+    [
+        (
+            "fr",
+            "l'authentification à deux facteurs est obligatoire pour l'administration",
+            "Au moins seize caractères, authentification à deux facteurs pour l'administration.",
+            False,
+        ),
+        (
+            "de",
+            "zwei Sätze je Verdichter",
+            "Pro Verdichter braucht man zwanzig Liter Öl und zwei Sätze.",
+            False,
+        ),
+        ("en", "two kits per compressor", "Each compressor needs three kits.", True),
+    ],
+)
+def test_a_count_of_another_thing_does_not_contradict_a_count(
+    lang: str, claim: str, answer: str, contradicted: bool
+) -> None:
+    from pytest_ragv2.scoring.claims import contradicting_value
+
+    assert (contradicting_value(_text(claim), answer, lang) is not None) is contradicted
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("en", "It came to eight hundred and twenty-five thousand euros (€0.825M)."),
+        ("fr", "Cela fait huit cent vingt-cinq mille euros (0,825 M€)."),
+        ("de", "Das sind achthundertfünfundzwanzigtausend Euro (0,825 Mio. €)."),
+    ],
+)
+def test_every_writing_of_a_matched_gold_value_is_the_gold_value(lang: str, answer: str) -> None:
+    from pytest_ragv2.scoring.claims import gold_writings, score_claims
+
+    expected = ExpectedAnswer.model_validate(
+        {"required_claims": [{"kind": "money", "value": "825 k€", "severity": "high"}]}
+    )
+    scored = score_claims(expected, answer, lang)
+    assert scored.required_matched
+    assert len(gold_writings(answer, lang, scored.required_matched)) == 2
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "supported"),
+    [
+        ("fr", "Au deuxième trimestre 2027 (avril à juin 2027).", True),
+        ("en", "In Q2 2027 (April to June 2027).", True),
+        ("de", "Im 2. Quartal 2027 (April bis Juni 2027).", True),
+        # a month outside the quarter, or said as more precise than the quarter, is not
+        ("en", "In Q2 2027 (July 2027).", False),
+        ("en", "In Q2 2027, more precisely in June 2027.", False),
+    ],
+)
+def test_a_quarter_spelled_out_in_brackets_is_supported(
+    lang: str, answer: str, supported: bool
+) -> None:
+    facts = answer_facts(answer, lang, text_support("Livraison prévue au T2 2027."))
+    months = [fact for fact in facts if fact.value is not None and "month" in fact.value.key]
+    assert months
+    assert all(fact.supported is supported for fact in months)
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        (
+            "en",
+            "Nothing in these passages sets a discount. (The 3 % in the contract is a cap on "
+            "yearly price increases, not a discount.)",
+        ),
+        (
+            "fr",
+            "Aucune remise n'est indiquée dans les documents. Les 3 % du contrat plafonnent "
+            "la hausse annuelle, pas une remise.",
+        ),
+        (
+            "de",
+            "Eine Teilenummer steht nicht in der Ersatzteilliste. Die Ölfilter TS-7506-F "
+            "gehören zum TVS 75, nicht zum TVK 110.",
+        ),
+    ],
+)
+def test_a_fact_that_says_what_it_is_not_is_set_apart(lang: str, text: str) -> None:
+    verdict, roles = _verdict_and_roles(lang, text)
+    assert verdict == "refuses"
+    assert roles[0] == "refusal"
+    assert "fact" not in roles

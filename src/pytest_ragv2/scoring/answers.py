@@ -104,6 +104,7 @@ from pytest_ragv2.scoring.claims import (
     ClaimMatch,
     PatternTimedOut,
     contradicting_value,
+    gold_writings,
     offered_forbidden,
     reading_context,
     said_otherwise,
@@ -401,6 +402,10 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     gold_spans = [
         m.span for m in (*claims.required_matched, *claims.optional_matched) if m.span is not None
     ]
+    # a matched gold value written a second time ("eight hundred and twenty-five thousand
+    # euros (€0.825M)") is the gold value there too
+    matched = (*claims.required_matched, *claims.optional_matched)
+    gold_spans += gold_writings(answer, lang, matched, options.gold_lang)
     markers = [citation.marker for citation in turn.citations]
     context.checkpoint(f"turn {gold.turn}: support")
     facts = answer_facts(answer, lang, support, markers=markers, gold_spans=gold_spans)

@@ -461,6 +461,7 @@ def contradicting_value(
         for gold, hit in zip(read.values, held, strict=True):
             if hit is not None or gold.kind not in _CONTRADICTABLE:
                 continue
+            counts = _counted(claim.text, gold) if gold.kind == "count" else None
             other = next(
                 (
                     value
@@ -468,12 +469,23 @@ def contradicting_value(
                     if value.span not in stated
                     and _comparable(gold, value)
                     and not any(same_value(mine, value) for mine in read.values)
+                    # a count of another thing ("seize caractères" beside "deux facteurs")
+                    and (counts is None or _counted(answer, value) in (None, counts))
                 ),
                 None,
             )
             if other is not None:
                 return other.span
     return None
+
+
+_NEXT_WORD = re.compile(r"[\s-]*([^\W\d_]{3,})")
+
+
+def _counted(text: str, value: Value) -> str | None:
+    """What a count counts: the first letters of the word right after it, None without."""
+    after = _NEXT_WORD.match(text, value.span[1])
+    return fold(after.group(1))[:5] if after else None
 
 
 # values a claim's text states that another value of the kind contradicts (an identifier
@@ -619,6 +631,27 @@ def score_claims(
         optional_matched=tuple(m for m in optional if m.matched),
         forbidden_found=tuple(m for m in forbidden if m.matched),
     )
+
+
+def gold_writings(
+    answer: str, lang: str | None, matched: Sequence[ClaimMatch], gold_lang: str | None = None
+) -> list[tuple[int, int]]:
+    """Where ``answer`` writes the value of a matched typed claim, every writing of it."""
+    targets = [
+        target.value
+        for match in matched
+        if match.claim.kind is not None
+        and (target := claim_target(match.claim, gold_lang)) is not None
+        and target.value is not None
+        and target.value.kind != "identifier"
+    ]
+    if not targets:
+        return []
+    return [
+        value.span
+        for value in read_values(answer, lang)
+        if any(same_value(gold, value) for gold in targets)
+    ]
 
 
 def _names_by_number(value: Value) -> bool:

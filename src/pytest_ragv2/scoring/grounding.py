@@ -383,11 +383,12 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
 
         numbers = [v for v in supported if v.kind in _NUMERIC_KINDS and v.amount is not None]
         if fact.kind == "date":
+            dates = [v for v in supported if v.kind == "date" and within(v, sentence)]
             derived = _moved_date(
                 fact.value,
-                [v for v in supported if v.kind == "date" and within(v, sentence)],
+                dates,
                 [v for v in numbers if v.dimension in ("s", "months") and within(v, sentence)],
-            )
+            ) or _spelled_out(answer, fact.value, dates)
         else:
             derived = _sum_or_difference(
                 fact.value,
@@ -463,6 +464,30 @@ def _as_factor(value: Value) -> Decimal:
 
 
 _DAY = re.compile(r"date:day:(\d{4})-(\d{2})-(\d{2})")
+
+
+_MONTH_KEY = re.compile(r"date:month:(\d{4})-(\d\d)")
+_PERIOD_KEY = re.compile(r"date:(quarter|half):(\d{4})-[QH](\d)")
+
+
+def _spelled_out(answer: str, target: Value, dates: Sequence[Value]) -> bool:
+    """Is the month ``target`` a supported quarter or half-year spelled out in brackets
+    after it ("au deuxième trimestre 2027 (avril à juin 2027)", "H1 2026 (January to
+    June 2026)")?"""
+    month = _MONTH_KEY.fullmatch(target.key)
+    if month is None:
+        return False
+    year, number = month.group(1), int(month.group(2))
+    for date in dates:
+        period = _PERIOD_KEY.fullmatch(date.key)
+        if period is None or period.group(2) != year or date.span[1] > target.span[0]:
+            continue
+        size = 3 if period.group(1) == "quarter" else 6
+        first = (int(period.group(3)) - 1) * size + 1
+        between = answer[date.span[1] : target.span[0]]
+        if first <= number < first + size and "(" in between and ")" not in between:
+            return True
+    return False
 
 
 def _moved_date(target: Value, dates: Sequence[Value], durations: Sequence[Value]) -> bool:

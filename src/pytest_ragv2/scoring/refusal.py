@@ -634,6 +634,10 @@ _SENTENCE_STOP = re.compile(r"[.!?…\n](?=\s|$)")
 # identifiers: "TVK 350", "ISO 27001", "RX-9", "X2", "30-H2"
 _NAMED = re.compile(r"\b[A-Z]{2,}[- ]?\d[\w-]*|\b[A-Z]+\d[\w-]*|\b\d+-[A-Z][\w-]*")
 _PLURAL_PRONOUNS = frozenset({"they", "ils", "elles", "sie"})
+# a fact that goes on to say what it is not: ", not a discount", ", pas le TVK 350", ", kein
+# Rabatt", ", nicht zum TVK 110"
+_SAYS_WHAT_IT_IS_NOT = re.compile(r",\s*(?:not|pas|nicht|kein\w*|non)\s+\w", re.IGNORECASE)
+_NOT_FIRST = frozenset({"not", "pas", "nicht", "kein", "keine", "keinen", "keiner", "non"})
 # a singular pronoun may be the product as well as the document: it goes on from a
 # document only with a verb of what a text holds ("it lists", "elle prévoit", "es nennt")
 _SINGULAR_PRONOUNS = frozenset({"it", "il", "elle", "es", "er"})
@@ -815,6 +819,8 @@ def _role(
             return "source"  # "The datasheet doesn't give it: it lists the pressure, ..."
     if any(_sets_apart(words, joined, lexicon) for lexicon in lexicons):
         return "set_apart"
+    if _SAYS_WHAT_IT_IS_NOT.search(text):
+        return "set_apart"  # "the 3 % is a cap on price increases, not a discount"
     if any(not lexicon.restrictions.isdisjoint(words) for lexicon in lexicons):
         # "only X" next to a refusal: X is what there is instead ("the only pack it prices
         # is the storage pack", "ausdrücklich geregelt sind nur 24 Monate"); without a
@@ -915,7 +921,10 @@ def read_refusal(
                 role == "fact"
                 and read
                 and read[-1].role in ("set_apart", "source")
-                and answer[read[-1].end : start].strip().startswith(":")
+                and (
+                    answer[read[-1].end : start].strip().startswith(":")
+                    or (words[:1] and words[0] in _NOT_FIRST)
+                )
             ):
                 # what a colon introduces elaborates the clause before it ("The closest
                 # things it does cover are different: the ISO 27001 certification ...")

@@ -563,6 +563,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "richtlinie*",
             "notiz*",
             "protokoll*",
+            "liste",
+            "listen",
         ),
         carriers=(
             "text*",
