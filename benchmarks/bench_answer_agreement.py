@@ -257,9 +257,7 @@ def _number_and_unit(value: str) -> tuple[float | None, str | None]:
     return number, unit
 
 
-def old_claim(
-    fact: dict[str, Any], *, severity: str | None = None, language: str | None = None
-) -> dict[str, Any]:
+def old_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str, Any]:
     """A corpus fact in the gold's untyped form: its value as the text, with the number and
     unit a gold author would write for a numeric kind."""
     value = str(fact.get("value") or fact.get("fact"))
@@ -291,9 +289,7 @@ def _completed(value: str, kind: str, fact: str) -> str | None:
     return None
 
 
-def typed_claim(
-    fact: dict[str, Any], *, severity: str | None = None, language: str | None = None
-) -> dict[str, Any]:
+def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[str, Any]:
     """A corpus fact as a typed claim where its kind is a value kind and the schema takes its
     value as one (:func:`typed_value_problem`); anything else as a text claim (its value,
     as written)."""
@@ -307,24 +303,7 @@ def typed_claim(
     if kind not in (None, "text") and typed_value_problem(value, kind) is None:
         # the fact as its text: what the value is for ("Business: 1 000 Anfragen pro Minute")
         return {**claim, "kind": kind, "value": value, "text": str(fact.get("fact") or value)}
-    return {**claim, "text": _in_language(value, str(fact.get("fact") or ""), language)}
-
-
-def _in_language(value: str, fact: str, language: str | None) -> str:
-    """A text claim as a gold author writes it for a prompt of ``language``: its value,
-    unless the value is a phrase in another language and the fact says it in this one."""
-    from pytest_ragv2.scoring.language import identify_language
-
-    if language is None or not fact:
-        return value
-
-    def said_in(text: str) -> str | None:
-        return identify_language(text, ("fr", "de", "en"), min_words=3, min_confidence=0.9).language
-
-    written = said_in(value)
-    if written is not None and written != language and said_in(fact) == language:
-        return fact
-    return value
+    return {**claim, "text": value}
 
 
 GOLD_FORMS = {"typed": typed_claim, "untyped": old_claim}
@@ -345,11 +324,8 @@ def gold_case(question: Question, form: str = "typed") -> Any:
 
     claim = GOLD_FORMS[form]
     expected_answer = {
-        "required_claims": [claim(fact, language=question.language) for fact in question.expected],
-        "forbidden_claims": [
-            claim(fact, severity="medium", language=question.language)
-            for fact in question.tempting_wrong
-        ],
+        "required_claims": [claim(fact) for fact in question.expected],
+        "forbidden_claims": [claim(fact, severity="medium") for fact in question.tempting_wrong],
     }
     return Case.model_validate(
         {
