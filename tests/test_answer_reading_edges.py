@@ -1686,3 +1686,33 @@ def test_a_fact_that_says_what_it_is_not_is_set_apart(lang: str, text: str) -> N
     assert verdict == "refuses"
     assert roles[0] == "refusal"
     assert "fact" not in roles
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "named"),
+    [
+        (
+            "de",
+            "Gemeint ist der Satz KR 1100 W – nicht zu verwechseln mit dem normalen "
+            "Keilriemensatz\nKR 1100 V. Er wird nach 12 000 Bh gewechselt.",
+            "KR 1100 V",
+        ),
+        (
+            "fr",
+            "Il s'agit du kit KR 1100 W, à ne pas confondre avec le kit de courroies\n"
+            "KR 1100 V. Il se change toutes les 12 000 heures.",
+            "KR 1100 V",
+        ),
+        (
+            "en",
+            "It is the reinforced set KR 1100 W, not the standard belt set\nKR 1100 V. It is "
+            "changed every 12,000 hours.",
+            "KR 1100 V",
+        ),
+    ],
+)
+def test_a_denial_goes_on_over_a_wrapped_line(lang: str, answer: str, named: str) -> None:
+    from pytest_ragv2.scoring.claims import denied_at
+
+    start = answer.index(named)
+    assert denied_at(answer, (start, start + len(named)), "KR-1100-V (standard set)")

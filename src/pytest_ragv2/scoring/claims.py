@@ -841,10 +841,17 @@ def denied_at(answer: str, span: tuple[int, int], claim_text: str) -> bool:
     denials = _denials()
     if set(_WORDS_ANY.findall(fold(claim_text))) & denials:
         return False
-    before = [m.end() for m in _CLAUSE_EDGE.finditer(answer, 0, span[0])]
-    start = before[-1] if before else 0
-    after = _CLAUSE_EDGE.search(answer, span[1])
-    end = after.start() if after else len(answer)
+    # within its sentence: a hard-wrapped line goes on with it ("nicht zu verwechseln mit
+    # dem Keilriemensatz\nKR 1100 V")
+    low, high = next(
+        ((a, b) for a, b in sentence_spans(answer) if a <= span[0] < b), (0, len(answer))
+    )
+    before = [m.end() for m in _CLAUSE_EDGE.finditer(answer, low, span[0]) if m.group() != "\n"]
+    start = before[-1] if before else low
+    after = next(
+        (m for m in _CLAUSE_EDGE.finditer(answer, span[1], high) if m.group() != "\n"), None
+    )
+    end = after.start() if after else high
     clause = answer[start:end]
     opening = answer.rfind("(", 0, span[0])
     if opening >= 0 and answer.find(")", opening, span[0]) < 0:
