@@ -1406,7 +1406,7 @@ class _Number:
 
 
 # the separators joining numbers of a range or list that share the last one's unit
-_RANGE = re.compile(r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à) ?")
+_RANGE = re.compile(r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à|…|\.\.\.) ?")
 # and of a sum, difference or comparison, each term perhaps named ("salaries 790 + hosting
 # 115 = 905 k€", "13,4 statt 7,2 m³/min"); not a factor ("4 × 290 €" is no 4 €)
 _TERMS = re.compile(
