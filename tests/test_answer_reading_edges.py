@@ -1718,55 +1718,6 @@ def test_a_denial_goes_on_over_a_wrapped_line(lang: str, answer: str, named: str
     assert denied_at(answer, (start, start + len(named)), "KR-1100-V (standard set)")
 
 
-@pytest.mark.parametrize(
-    ("lang", "answer"),
-    [
-        ("fr", "Le projet comparable est TW-P-25-017."),
-        ("de", "Das vergleichbare Projekt ist TW-P-25-017."),
-        ("en", "The comparable project is TW-P-25-017."),
-    ],
-)
-def test_another_real_identifier_given_for_a_claim_is_wrong_but_no_number(
-    lang: str, answer: str
-) -> None:
-    from pytest_ragv2.schema import Case
-    from pytest_ragv2.scoring.answers import score_transcript
-    from pytest_ragv2.systems.outputs import RetrievedItem
-    from tests.test_answer_scoring import NO_LANGID, kinds, one_turn
-
-    prompt = {"fr": "Quel projet ?", "de": "Welches Projekt?", "en": "Which project?"}[lang]
-    case = Case.model_validate(
-        {
-            "id": "P1",
-            "category": "exact_lookup",
-            "prompts": {lang: prompt},
-            "expected_answer": {
-                "required_claims": [
-                    {
-                        "text": "comparable project TW-P-24-002",
-                        "kind": "identifier",
-                        "value": "TW-P-24-002",
-                        "severity": "high",
-                    }
-                ]
-            },
-            "required_evidence": [],
-        }
-    )
-    records = RetrievedItem(
-        rank=1,
-        text="TW-P-24-002 | nitrogen | 40 bar\nTW-P-25-017 | nitrogen | 25 bar",
-        file_id="projects",
-        filename="projects.json",
-    )
-    score = score_transcript(
-        case, lang, one_turn(prompt, answer, evidence=[records]), options=NO_LANGID
-    )
-    assert "unsupported_high_severity_number" not in kinds(score)
-    assert "fabricated_identifier" not in kinds(score)
-    assert score.rubric["Accuracy"].verdict == "FAIL"
-
-
 @pytest.mark.parametrize("writing", ["−20 … +40 °C", "-20 ... +40 °C", "-20 bis +40 °C"])
 def test_a_range_written_with_an_ellipsis_shares_its_unit(writing: str) -> None:
     keys = [value.key for value in read_values(writing, "de")]

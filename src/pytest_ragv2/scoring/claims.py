@@ -770,6 +770,8 @@ def offered_forbidden(
 
 _WORDS = re.compile(r"[^\W\d_]{4,}")
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*$", re.MULTILINE)
+# a role's words: four letters or more, or a short label of letters and digits ("Q4", "T1")
+_ROLE_WORDS = re.compile(r"[^\W\d_]{4,}|\b[^\W\d_]\d\b")
 _NOTE = re.compile(r"\(([^()]*)\)")
 
 
@@ -784,9 +786,9 @@ def _row_names_role(
     notes = _NOTE.findall(claim.text)
     if row is None or not notes:
         return False
-    role = {word[:5] for note in notes for word in _WORDS.findall(fold(note))} - asked
+    role = {word[:5] for note in notes for word in _ROLE_WORDS.findall(fold(note))} - asked
     rest = answer[row.start() : span[0]] + answer[span[1] : row.end()]
-    return not role.isdisjoint(word[:5] for word in _WORDS.findall(fold(rest)))
+    return not role.isdisjoint(word[:5] for word in _ROLE_WORDS.findall(fold(rest)))
 
 
 _DIGIT_TOKENS = re.compile(r"\d+(?:[.,:]\d+)*")

@@ -195,10 +195,8 @@ def fabrication_vetoes(
         if bound is not None and fact.kind == "identifier" and fact.type != "phone":
             if not bound[1]:
                 bound = None  # in no source: invented, whatever it stands for
-            else:
-                # another real identifier or address given for the claim ("TW-P-25-017"
-                # for "TW-P-24-002"): wrong (Accuracy), but no number
-                continue
+            elif fact.type:
+                continue  # another real address given for the claim: wrong, not a number
         if bound is not None and bound[0].severity == "high":
             where = "held elsewhere in the sources" if bound[1] else "in no source"
             vetoes.append(
