@@ -1722,3 +1722,19 @@ def test_a_denial_goes_on_over_a_wrapped_line(lang: str, answer: str, named: str
 def test_a_range_written_with_an_ellipsis_shares_its_unit(writing: str) -> None:
     keys = [value.key for value in read_values(writing, "de")]
     assert keys == ["quantity:°C:-20", "quantity:°C:40"]
+
+
+def test_two_claims_one_relating_the_other_are_never_swapped() -> None:
+    claims = [
+        {"text": "delivery 90 Nm³/h", "kind": "quantity", "value": "90 Nm³/h"},
+        {
+            "text": "one TVM 30-H2 is rated 30 Nm³/h, so 90 Nm³/h is three times that",
+            "kind": "quantity",
+            "value": "30 Nm³/h",
+        },
+    ]
+    answer = (
+        "| Delivery | 90 Nm³/h |\n\nCompared with the datasheet: one unit delivers 30 Nm³/h, "
+        "so 90 Nm³/h is three times the single-unit rating."
+    )
+    assert _swaps("en", claims, answer) == []

@@ -223,6 +223,11 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
 _RESULT_BEFORE = re.compile(r"=\s*\**\s*$")
 
 
+def _relates(claim: Claim, value: Value) -> bool:
+    """Whether ``claim``'s text states ``value`` too: a claim relating two values."""
+    return any(same_value(value, mine) for mine in read_values(claim.text, None))
+
+
 def swapped_values(
     answer: str,
     matched: Sequence[ClaimMatch],
@@ -278,6 +283,8 @@ def swapped_values(
                 continue
             if not target.same_class(other_target.value):
                 continue
+            if _relates(match.claim, other_target.value) or _relates(other, gold):
+                continue  # "rated 30 Nm³/h, so 90 Nm³/h is three times that": one fact of both
             own, theirs = words - other_words, other_words - words
             if own and theirs and not (own & have) and (theirs & have):
                 found.append((match, other))

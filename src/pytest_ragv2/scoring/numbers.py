@@ -268,7 +268,7 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     ),
     "Wh": ("wh", "wattheure", "wattheures", "wattstunde", "wattstunden", "watt-hours"),
     "MWh": ("mwh",),
-    "V": ("v", "volt", "volts"),
+    "V": ("volt", "volts"),  # not "V": a letter that ends part numbers ("KR 1100 V")
     "W": ("w", "watt", "watts"),
     "Pa": ("pa", "pascal", "pascals"),
     "hPa": ("hpa", "hectopascal", "hectopascals", "hektopascal"),
