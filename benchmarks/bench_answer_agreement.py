@@ -492,7 +492,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--half",
-        choices=("development", "validation", "validation2", "validation3", "test", "both"),
+        choices=("development", "validation", "validation2", "validation3", "validation4", "test", "both"),
         default="development",
         help="both: development and test",
     )
