@@ -377,11 +377,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     score.required = len(expected.required_claims)
     score.required_found = len(claims.required_matched) + len(credited)
     score.required_missed = [claim.text for claim in missed]
-    unsure = [
-        claim.text
-        for claim in missed
-        if said_otherwise(claim, answer) or _other_language_claim(claim, lang, options)
-    ]
+    unsure = [claim.text for claim in missed if said_otherwise(claim, answer)]
     score.optional = len(expected.optional_claims)
     score.optional_found = len(claims.optional_matched)
     score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
@@ -693,18 +689,6 @@ def _source_type(
                 f"synthetic data used without a label ({used_by})",
             )
         )
-
-
-def _other_language_claim(claim: Claim, lang: str, options: AnswerScoringOptions) -> bool:
-    """Whether a missed text claim is written in another language than the answer is read
-    in ("les versions antérieures de TLS sont refusées" beside "earlier TLS versions are
-    refused"): its words cannot be looked for, and a ruling decides it."""
-    if claim.kind is not None or claim.pattern or claim.number is not None or claim.any_of:
-        return False
-    if not options.identify_language or len(claim.text.split()) < 3:
-        return False
-    guess = identify_language(claim.text, options.languages, min_words=3, min_confidence=0.9)
-    return guess.language is not None and _primary(guess.language) != _primary(lang)
 
 
 def _primary(lang: str) -> str:
