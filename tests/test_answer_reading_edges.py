@@ -1694,3 +1694,71 @@ def test_two_claims_one_relating_the_other_are_never_swapped() -> None:
         "so 90 Nm³/h is three times the single-unit rating."
     )
     assert _swaps("en", claims, answer) == []
+
+
+# ---------------------------------------------------------------- validation-set kinds, round 4
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("de", "Zusätzlich wird jeden Monat eine Kopie erstellt."),
+        ("fr", "Une copie est faite tous les mois."),
+        ("en", "A copy is made every month."),
+    ],
+)
+def test_an_interval_without_a_number_is_no_figure_to_ground(lang: str, answer: str) -> None:
+    assert [value.implicit for value in read_values(answer, lang)] == [True]
+    assert answer_facts(answer, lang, text_support("")) == []
+
+
+@pytest.mark.parametrize("writing", ["+/-10 mm", "+/- 10 mm", "±10 mm"])
+def test_a_tolerance_is_no_negative_number(writing: str) -> None:
+    assert [value.key for value in read_values(writing, "en")] == ["quantity:m:0.01"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("fr", "Aucun délai de résolution cible n'est mentionné pour ce plan dans les documents."),
+        ("de", "Keine Angabe zur maximalen Lieferzeit wird in den Unterlagen genannt."),
+        ("en", "No figure for the Enterprise resolution time is stated anywhere."),
+        ("fr", "Là, je sors de ce que contiennent les passages fournis."),
+        ("fr", "Aucun d'eux ne recense les notifications faites à la CNIL."),
+        ("en", "The spare-parts list I have contains no valve plate for the TVK 350."),
+    ],
+)
+def test_these_refuse(lang: str, text: str) -> None:
+    verdict, roles = _verdict_and_roles(lang, text)
+    assert verdict == "refuses"
+    assert roles == ["refusal"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("fr", "Aucune vulnérabilité critique n'a été trouvée lors du dernier audit de l'année."),
+        ("de", "Keine Kundendaten wurden bei dem letzten Vorfall im Jahr 2025 kompromittiert."),
+        ("en", "No critical vulnerability at all was found in the last audit."),
+    ],
+)
+def test_a_negated_subject_about_the_world_still_answers(lang: str, text: str) -> None:
+    verdict, _ = _verdict_and_roles(lang, text)
+    assert verdict == "answers"
+
+
+@pytest.mark.parametrize(
+    ("claim", "value", "is_input"),
+    [
+        ("écart de poids réservoir − plaque de base (412 − 268)", "412 kg", True),
+        ("total mensuel 1 950 € × 1,03 = 2 008,50 €", "1 950 €", True),
+        ("fenêtre d'export de 60 jours (la prémisse de 30 jours est fausse)", "30 jours", False),
+    ],
+)
+def test_a_term_of_the_claims_own_computation_is_its_input(
+    claim: str, value: str, is_input: bool
+) -> None:
+    from pytest_ragv2.scoring.claim_values import _input_of
+
+    [read] = read_values(value, "fr")
+    assert _input_of(Claim(text=claim), read) is is_input

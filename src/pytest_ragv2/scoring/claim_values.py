@@ -154,6 +154,8 @@ def contradicted_values(
             and not _year_for_a_count(fact.value, target)
             and not denied_at(answer, fact.span, claim.text)
             and not any(gold.same_class(fact.value) and _is(gold, fact.value) for gold in golden)
+            # an input of the claim's own computation ("écart (412 − 268)")
+            and not _input_of(claim, fact.value)
             and (not words or words & content_words(_sentence(answer, spans, fact.span)))
         ]
         missed_here = sum(1 for _, other in bound if _alike(target, other))
@@ -223,9 +225,35 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
 _RESULT_BEFORE = re.compile(r"=\s*\**\s*$")
 
 
+_OPERATOR_NEAR = re.compile(r"[-+=×x*/\u2212\u2013]")
+
+
+def _stated_in(claim: Claim, value: Value) -> list[Value]:
+    """The values of ``claim``'s text that are ``value``, by value or by the digits written
+    ("412" in "(412 − 268)" for "412 kg")."""
+    digits = re.sub(r"\D", "", value.text)
+    return [
+        mine
+        for mine in read_values(claim.text, None)
+        if same_value(value, mine) or (digits and re.sub(r"\D", "", mine.text) == digits)
+    ]
+
+
+def _input_of(claim: Claim, value: Value) -> bool:
+    """Whether ``claim``'s text uses ``value`` as a term of a computation it shows ("écart
+    de poids (412 − 268)", "1 950 € × 1,03"), not as a premise it denies ("la prémisse de
+    30 jours est fausse")."""
+    text = claim.text
+    return any(
+        _OPERATOR_NEAR.search(text[max(0, mine.span[0] - 3) : mine.span[0]])
+        or _OPERATOR_NEAR.search(text[mine.span[1] : mine.span[1] + 3])
+        for mine in _stated_in(claim, value)
+    )
+
+
 def _relates(claim: Claim, value: Value) -> bool:
     """Whether ``claim``'s text states ``value`` too: a claim relating two values."""
-    return any(same_value(value, mine) for mine in read_values(claim.text, None))
+    return bool(_stated_in(claim, value))
 
 
 def swapped_values(

@@ -303,6 +303,8 @@ def _period_labels(granularity: str, number: int) -> frozenset[str]:
 
 
 def _fact_of(value: Value) -> Fact | None:
+    if value.implicit:
+        return None  # "jeden Monat": no figure stated
     if value.kind in _NUMERIC_KINDS:
         small = (
             value.kind == "count"

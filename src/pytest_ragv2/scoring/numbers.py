@@ -343,7 +343,8 @@ class Num:
 
 # digits, then groups joined by . , ' or by a space that is followed by exactly three digits
 _NUMBER_TOKEN = re.compile(
-    r"([-+](?=[0-9]))?[0-9]+" r"(?:(?:[.,'](?=[0-9])| (?=[0-9]{3}(?![0-9])))[0-9]+)*"
+    # a sign, not the "-" of a tolerance "+/-10 mm" (read as 10 mm)
+    r"((?<!\+/)[-+](?=[0-9]))?[0-9]+" r"(?:(?:[.,'](?=[0-9])| (?=[0-9]{3}(?![0-9])))[0-9]+)*"
 )
 _COMPOUND = re.compile(r"\w+(?:[-/.]\w+)*")
 _SEPARATOR = re.compile(r"[.,' ]")

@@ -283,7 +283,14 @@ class _Clause:
     def negated(self, index: int, cues: Sequence[int]) -> bool:
         """Whether a negation of ``cues`` scopes over the word at ``index``."""
         for cue in cues:
-            if cue < index and index - cue <= SCOPE_BEFORE and not self.blocked(cue, index):
+            # a negative determiner of the subject reaches the verb past a longer noun
+            # phrase ("aucun délai de résolution n'est mentionné")
+            reach = (
+                WINDOW
+                if cue < SUBJECT_WORDS and self.words[cue] in self.lexicon.determiners
+                else SCOPE_BEFORE
+            )
+            if cue < index and index - cue <= reach and not self.blocked(cue, index):
                 return True
             if (
                 cue == len(self.words) - 1

@@ -104,7 +104,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         ),
         absence=("manque*", "absent*", "inexistant*", "lacunaire*"),
         silence=("silencieu*", "muet*", "taisent", "tait"),
-        exceed=("depasse*", "dela", "hors", "sort", "sortent", "sortir", "excede*"),
+        exceed=("depasse*", "dela", "hors", "sors", "sort", "sortent", "sortir", "excede*"),
         exceed_after=(),
         determiners=frozenset({"aucun", "aucune", "pas", "sans", "nulle"}),
         text_report=(
@@ -140,6 +140,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "mention",
             "mentions",
             "mot",
+            "recens*",
         ),
         text_report_phrases=(r"(?:fait|font|faire) etat",),
         discovery=(
@@ -875,6 +876,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "brochure*",
             "policy",
             "policies",
+            "list",
         ),
         carriers=(
             "text*",

@@ -226,6 +226,9 @@ class Value:
     """The reading rests on a guess: "1,689" or a numeric date with no language to decide."""
     alternative: str | None = None
     """The key of the other reading of an ambiguous value."""
+    implicit: bool = False
+    """Said with no number ("every hour", "jeden Monat"): a value a claim may ask for, but no
+    figure the answer states for grounding to check."""
 
 
 # =========================================================================== helpers
@@ -1820,6 +1823,7 @@ def _every(norm: Normalised, found: _Collector) -> None:
             amount=factor,
             dimension=dimension,
             precision=factor,
+            implicit=True,
         )
 
 
