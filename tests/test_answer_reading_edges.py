@@ -1762,3 +1762,40 @@ def test_a_term_of_the_claims_own_computation_is_its_input(
 
     [read] = read_values(value, "fr")
     assert _input_of(Claim(text=claim), read) is is_input
+
+
+@pytest.mark.parametrize(
+    ("lang", "value", "answer", "found", "weakened"),
+    [
+        ("en", "at least eight years", "Spare parts: up to eight years.", False, True),
+        ("en", "at least eight years", "Spare parts: at least eight years.", True, False),
+        ("en", "at least eight years", "Spare parts: eight years.", True, False),
+        ("fr", "au plus 6 heures", "Au moins 6 heures de maintenance par mois.", False, True),
+        ("de", "mindestens 16 Stunden", "Höchstens 16 Stunden.", False, True),
+    ],
+)
+def test_a_bounded_typed_claim_is_not_found_under_the_opposite_bound(
+    lang: str, value: str, answer: str, found: bool, weakened: bool
+) -> None:
+    from pytest_ragv2.scoring.modality import weakened_claims
+
+    claim = Claim(text=f"limit: {value}", kind="quantity", value=value)
+    assert claim_found(claim, answer, lang).matched is found
+    missed = [] if found else [claim]
+    assert bool(weakened_claims([claim], answer, lang, missed)) is weakened
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "found"),
+    [
+        ("en", "The lowest quarter was Q2, at 58 k€.", True),
+        ("en", "Lowest: the second quarter, at 58 k€.", True),
+        ("de", "Am niedrigsten war das 2. Quartal.", True),
+        ("fr", "Le plus bas est le deuxième trimestre.", True),
+        ("fr", "Le plus bas est le T3.", False),
+    ],
+)
+def test_a_quarter_label_is_found_in_any_languages_writing(
+    lang: str, answer: str, found: bool
+) -> None:
+    assert claim_found(Claim(text="T2"), answer, lang).matched is found

@@ -209,6 +209,30 @@ def _find_text(answer: _Answer, phrase: str, gold_lang: str | None) -> tuple[int
     return _find_number(answer, target)
 
 
+_QUARTER_LABEL = re.compile(r"(?:[tq]([1-4])|([1-4])q)")
+_ORDINALS = {
+    "1": r"first|premier|1er|erste[nsmr]?",
+    "2": r"second|deuxieme|deuxième|second|2e|zweite[nsmr]?",
+    "3": r"third|troisieme|troisième|3e|dritte[nsmr]?",
+    "4": r"fourth|quatrieme|quatrième|4e|vierte[nsmr]?",
+}
+
+
+def _quarter_label(needle: str, haystack: str) -> tuple[int, int] | None:
+    """A claim that is a quarter's label alone ("T2") found in any language's writing of
+    that quarter: "Q2", "T2", "2Q", "2. Quartal", "deuxième trimestre", "second quarter"."""
+    label = _QUARTER_LABEL.fullmatch(needle)
+    if label is None:
+        return None
+    n = label.group(1) or label.group(2)
+    writing = re.compile(
+        rf"(?<![\w-])(?:[tq]{n}|{n}q|{n}\.? ?quartal|(?:{_ORDINALS[n]}) "
+        rf"(?:quarter|trimestre|quartal))(?![\w-])"
+    )
+    found = writing.search(haystack)
+    return found.span() if found else None
+
+
 class PatternTimedOut(Exception):
     """A claim pattern was still matching when the run's scoring budget ran out (one that
     backtracks catastrophically on this answer)."""
@@ -253,10 +277,39 @@ def _typed_found(claim: Claim, answer: _Answer, gold_lang: str | None) -> ClaimM
     if gold.kind == "identifier":
         spans = identifier_spans(answer.source, gold.key)
         return answer.hit_at(claim, spans[0]) if spans else ClaimMatch(claim, False)
+    bound = typed_bound(claim, gold_lang)
     for value in answer.values:
         if same_value(gold, value):
+            written = _bound(answer.source, value.span[0]) if bound else None
+            if written is not None and written != bound:
+                continue  # "up to eight years" for "at least eight years": the other bound
             return answer.hit_at(claim, value.span)
     return ClaimMatch(claim, False)
+
+
+def typed_bound(claim: Claim, gold_lang: str | None = None) -> str | None:
+    """The bound a typed claim's value is written under ("at least eight years": "lower"),
+    None without one."""
+    if claim.kind is None or not claim.value:
+        return None
+    read = read_values(claim.value, gold_lang)
+    return _bound(claim.value, read[0].span[0]) if read else None
+
+
+def opposite_bound(
+    claim: Claim, answer: str, lang: str | None, gold_lang: str | None = None
+) -> tuple[int, int] | None:
+    """Where ``answer`` states a bounded typed claim's value under the opposite bound ("up
+    to eight years" for "at least eight years"), None where it does not."""
+    bound = typed_bound(claim, gold_lang)
+    target = claim_target(claim, gold_lang) if bound else None
+    if target is None or target.value is None:
+        return None
+    for value in read_values(answer, lang):
+        written = _bound(answer, value.span[0])
+        if written is not None and written != bound and same_value(target.value, value):
+            return value.span
+    return None
 
 
 def same_value(gold: Value, value: Value) -> bool:
@@ -551,6 +604,11 @@ def _claim_found(
         return answer.hit(claim, "text", *span)
     if by_values and not claim.any_of and (found := _by_values(claim, answer, gold_lang)):
         return answer.hit_at(claim, found)
+    # a forbidden claim is made only as written: a quarter's other label is the answer's
+    # writing of a required one ("Q2" for "T2"), not the making of a forbidden one
+    needle = normalise(claim.text).text
+    if by_values and (quarter := _quarter_label(needle, answer.norm.text)) is not None:
+        return answer.hit(claim, "text", *quarter)
     return ClaimMatch(claim, False)
 
 

@@ -249,16 +249,30 @@ def lifted(claim: Claim, answer: str) -> str | None:
     return None
 
 
+def _sentence_at(answer: str, span: tuple[int, int]) -> str:
+    return next(
+        (answer[start:end] for start, end in sentence_spans(answer) if start <= span[0] < end),
+        answer[span[0] : span[1]],
+    )
+
+
 def weakened_claims(
     claims: Sequence[Claim], answer: str, lang: str | None, missed: Sequence[Claim] = ()
 ) -> list[tuple[Claim, str]]:
     """Each claim of ``claims`` whose constraint ``answer`` softens, and each limit of
     ``missed`` it lifts, with the sentence."""
+    from pytest_ragv2.scoring.claims import opposite_bound
+
     found = []
     for claim in claims:
         sentence = weakened(claim, answer, lang)
         if sentence is None and claim in missed:
             sentence = lifted(claim, answer)
+        if sentence is None and claim in missed:
+            # a bound said the other way: a minimum restated as a maximum
+            span = opposite_bound(claim, answer, lang)
+            if span is not None:
+                sentence = _sentence_at(answer, span)
         if sentence is not None:
             found.append((claim, sentence))
     return found
