@@ -43,6 +43,9 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "answer_corpus"
+# the sets of the answer corpus: development (studied), validation sets measured once before
+# they were studied, and the test half, scored once at the end
+HALVES = ("development", "validation", "validation2", "validation3", "validation4", "test")
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
 GRADES = ("PASS", "PARTIAL", "FAIL")
 NUMERIC_KINDS = frozenset({"quantity", "money", "percent", "count"})
@@ -492,7 +495,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
         "--half",
-        choices=("development", "validation", "validation2", "validation3", "validation4", "test", "both"),
+        choices=(*HALVES, "both"),
         default="development",
         help="both: development and test",
     )
