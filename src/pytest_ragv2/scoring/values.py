@@ -1806,12 +1806,21 @@ _EVERY = re.compile(
 )
 
 
+_EVERY_WORDS = (
+    *("every", "each", "once", "hourly"),
+    *("tou", "chaque", "fois"),
+    *("jede", "einmal", "ndlich"),
+)
+
+
 def _every(norm: Normalised, found: _Collector) -> None:
     """An interval of one unit said without a number ("every hour", "toutes les heures",
     "une fois par heure", "jede Stunde", "stündlich"): a duration of one unit, as "every
     24 hours" is one of 24. Adjectives ("monthly fee", "jährliche Audits") are left alone:
     they name a thing, not how often it happens."""
     text = norm.text
+    if not any(word in text for word in _EVERY_WORDS):
+        return  # most texts say no interval: the pattern's scan is dearer than these checks
     for match in _EVERY.finditer(text):
         name = "hour" if match["adverb"] else next(n for n in _INTERVAL_UNITS if match[n])
         dimension, factor = _INTERVAL_UNITS[name]
