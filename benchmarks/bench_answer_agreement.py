@@ -45,7 +45,10 @@ ROOT = Path(__file__).resolve().parent.parent
 CORPUS = Path(__file__).resolve().parent / "answer_corpus"
 # the sets of the answer corpus: development (studied), validation sets measured once before
 # they were studied, and the test half, scored once at the end
-HALVES = ("development", "validation", "validation2", "validation3", "validation4", "test")
+HALVES = (
+    *("development", "validation", "validation2", "validation3", "validation4", "validation5"),
+    "test",
+)
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
 GRADES = ("PASS", "PARTIAL", "FAIL")
 NUMERIC_KINDS = frozenset({"quantity", "money", "percent", "count"})
