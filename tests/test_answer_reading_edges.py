@@ -1799,3 +1799,42 @@ def test_a_quarter_label_is_found_in_any_languages_writing(
     lang: str, answer: str, found: bool
 ) -> None:
     assert claim_found(Claim(text="T2"), answer, lang).matched is found
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer", "derived"),
+    [
+        ("en", "€290 − 10 % (annual-commitment discount) = €261 a month.", "261"),
+        ("fr", "290 € moins la remise de 10 % font 261 € par mois.", "261"),
+        ("de", "Ohne Rabatt: 12 × 290 € = 3 480 € im Jahr.", "3 480"),
+    ],
+)
+def test_an_amount_moved_by_a_percentage_or_multiplied_by_a_count_is_derived(
+    lang: str, answer: str, derived: str
+) -> None:
+    support = text_support("Business : 290 € HT par mois. Engagement annuel : remise de 10 %.")
+    facts = answer_facts(answer, lang, support)
+    [fact] = [f for f in facts if f.text.startswith(("€" + derived, derived))]
+    assert fact.supported
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("de", "Eine Höchstgeschwindigkeit steht dort nicht."),
+        ("en", "The contract doesn't say."),
+        ("de", "Der Vertrag sagt dazu nichts."),
+    ],
+)
+def test_a_document_that_does_not_say_refuses(lang: str, text: str) -> None:
+    assert _verdict_and_roles(lang, text) == ("refuses", ["refusal"])
+
+
+def test_what_a_fact_concerns_beside_a_refusal_sets_it_apart() -> None:
+    text = (
+        "No notice period is stated in the contract. (The 5 working days in clause 4.2 "
+        "concern scheduled maintenance.)"
+    )
+    verdict, roles = _verdict_and_roles("en", text)
+    assert verdict == "refuses"
+    assert roles == ["refusal", "set_apart"]

@@ -399,7 +399,20 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                     for v in numbers
                     if within(v, paragraph) and v.dimension in (fact.dimension, None)
                 ][:_DERIVED_OPERANDS],
-            ) or _product_or_ratio(fact.value, [v for v in numbers if within(v, sentence)])
+            ) or _product_or_ratio(
+                fact.value,
+                [v for v in numbers if within(v, sentence)]
+                # a count multiplies whether or not a source writes it ("12 × 290 €")
+                + [
+                    other.value
+                    for other in facts
+                    if other is not fact
+                    and not other.supported
+                    and other.value is not None
+                    and other.value.kind == "count"
+                    and within(other.value, sentence)
+                ],
+            )
         if derived:
             result[index] = replace(fact, supported=True)
     return result
@@ -440,17 +453,21 @@ def _sum_or_difference(target: Value, operands: Sequence[Value]) -> bool:
 
 def _product_or_ratio(target: Value, operands: Sequence[Value]) -> bool:
     """Is ``target`` the product or the quotient of two ``operands`` of its sentence, or —
-    a percentage — their ratio or relative change ("28.7 %" for 1 689 against 1 312)? A
-    duration multiplies as a count of its unit ("670 € par mois, 8 040 € sur un an")."""
+    a percentage — their ratio or relative change ("28.7 %" for 1 689 against 1 312), or an
+    amount moved by a percentage operand ("€290 − 10 % = €261")? A duration multiplies as a
+    count of its unit ("670 € par mois, 8 040 € sur un an")."""
     if target.amount is None or len(operands) < 2:
         return False
-    amounts = [_as_factor(operand) for operand in operands]
-    for first, second in itertools.permutations(amounts, 2):
+    for one, other in itertools.permutations(operands, 2):
+        first, second = _as_factor(one), _as_factor(other)
         if second == 0:
             continue
         found = [first * second, first / second]
         if target.kind == "percent":
             found += [100 * first / second, 100 * (first - second) / second]
+        if other.kind == "percent" and one.kind != "percent":
+            # an amount moved by a percentage ("€290 − 10 % = €261/month")
+            found += [first * (1 - second / 100), first * (1 + second / 100)]
         if any(_close(value, target) for value in found):
             return True
     return False

@@ -479,7 +479,10 @@ LEXICONS: Mapping[str, Lexicon] = {
             "erwahnung*",
             "wort",
         ),
-        text_report_phrases=(r"steh\w* (?:\w+ )?(?:nichts|nirgends|nirgendwo)",),
+        text_report_phrases=(
+            r"steh\w* (?:\w+ )?(?:nichts|nirgends|nirgendwo)",
+            r"steh\w* (?:dort|da|darin|hier|drin)",  # "steht dort nicht": there, in the source
+        ),
         discovery=(
             "gefunden",
             "finde",
@@ -764,6 +767,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "fuhrt",
             "nennt",
             "nennen",
+            "sagt",
+            "sagen",
             "gibt",
             "geben",
         ),
@@ -1029,6 +1034,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         scoping=(
             "applies",
             "apply",
+            "concern",
             "concerns",
             "refers",
             "relates",
@@ -1064,6 +1070,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "list",
             "lists",
             "listed",
+            "say",
+            "says",
             "give",
             "gives",
             "specif*",
