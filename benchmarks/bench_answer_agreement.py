@@ -4,10 +4,11 @@ The measure is the answer corpus in ``benchmarks/answer_corpus/`` (see its READM
 over the bundled corpora in French, German and English, each with several answers written in
 the styles local models answer in and hand-graded on the harness rubric (Accuracy, Grounding,
 Completeness, Language, Format -> PASS/PARTIAL/FAIL) with the hard veto each must trip. It is
-split in two halves: ``development`` may be studied; ``test`` is scored once, at the end. A
-third set, ``validation``, written later by other authors who had not read the scorer, is
-measured once before it is studied (a second estimate of how the scorer generalises, before
-the test half is spent).
+split in two halves: ``development`` may be studied; ``test`` is scored once, at the end.
+Five validation sets (``validation``, ``validation2`` ... ``validation5``), each written
+later by other authors who had not read the scorer, are each measured once before they are
+studied: each is one more estimate of how the scorer generalises, before the test half is
+spent.
 
 Every answer is scored the way layer B scores a run (``layers.chat.chat_record``) as a
 one-turn conversation whose evidence is the question's passages, numbered [1], [2], ... in
@@ -20,7 +21,7 @@ veto recall (expected vetoes raised, by kind), correct answers vetoed, vetoes no
 expects, and abstentions (runs the scorer marks as needing review).
 
     python benchmarks/bench_answer_agreement.py                    # the development half
-    python benchmarks/bench_answer_agreement.py --half validation  # then it may be studied
+    python benchmarks/bench_answer_agreement.py --half validation5 # then it may be studied
     python benchmarks/bench_answer_agreement.py --half test        # once, at the end
     python benchmarks/bench_answer_agreement.py --json out.json --show-disagreements
 """
