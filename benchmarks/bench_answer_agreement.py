@@ -88,6 +88,8 @@ class Question:
     tempting_wrong: tuple[dict[str, Any], ...]
     evidence: tuple[dict[str, Any], ...]
     answers: tuple[Answer, ...]
+    # the claims a gold author wrote for the prompt (``<set>/gold/<lang>.yaml``), if any
+    authored: dict[str, Any] | None = None
 
 
 def _vetoes(raw: Any) -> tuple[str, ...]:
@@ -105,6 +107,12 @@ def load_questions(halves: Sequence[str], languages: Sequence[str] | None) -> li
             language = str(data["language"])
             if languages and language not in languages:
                 continue
+            authored_path = CORPUS / half / "gold" / f"{language}.yaml"
+            authored = (
+                yaml.safe_load(authored_path.read_text(encoding="utf-8"))
+                if authored_path.exists()
+                else {}
+            )
             for entry in data["questions"]:
                 answers = tuple(
                     Answer(
@@ -136,6 +144,7 @@ def load_questions(halves: Sequence[str], languages: Sequence[str] | None) -> li
                         tempting_wrong=tuple(entry.get("tempting_wrong") or ()),
                         evidence=tuple(entry.get("evidence") or ()),
                         answers=answers,
+                        authored=authored.get(str(entry["id"])),
                     )
                 )
     return questions
@@ -329,11 +338,20 @@ def source_type(question: Question) -> str:
 def gold_case(question: Question, form: str = "typed") -> Any:
     from pytest_ragv2.schema import Case
 
-    claim = GOLD_FORMS[form]
-    expected_answer = {
-        "required_claims": [claim(fact) for fact in question.expected],
-        "forbidden_claims": [claim(fact, severity="medium") for fact in question.tempting_wrong],
-    }
+    if form == "authored" and question.authored is not None:
+        # the gold a gold author wrote for this prompt, without seeing answers or grades
+        expected_answer = {
+            key: list(question.authored.get(key) or [])
+            for key in ("required_claims", "optional_claims", "forbidden_claims")
+        }
+    else:
+        claim = GOLD_FORMS["typed" if form == "authored" else form]
+        expected_answer = {
+            "required_claims": [claim(fact) for fact in question.expected],
+            "forbidden_claims": [
+                claim(fact, severity="medium") for fact in question.tempting_wrong
+            ],
+        }
     return Case.model_validate(
         {
             "id": question.id,
@@ -507,9 +525,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write every figure and answer here")
     parser.add_argument(
         "--gold",
-        choices=tuple(GOLD_FORMS),
+        choices=(*GOLD_FORMS, "authored"),
         default="typed",
-        help="the corpus facts as typed claims (default) or as the older untyped claims",
+        help="the corpus facts as typed claims (default), as the older untyped claims, or "
+        "the claims a gold author wrote for each prompt where a set has them (gold/<lang>.yaml)",
     )
     parser.add_argument(
         "--show-disagreements",
