@@ -1838,3 +1838,28 @@ def test_what_a_fact_concerns_beside_a_refusal_sets_it_apart() -> None:
     verdict, roles = _verdict_and_roles("en", text)
     assert verdict == "refuses"
     assert roles == ["refusal", "set_apart"]
+
+
+@pytest.mark.parametrize(
+    ("text", "keys"),
+    [
+        ("Nicht zu verwechseln mit KR 1100 V.", ["identifier:KR-1100"]),
+        ("A 48 volt battery.", ["quantity:V:48"]),
+    ],
+)
+def test_a_v_after_a_number_is_a_part_number_letter_and_volts_are_spelled(
+    text: str, keys: list[str]
+) -> None:
+    assert [value.key for value in read_values(text, "de")] == keys
+
+
+def test_a_term_of_a_computation_shown_is_not_swapped() -> None:
+    claims = [
+        {"text": "annual cost per workspace 3 132 €", "kind": "money", "value": "3 132 €"},
+        {"text": "list price 290 € per month", "kind": "money", "value": "290 €"},
+    ]
+    answer = (
+        "€3,132 per year per workspace: €290 − 10 % (annual-commitment discount) = €261 a "
+        "month, × 12 months."
+    )
+    assert _swaps("en", claims, answer) == []

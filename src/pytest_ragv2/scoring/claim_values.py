@@ -299,8 +299,10 @@ def swapped_values(
     for match, target, words in typed:
         assert match.span is not None
         assert target.value is not None
-        if _RESULT_BEFORE.search(answer, 0, match.span[0]):
-            continue
+        if _RESULT_BEFORE.search(answer, 0, match.span[0]) or _OPERATOR_NEAR.match(
+            answer[match.span[1] : match.span[1] + 3].strip()
+        ):
+            continue  # the result of a computation shown, or a term of one ("€290 − 10 %")
         gold = target.value
         elsewhere = [v.span for v in written if v.span != match.span and same_value(gold, v)]
         if any(words & content_words(_clause(answer, span)) for span in elsewhere):

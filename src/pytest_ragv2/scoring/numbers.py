@@ -98,7 +98,7 @@ UNIT_DIMENSIONS: dict[str, tuple[str, Decimal]] = {
     "rpm": ("rpm", Decimal(1)),
     "Pa": ("Pa", Decimal(1)),
     "hPa": ("Pa", Decimal(100)),
-    "V": ("V", Decimal(1)),
+    "volt": ("V", Decimal(1)),
     "Wh": ("Wh", Decimal(1)),
     "kWh": ("Wh", Decimal(1000)),
     "MWh": ("Wh", Decimal(10) ** 6),
@@ -268,7 +268,7 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     ),
     "Wh": ("wh", "wattheure", "wattheures", "wattstunde", "wattstunden", "watt-hours"),
     "MWh": ("mwh",),
-    "V": ("volt", "volts"),  # not "V": a letter that ends part numbers ("KR 1100 V")
+    "volt": ("volts",),  # not "V": a letter that ends part numbers ("KR 1100 V")
     "W": ("w", "watt", "watts"),
     "Pa": ("pa", "pascal", "pascals"),
     "hPa": ("hpa", "hectopascal", "hectopascals", "hektopascal"),
