@@ -14,7 +14,9 @@ Every answer is scored the way layer B scores a run (``layers.chat.chat_record``
 one-turn conversation whose evidence is the question's passages, numbered [1], [2], ... in
 the order the corpus lists them (the structured chunk of the corpus holding each passage's
 anchor, as the embedded demo's V2 retrieval returns it), so ``[n]`` citations resolve.
-The question's gold is built mechanically from the corpus entry (:func:`gold_case`).
+The question's gold is the one a gold author wrote for its prompt (``<set>/gold/<lang>.yaml``,
+blind to answers and grades), else built mechanically from the corpus entry
+(:func:`gold_case`, ``--gold typed``).
 
 Printed per half and language: agreement per rubric dimension and on the case verdict,
 veto recall (expected vetoes raised, by kind), correct answers vetoed, vetoes no grade
@@ -335,7 +337,7 @@ def source_type(question: Question) -> str:
     return "synthetic_record" if hits and hits == len(names) else "public_document"
 
 
-def gold_case(question: Question, form: str = "typed") -> Any:
+def gold_case(question: Question, form: str = "authored") -> Any:
     from pytest_ragv2.schema import Case
 
     if form == "authored" and question.authored is not None:
@@ -389,7 +391,7 @@ class Scored:
 
 
 def score_all(
-    questions: Iterable[Question], stats: EvidenceStats, form: str = "typed"
+    questions: Iterable[Question], stats: EvidenceStats, form: str = "authored"
 ) -> list[Scored]:
     from pytest_ragv2.allowlist import load_allowlist
     from pytest_ragv2.keys import RunKey
@@ -526,9 +528,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--gold",
         choices=(*GOLD_FORMS, "authored"),
-        default="typed",
-        help="the corpus facts as typed claims (default), as the older untyped claims, or "
-        "the claims a gold author wrote for each prompt where a set has them (gold/<lang>.yaml)",
+        default="authored",
+        help="the claims a gold author wrote for each prompt (gold/<lang>.yaml; default), the "
+        "corpus facts converted to typed claims, or to the older untyped claims",
     )
     parser.add_argument(
         "--show-disagreements",
