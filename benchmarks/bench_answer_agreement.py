@@ -50,6 +50,7 @@ CORPUS = Path(__file__).resolve().parent / "answer_corpus"
 # they were studied, and the test half, scored once at the end
 HALVES = (
     *("development", "validation", "validation2", "validation3", "validation4", "validation5"),
+    "validation6",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
