@@ -5,7 +5,7 @@ over the bundled corpora in French, German and English, each with several answer
 the styles local models answer in and hand-graded on the harness rubric (Accuracy, Grounding,
 Completeness, Language, Format -> PASS/PARTIAL/FAIL) with the hard veto each must trip. It is
 split in two halves: ``development`` may be studied; ``test`` is scored once, at the end.
-Five validation sets (``validation``, ``validation2`` ... ``validation5``), each written
+Six validation sets (``validation``, ``validation2`` ... ``validation6``), each written
 later by other authors who had not read the scorer, are each measured once before they are
 studied: each is one more estimate of how the scorer generalises, before the test half is
 spent.
