@@ -1863,3 +1863,16 @@ def test_a_term_of_a_computation_shown_is_not_swapped() -> None:
         "month, × 12 months."
     )
     assert _swaps("en", claims, answer) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("en", "down to minus 20 degrees Celsius", "quantity:°C:-20"),
+        ("fr", "jusqu'à moins 28 °C", "quantity:°C:-28"),
+        ("de", "bis minus 28 Grad Celsius", "quantity:°C:-28"),
+        ("fr", "une remise de moins 20 %", "percent:20"),
+    ],
+)
+def test_a_temperatures_sign_may_be_written_as_a_word(lang: str, text: str, key: str) -> None:
+    assert [value.key for value in read_values(text, lang)] == [key]

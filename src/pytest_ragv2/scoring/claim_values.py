@@ -299,7 +299,8 @@ def swapped_values(
     for match, target, words in typed:
         assert match.span is not None
         assert target.value is not None
-        if _RESULT_BEFORE.search(answer, 0, match.span[0]) or _OPERATOR_NEAR.match(
+        before = max(0, match.span[0] - 8)  # a window: each value looks only just behind it
+        if _RESULT_BEFORE.search(answer, before, match.span[0]) or _OPERATOR_NEAR.match(
             answer[match.span[1] : match.span[1] + 3].strip()
         ):
             continue  # the result of a computation shown, or a term of one ("€290 − 10 %")

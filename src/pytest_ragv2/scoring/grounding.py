@@ -355,6 +355,10 @@ def answer_facts(
     return _derived(answer, facts)
 
 
+_FACTOR_SIGN = re.compile(r"[×x*] ?$")  # "× 12"
+_FACTOR_SIGN_AFTER = re.compile(r" ?[×x*]")  # "12 ×"
+
+
 def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     """Each unsupported number or date the answer derives from supported values it states
     and shows how, marked supported: a sum or difference of numbers of its paragraph; a
@@ -366,6 +370,17 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     # sentences as the answer's reader splits them: not after "i.e." or "z. B."
     sentences = sentence_spans(answer)
     result = list(facts)
+    multipliers = [
+        fact.value
+        for fact in facts
+        if not fact.supported
+        and fact.value is not None
+        and fact.value.kind == "count"
+        and (
+            _FACTOR_SIGN.search(answer, max(0, fact.span[0] - 3), fact.span[0])
+            or _FACTOR_SIGN_AFTER.match(answer, fact.span[1])
+        )
+    ][: 4 * _DERIVED_OPERANDS]
     for index, fact in enumerate(facts):
         if fact.supported or fact.value is None or fact.kind not in ("number", "date"):
             continue
@@ -392,26 +407,24 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                 [v for v in numbers if v.dimension in ("s", "months") and within(v, sentence)],
             ) or _spelled_out(answer, fact.value, dates)
         else:
-            derived = _sum_or_difference(
-                fact.value,
-                [
-                    v
-                    for v in numbers
-                    if within(v, paragraph) and v.dimension in (fact.dimension, None)
-                ][:_DERIVED_OPERANDS],
-            ) or _product_or_ratio(
-                fact.value,
-                [v for v in numbers if within(v, sentence)]
-                # a count multiplies whether or not a source writes it ("12 × 290 €")
-                + [
-                    other.value
-                    for other in facts
-                    if other is not fact
-                    and not other.supported
-                    and other.value is not None
-                    and other.value.kind == "count"
-                    and within(other.value, sentence)
-                ],
+            derived = (
+                _sum_or_difference(
+                    fact.value,
+                    [
+                        v
+                        for v in numbers
+                        if within(v, paragraph) and v.dimension in (fact.dimension, None)
+                    ][:_DERIVED_OPERANDS],
+                )
+                or _product_or_ratio(
+                    fact.value,
+                    [v for v in numbers if within(v, sentence)]
+                    # a count written as a factor multiplies whether or not a source writes it
+                    # ("12 × 290 €"); a few at most, so an answer of numbers stays linear
+                    + [v for v in multipliers if v is not fact.value and within(v, sentence)][
+                        :_DERIVED_OPERANDS
+                    ],
+                )
             )
         if derived:
             result[index] = replace(fact, supported=True)

@@ -1469,9 +1469,8 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
         if following.suffix.count or following.start != following.digits_start:
             continue
         gap = norm[number.digits_end : following.digits_start]
-        if _RANGE.fullmatch(gap) is None and (
-            _TERMS.fullmatch(gap) is None or _FACTOR_BEFORE.search(norm, 0, number.start)
-        ):
+        factor = _FACTOR_BEFORE.search(norm, max(0, number.start - 3), number.start)
+        if _RANGE.fullmatch(gap) is None and (_TERMS.fullmatch(gap) is None or factor):
             continue
         number.suffix = _Suffix(
             following.suffix.dimension,
@@ -1516,6 +1515,10 @@ def _column_units(numbers: list[_Number], norm: Normalised, text: str, lang: str
                         )
 
 
+# a temperature's sign written as a word
+_MINUS_WORD = re.compile(r"(?<![\w-])(?:minus|moins) $")
+
+
 def _emit(
     norm: Normalised,
     lang: str | None,
@@ -1530,6 +1533,12 @@ def _emit(
     end = max(suffix.end, number.digits_end)
     span = span or norm.original_span(number.start, end)
     value = number.value
+    if (
+        suffix.dimension == "°C"
+        and value > 0
+        and _MINUS_WORD.search(norm.text, max(0, number.start - 7), number.start)
+    ):
+        value = -value  # "minus 20 degrees Celsius", "moins 20 °C", "minus 28 Grad"
     step = Decimal(1).scaleb(-number.decimals)
     kind: ValueKind
     dimension = suffix.dimension
