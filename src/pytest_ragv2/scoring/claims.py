@@ -431,6 +431,16 @@ _BOUND_WORDS = frozenset(
 )
 
 
+# a claim text that denies a value ("non, pas 30 jours") names the wrong value, not its own
+_DENYING_TEXT = re.compile(r"\b(?:non|pas|not|nicht|kein\w*|never|jamais|nie)\b", re.IGNORECASE)
+
+
+def _read_by_values(claim: Claim) -> bool:
+    """Whether a text claim's values may stand for it: always for a bare text claim; for
+    one with ``any_of`` (the author's wordings), only when its text does not deny a value."""
+    return not claim.any_of or _DENYING_TEXT.search(claim.text) is None
+
+
 def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[int, int] | None:
     """A text claim that states values ("les jours ouvrés de 9 h à 18 h", "tacite
     reconduction pour des périodes successives de 12 mois") found in other words: one
@@ -484,7 +494,9 @@ def contradicting_value(
     the claim's language, two thirds of its content words: a bare value ("1 240") is bound
     by a typed claim's rules, not here. The span of that value, None when no sentence says
     the claim otherwise."""
-    if claim.kind is not None or claim.pattern or claim.number is not None or claim.any_of:
+    if claim.kind is not None or claim.pattern or claim.number is not None:
+        return None
+    if not _read_by_values(claim):
         return None
     read = _value_claim(claim.text, gold_lang)
     if read is None:
@@ -602,7 +614,7 @@ def _claim_found(
     span = _find_text(answer, claim.text, gold_lang)
     if span is not None:
         return answer.hit(claim, "text", *span)
-    if by_values and not claim.any_of and (found := _by_values(claim, answer, gold_lang)):
+    if by_values and _read_by_values(claim) and (found := _by_values(claim, answer, gold_lang)):
         return answer.hit_at(claim, found)
     # a forbidden claim is made only as written: a quarter's other label is the answer's
     # writing of a required one ("Q2" for "T2"), not the making of a forbidden one

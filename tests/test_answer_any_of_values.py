@@ -1,0 +1,52 @@
+"""A text claim with the author's wordings (``any_of``) whose text states a value: the value
+stands for the claim in any writing, and another value of its kind in a sentence about it
+contradicts it — unless the claim's text denies the value ("non, pas 30 jours")."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.schema import Claim
+from pytest_ragv2.scoring.claims import claim_found, contradicting_value
+
+FUSE = Claim(
+    text="Vorsicherung 160 Ampere träge",
+    any_of=["160 A", "160 Ampere", "160A"],
+    severity="high",
+)
+NOT_THIRTY = Claim(text="non, pas 30 jours", any_of=["pas 30 jours", "et non 30"])
+CYCLES = Claim(text="4,000 full cycles", any_of=["4,000 cycles", "4000 cycles"])
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "answer"),
+    [
+        (FUSE, "de", "Die Vorsicherung: hundertsechzig Ampere, träge Charakteristik."),
+        (CYCLES, "en", "It is rated for four thousand full cycles [1]."),
+    ],
+)
+def test_an_any_of_claims_value_in_another_writing_is_found(
+    claim: Claim, lang: str, answer: str
+) -> None:
+    assert claim_found(claim, answer, lang, gold_lang=lang).matched
+
+
+@pytest.mark.parametrize(
+    ("claim", "lang", "answer", "wrong"),
+    [
+        (FUSE, "de", "Die Vorsicherung beträgt 60 A träge.", "60 A"),
+        (CYCLES, "en", "The battery lasts 3,000 full cycles.", "3,000"),
+    ],
+)
+def test_another_value_in_a_sentence_about_an_any_of_claim_contradicts_it(
+    claim: Claim, lang: str, answer: str, wrong: str
+) -> None:
+    span = contradicting_value(claim, answer, lang, lang)
+    assert span is not None
+    assert answer[span[0] : span[1]].startswith(wrong.split()[0])
+
+
+def test_a_claim_that_denies_its_value_is_not_made_by_that_value() -> None:
+    answer = "Oui, c'est exact : le client dispose de 30 jours pour exporter ses données."
+    assert not claim_found(NOT_THIRTY, answer, "fr", gold_lang="fr").matched
+    assert contradicting_value(NOT_THIRTY, "Il dispose de 45 jours.", "fr", "fr") is None
