@@ -96,6 +96,38 @@ STRONG: tuple[str, ...] = (
     "not permitted",
     "not allowed",
     "requires",
+    # prohibitions and reservations said without a modal verb
+    "cannot",
+    "can't",
+    "can not",
+    "ne peut pas",
+    "ne peuvent pas",
+    "ne peut etre",
+    "ne peuvent etre",
+    "n'est pas autorise",
+    "kann nicht",
+    "konnen nicht",
+    "durfen nicht",
+    "keine",
+    "reserve",
+    "reservee",
+    "reserves",
+    "reservees",
+    "reserved",
+    "vorbehalten",
+    "refused",
+    "refuses",
+    "refusees",
+    "abgelehnt",
+    "excluded",
+    "exclu",
+    "exclue",
+    "exclus",
+    "ausgeschlossen",
+    "not offered",
+    "not available",
+    "n'est pas propose",
+    "nicht angeboten",
 )
 WEAK: tuple[str, ...] = (
     # fr
@@ -158,10 +190,108 @@ WEAK: tuple[str, ...] = (
     "nicht ideal",
     "abgeraten",
     "faustregel",
+    # a restriction said of most cases only ("mainly consulted by the security team")
+    "mainly",
+    "mostly",
+    "primarily",
+    "chiefly",
+    "usually",
+    "typically",
+    "principalement",
+    "essentiellement",
+    "majoritairement",
+    "generalement",
+    "habituellement",
+    "en regle generale",
+    "in erster linie",
+    "hauptsachlich",
+    "vorwiegend",
+    "uberwiegend",
+    "meistens",
+    "grundsatzlich",
+    "ublicherweise",
+    "typischerweise",
+)
+# an exception or a permission the answer adds to a rule ("but your manager can approve
+# moving them", "mais un report reste possible avec l'accord de votre manager", "können aber
+# nach Absprache übertragen werden"): it weakens the rule even beside a strong word
+EXCEPTION: tuple[str, ...] = (
+    # fr
+    "avec l'accord",
+    "avec accord",
+    "apres accord",
+    "sur accord",
+    "avec l'autorisation",
+    "sur demande",
+    "en cas de besoin",
+    "au cas par cas",
+    "reste possible",
+    "restent possibles",
+    "peut egalement",
+    "peuvent egalement",
+    "peut aussi",
+    "peuvent aussi",
+    "restent toleres",
+    "reste tolere",
+    "sont toleres",
+    "exceptionnellement",
+    "sauf accord",
+    "sauf derogation",
+    "a moins que",
+    # de
+    "nach absprache",
+    "mit zustimmung",
+    "mit genehmigung",
+    "auf anfrage",
+    "auf wunsch",
+    "gegebenenfalls",
+    "ausnahmsweise",
+    "in ausnahmefallen",
+    "ausnahmen sind moglich",
+    "im einzelfall",
+    "konnen aber",
+    "kann aber",
+    "durfen aber",
+    "darf aber",
+    "aber auch",
+    "es sei denn",
+    # en
+    "on request",
+    "upon request",
+    "with approval",
+    "with the approval",
+    "can approve",
+    "may approve",
+    "can also",
+    "may also",
+    "may still",
+    "can still",
+    "can usually",
+    "if needed",
+    "when they need to",
+    "case by case",
+    "unless agreed",
+    "exceptions can",
+    "exceptions are possible",
+)
+# the words of a rule that itself provides for exceptions or permissions (then an answer's
+# exception may be the rule's own)
+_PERMISSIVE = (
+    "exception",
+    "exceptions",
+    "derogation",
+    "ausnahme",
+    "ausnahmen",
+    "possible",
+    "moglich",
+    "erlaubt",
+    "allowed",
+    "permitted",
+    "autorise",
 )
 _WORDS = re.compile(r"[^\W\d_]{4,}")
 _MODAL_WORDS = frozenset(
-    word[:5] for phrase in (*STRONG, *WEAK) for word in phrase.split() if len(word) >= 4
+    word[:5] for phrase in (*STRONG, *WEAK, *EXCEPTION) for word in phrase.split() if len(word) >= 4
 )
 
 
@@ -190,7 +320,7 @@ def _clause_spans(answer: str) -> list[tuple[int, int]]:
 def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     """The sentence of ``answer`` that softens ``claim``'s constraint, or None (rules in
     the module docstring)."""
-    if claim.pattern or find_phrase(claim.text, STRONG) is None:
+    if find_phrase(claim.text, STRONG) is None:
         return None
     from pytest_ragv2.scoring.claims import same_value
 
@@ -199,9 +329,11 @@ def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     values = read_values(claim.value if claim.kind and claim.value else claim.text, lang)
     words = _content(claim.text)
     written = read_values(answer, lang) if values else ()
+    exceptions = find_phrase(claim.text, _PERMISSIVE) is None
     for start, end in _clause_spans(answer):
         sentence = answer[start:end]
-        if find_phrase(sentence, WEAK) is None or find_phrase(sentence, STRONG) is not None:
+        softened = find_phrase(sentence, WEAK) is not None and find_phrase(sentence, STRONG) is None
+        if not softened and not (exceptions and find_phrase(sentence, EXCEPTION) is not None):
             continue
         inside = [v for v in written if start <= v.span[0] < end]
         anchored = any(same_value(gold, value) for gold in values for value in inside)

@@ -1,0 +1,94 @@
+"""A rule the gold states, restated with an exception or a permission the sources never
+give ("but your manager can approve it"), or said of most cases only ("mainly"), is
+weakened: ``constraint_weakened``. A rule that itself provides for exceptions is not
+weakened by an answer naming one, and a sentence about something else is not about it."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.schema import Claim
+from pytest_ragv2.scoring.modality import weakened
+
+CARRY_OVER = {
+    "en": Claim(text="unused remote days cannot be carried over to the following week"),
+    "fr": Claim(text="les jours non utilisés ne peuvent pas être reportés sur la semaine suivante"),
+    "de": Claim(text="nicht genutzte Remote-Tage können nicht in die Folgewoche übertragen werden"),
+}
+ONLY_SECURITY = {
+    "en": Claim(text="logs consulted only by the security team"),
+    "fr": Claim(text="journaux consultés uniquement par l'équipe sécurité"),
+    "de": Claim(text="Protokolle nur vom Sicherheitsteam eingesehen"),
+}
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "Unused days generally aren't carried over, but your manager can approve "
+            "moving them to the following week.",
+        ),
+        (
+            "fr",
+            "Les jours non utilisés ne sont pas reportés, mais un report sur la semaine "
+            "suivante reste possible avec l'accord de votre manager.",
+        ),
+        (
+            "de",
+            "Nicht genutzte Remote-Tage verfallen, können aber nach Absprache mit der "
+            "Führungskraft in die Folgewoche übertragen werden.",
+        ),
+    ],
+)
+def test_an_exception_added_to_a_prohibition_weakens_it(lang: str, answer: str) -> None:
+    assert weakened(CARRY_OVER[lang], answer, lang) is not None
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("en", "The logs are mainly consulted by the security team."),
+        ("fr", "Les journaux sont principalement consultés par l'équipe sécurité."),
+        ("de", "Die Protokolle werden in erster Linie vom Sicherheitsteam eingesehen."),
+    ],
+)
+def test_an_exclusive_rule_said_of_most_cases_is_weakened(lang: str, answer: str) -> None:
+    assert weakened(ONLY_SECURITY[lang], answer, lang) is not None
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "Unused remote days cannot be carried over to the following week. A written "
+            "confirmation of your schedule is available on request.",
+        ),
+        (
+            "fr",
+            "Les jours non utilisés ne peuvent pas être reportés sur la semaine suivante. "
+            "Une attestation d'horaire est disponible sur demande.",
+        ),
+        (
+            "de",
+            "Nicht genutzte Remote-Tage können nicht in die Folgewoche übertragen werden. "
+            "Eine Bescheinigung gibt es auf Anfrage.",
+        ),
+    ],
+)
+def test_a_permission_about_something_else_weakens_nothing(lang: str, answer: str) -> None:
+    assert weakened(CARRY_OVER[lang], answer, lang) is None
+
+
+def test_a_rule_that_provides_for_exceptions_is_not_weakened_by_naming_one() -> None:
+    rule = Claim(text="exceptions are only possible with the RSSI's written approval")
+    answer = "Exceptions can also be granted, with the approval of the RSSI in writing."
+    assert weakened(rule, answer, "en") is None
+
+
+def test_a_rule_held_in_a_pattern_claim_is_judged_by_its_text() -> None:
+    rule = Claim(text="unused remote days cannot be carried over", pattern=r"cannot be carried")
+    answer = "Unused remote days are usually not carried over, but your manager can approve it."
+    assert weakened(rule, answer, "en") is not None
