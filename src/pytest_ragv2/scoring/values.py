@@ -786,15 +786,117 @@ def _day(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
         )
 
 
+@lru_cache(maxsize=1)
+def _day_words() -> dict[str, int]:
+    """The days of a month in words, as dates write them: English and German ordinals
+    ("the sixth of October", "am sechsten Oktober"), French cardinals ("le six octobre")."""
+    en = [
+        "first",
+        "second",
+        "third",
+        "fourth",
+        "fifth",
+        "sixth",
+        "seventh",
+        "eighth",
+        "ninth",
+        "tenth",
+        "eleventh",
+        "twelfth",
+        "thirteenth",
+        "fourteenth",
+        "fifteenth",
+        "sixteenth",
+        "seventeenth",
+        "eighteenth",
+        "nineteenth",
+        "twentieth",
+    ]
+    days: dict[str, int] = {word: number for number, word in enumerate(en, 1)}
+    for number, word in enumerate(en[:9], 1):
+        days[f"twenty-{word}"] = days[f"twenty {word}"] = 20 + number
+    days.update({"thirtieth": 30, "thirty-first": 31, "thirty first": 31})
+    de_units = ("ein", "zwei", "drei", "vier", "fünf", "sechs", "sieben", "acht", "neun")
+    de = [
+        "erst",
+        "zweit",
+        "dritt",
+        "viert",
+        "fünft",
+        "sechst",
+        "siebt",
+        "acht",
+        "neunt",
+        "zehnt",
+        "elft",
+        "zwölft",
+        "dreizehnt",
+        "vierzehnt",
+        "fünfzehnt",
+        "sechzehnt",
+        "siebzehnt",
+        "achtzehnt",
+        "neunzehnt",
+        "zwanzigst",
+    ]
+    stems: dict[str, int] = {stem: number for number, stem in enumerate(de, 1)}
+    stems["siebent"] = 7
+    for number, unit in enumerate(de_units, 1):
+        stems[f"{unit}undzwanzigst"] = 20 + number
+    stems.update({"dreissigst": 30, "einunddreissigst": 31})
+    for stem, number in stems.items():
+        for ending in ("e", "en", "er", "es", "em"):
+            days[stem + ending] = number
+            days[_fold_accents(stem) + ending] = number
+    fr = [
+        "premier",
+        "deux",
+        "trois",
+        "quatre",
+        "cinq",
+        "six",
+        "sept",
+        "huit",
+        "neuf",
+        "dix",
+        "onze",
+        "douze",
+        "treize",
+        "quatorze",
+        "quinze",
+        "seize",
+        "dix-sept",
+        "dix-huit",
+        "dix-neuf",
+        "vingt",
+    ]
+    days.update({word: number for number, word in enumerate(fr, 1)})
+    for number, word in enumerate(fr[1:9], 2):
+        days[f"vingt-{word}"] = 20 + number
+    days.update({"vingt et un": 21, "vingt-et-un": 21, "trente": 30, "trente et un": 31})
+    return days
+
+
+@lru_cache(maxsize=1)
+def _day_word_before() -> re.Pattern[str]:
+    words = "|".join(re.escape(word) for word in sorted(_day_words(), key=len, reverse=True))
+    return re.compile(rf"(?<![\w-])(?P<day>{words}) (?:of (?:the )?)?$")
+
+
 def _year(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
     start, end = match.span()
     year = int(match["year"])
     months = month_names()
-    # "octobre 2025", "Oct. 2025", "October of 2025"
+    # "octobre 2025", "Oct. 2025", "October of 2025"; "am sechsten Oktober 2025" to the day
     before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 20), start)
     if before is not None and before["month"] in months:
-        key = f"date:month:{year:04d}-{months[before['month']]:02d}"
-        yield _DateHit(before.start(), end, "month", key)
+        month = months[before["month"]]
+        day = _day_word_before().search(norm, max(0, before.start() - 24), before.start())
+        key = _day_key(year, month, _day_words()[day["day"]]) if day is not None else None
+        if day is not None and key is not None:
+            yield _DateHit(day.start(), end, "day", key)
+        else:
+            yield _DateHit(before.start(), end, "month", f"date:month:{year:04d}-{month:02d}")
     if not 1900 <= year <= 2099:
         return
     # "2019-2021"
@@ -1409,7 +1511,9 @@ class _Number:
 
 
 # the separators joining numbers of a range or list that share the last one's unit
-_RANGE = re.compile(r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à|…|\.\.\.) ?")
+_RANGE = re.compile(
+    r" ?(?:-|,|à|au|bis|to|through|und|et|and|ou|or|oder|jusqu'à|…|\.\.\.) ?(?:(?:plus|\+) ?)?"
+)
 # and of a sum, difference or comparison, each term perhaps named ("salaries 790 + hosting
 # 115 = 905 k€", "13,4 statt 7,2 m³/min"); not a factor ("4 × 290 €" is no 4 €)
 _TERMS = re.compile(
@@ -1711,6 +1815,7 @@ def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
         _lone_words(norm, lang, lone, found)
         return
     _, find_numbers = _text2num()
+    numbers: list[_Number] = []
     for run in _word_runs(text, languages):
         while run and run[-1].word in _JOINERS:
             run.pop()
@@ -1737,8 +1842,11 @@ def _words(norm: Normalised, lang: str | None, found: _Collector) -> None:
             suffix = _suffix(text, end, lang, prefixed=False)
             if len(words) == 1 and words[0].word in lone and suffix.dimension is None:
                 continue  # "un client", "eine Frage", "one of": an article, not a count
-            number = _Number(value, decimals, False, start, start, end, suffix, False)
-            _emit(norm, lang, number, found)
+            numbers.append(_Number(value, decimals, False, start, start, end, suffix, False))
+    # "von minus zwanzig bis plus vierzig Grad Celsius": a range in words shares its unit
+    _shared_units(numbers, text)
+    for number in numbers:
+        _emit(norm, lang, number, found)
 
 
 def _lone_words(

@@ -1,0 +1,59 @@
+"""Values written in words the way dates and ranges write them: a day of the month as an
+ordinal (English, German) or a cardinal (French) before the month, and a range of numbers in
+words sharing the unit written after its last one, with signs in words."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.scoring.values import read_values
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "keys"),
+    [
+        ("de", "Freigegeben am sechsten Oktober 2025.", ["date:day:2025-10-06"]),
+        ("de", "Gültig bis zum einunddreißigsten Dezember 2025.", ["date:day:2025-12-31"]),
+        ("en", "Signed on the twenty-first of March 2026.", ["date:day:2026-03-21"]),
+        ("en", "Signed on the second of May 2026.", ["date:day:2026-05-02"]),
+        ("fr", "Validée le six octobre 2025.", ["date:day:2025-10-06"]),
+        ("fr", "En vigueur depuis le premier janvier 2026.", ["date:day:2026-01-01"]),
+        # a number of days before a month is no day of it
+        ("fr", "Trois mois, octobre 2025 compris.", ["quantity:months:3", "date:month:2025-10"]),
+        ("en", "In October 2025.", ["date:month:2025-10"]),
+    ],
+)
+def test_a_day_in_words_before_a_month_and_year_is_that_day(
+    lang: str, text: str, keys: list[str]
+) -> None:
+    assert [value.key for value in read_values(text, lang)] == keys
+
+
+def test_a_day_that_the_month_has_not_leaves_the_month() -> None:
+    dates = [
+        v.key for v in read_values("On the thirty-first of April 2026.", "en") if v.kind == "date"
+    ]
+    assert dates == ["date:month:2026-04"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "keys"),
+    [
+        (
+            "de",
+            "Ausgelegt für minus zwanzig bis plus vierzig Grad Celsius.",
+            ["quantity:°C:-20", "quantity:°C:40"],
+        ),
+        (
+            "fr",
+            "Entre plus cinq et plus quarante-cinq degrés Celsius.",
+            ["quantity:°C:5", "quantity:°C:45"],
+        ),
+        ("en", "It takes twenty to thirty minutes.", ["quantity:s:1200", "quantity:s:1800"]),
+        ("en", "From -20 to +40 °C.", ["quantity:°C:-20", "quantity:°C:40"]),
+        # a count before another count's unit is no range: "two robots, three hours"
+        ("en", "Two robots took three hours.", ["count:2", "quantity:s:10800"]),
+    ],
+)
+def test_a_range_in_words_shares_its_unit(lang: str, text: str, keys: list[str]) -> None:
+    assert [value.key for value in read_values(text, lang)] == keys
