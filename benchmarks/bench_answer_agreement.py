@@ -51,6 +51,7 @@ CORPUS = Path(__file__).resolve().parent / "answer_corpus"
 HALVES = (
     *("development", "validation", "validation2", "validation3", "validation4", "validation5"),
     "validation6",
+    "validation7",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
