@@ -842,10 +842,25 @@ def _named(text: str) -> frozenset[str]:
     return frozenset(re.sub(r"[\s-]", "", m.group()).casefold() for m in _NAMED.finditer(text))
 
 
-def _guess(clause: ReadClause, lexicons: Iterable[Lexicon]) -> bool:
+# the guess words that only round a value ("etwa 6 Wochen", "around 30 days"): a fact the
+# sources give may be rounded where a refusal sets it apart
+_APPROXIMATORS = ("environ", "autour de", "de l ordre de", "etwa", "ungefahr", "around")
+_APPROXIMATORS += ("roughly", "approximately")
+
+
+def _guess(clause: ReadClause, lexicons: Iterable[Lexicon], *, rounding: bool = True) -> bool:
     words = _words(_prepared(clause.text))
     joined = " ".join(words)
-    return any(_any_is(words, joined, lexicon.guesses) for lexicon in lexicons)
+    return any(
+        _any_is(
+            words,
+            joined,
+            lexicon.guesses
+            if rounding
+            else tuple(word for word in lexicon.guesses if word not in _APPROXIMATORS),
+        )
+        for lexicon in lexicons
+    )
 
 
 def read_refusal(
@@ -983,10 +998,16 @@ def _verdict(read: list[ReadClause], lexicons: Sequence[Lexicon]) -> RefusalRead
             "unclear", "neither a refusal nor a fact (courtesy or a hedge)", clauses
         )
     facts = [c for c in read if c.role == "fact"]
+    # a guess after the refusal; one the refusal's contrast set apart ("Vermutlich fällt er
+    # aber unter ...") is still a guess, unless it only rounds a value
     guessed = [
         c
         for c in read
-        if c.role in ("fact", "source") and c.start > refusals[0].start and _guess(c, lexicons)
+        if c.start > refusals[0].start
+        and (
+            (c.role in ("fact", "source") and _guess(c, lexicons))
+            or (c.role == "set_apart" and _guess(c, lexicons, rounding=False))
+        )
     ]
     if not facts and not guessed:
         return RefusalReading("refuses", "a refusal and no fact given as the answer", clauses)

@@ -1,0 +1,57 @@
+"""A refusal followed by a guess at the answer is an answer (``failed_safe_refusal`` where a
+safe refusal is due), in the three languages, also where the refusal's contrast sets the
+guess apart ("Vermutlich fällt er aber unter ..."); a set-apart fact that is only rounded
+("etwa 6 Wochen gilt nur für ...") keeps the refusal."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.scoring.refusal import read_refusal
+
+NO_PHRASES: dict[str, tuple[str, ...]] = {"fr": (), "de": (), "en": ()}
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "The documents don't give it directly, but since the standard X2 carries 340 kg, "
+            "you can expect about 272 kg for the Cold variant [2].",
+        ),
+        (
+            "fr",
+            "Le chiffre exact n'est pas donné dans les documents. Il devait toutefois se situer "
+            "autour de 105 %.",
+        ),
+        (
+            "de",
+            "Eine eigene Bescheinigung für den TVM 30-H2 ist nicht aufgeführt. Vermutlich fällt "
+            "er aber unter die Baureihenbescheinigung EPZ-DGR-B-2024-0417.",
+        ),
+    ],
+)
+def test_a_guess_after_a_refusal_answers(lang: str, answer: str) -> None:
+    reading = read_refusal(answer, lang, NO_PHRASES)
+    assert reading.verdict == "answers"
+    assert reading.guessed
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "de",
+            "Der Preis ist nicht angegeben; die Lieferzeit von etwa 6 Wochen gilt nur für "
+            "Ersatzteile.",
+        ),
+        (
+            "en",
+            "The price is not given in the documents; the lead time of around 6 weeks applies "
+            "only to spare parts.",
+        ),
+    ],
+)
+def test_a_rounded_fact_set_apart_keeps_the_refusal(lang: str, answer: str) -> None:
+    assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"
