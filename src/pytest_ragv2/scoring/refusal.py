@@ -844,8 +844,10 @@ def _named(text: str) -> frozenset[str]:
 
 # the guess words that only round a value ("etwa 6 Wochen", "around 30 days"): a fact the
 # sources give may be rounded where a refusal sets it apart
-_APPROXIMATORS = ("environ", "autour de", "de l ordre de", "etwa", "ungefahr", "around")
-_APPROXIMATORS += ("roughly", "approximately")
+_APPROXIMATORS = frozenset(
+    {"environ", "autour de", "de l ordre de", "etwa", "ungefahr", "around", "roughly"}
+    | {"approximately"}
+)
 
 
 def _guess(clause: ReadClause, lexicons: Iterable[Lexicon], *, rounding: bool = True) -> bool:
