@@ -1876,3 +1876,29 @@ def test_a_term_of_a_computation_shown_is_not_swapped() -> None:
 )
 def test_a_temperatures_sign_may_be_written_as_a_word(lang: str, text: str, key: str) -> None:
     assert [value.key for value in read_values(text, lang)] == [key]
+
+
+@pytest.mark.parametrize(
+    ("prompt", "wanted"),
+    [
+        ("Please give me a table of the TVS 45 variants and their pressures.", "table"),
+        ("Gib mir bitte eine Tabelle der Varianten mit ihrem Druck.", "table"),
+        ("Dressez-moi un tableau des plans et de leurs prix.", "table"),
+        ("What does the table of prices say about the Business plan?", None),
+        ("Welche Werte nennt die Tabelle der Varianten?", None),
+    ],
+)
+def test_a_table_asked_for_by_a_verb_of_request_is_requested(
+    prompt: str, wanted: str | None
+) -> None:
+    assert requested_format(prompt) == wanted
+
+
+def test_prose_wrapped_with_a_semicolon_on_each_line_is_no_table() -> None:
+    prose = (
+        "Three records use a TVS 75: TW-P-24-001 with a TVS 75-10 on air at 10 bar in a\n"
+        "2 x 100 % redundant arrangement; TW-P-25-012 with a TVS 75-14 on nitrogen as a single\n"
+        "unit; and TW-P-25-014 with a TVS 75-10 on air at 10 bar, 2 x 50 % parallel."
+    )
+    assert format_ok(prose, "table") is False
+    assert format_ok("TVS 45-08; 8 bar; 7,2 m³/min\nTVS 45-10; 10 bar; 6,5 m³/min", "table")

@@ -2,7 +2,8 @@
 
 - ``table``: a markdown table (a row of cells, a ``|---|`` separator line, a row), or at
   least two consecutive lines that share a separator (``|``, a tab or ``;``) the same
-  number of times;
+  number of times — with a tab or ``;``, cells of at most 40 characters (prose wrapped over
+  lines with a semicolon in each is no table);
 - ``one_sentence``: exactly one sentence once citation markers are removed (sentences as
   :func:`pytest_ragv2.scoring.answer_text.sentence_spans` splits them, line breaks included);
 - ``list``: at least two lines that start with a bullet (``-``, ``*``, ``•``, ``+``) or a
@@ -31,6 +32,14 @@ FORMATS = ("table", "one_sentence", "list")
 _REQUESTS = {
     "table": re.compile(
         r"\b(?:(?:as|in|into)\s+a\s+table|in\s+table\s+form|tabulate)\b"
+        # a table asked for by a verb of request ("give me a table of ...", "erstelle eine
+        # Tabelle", "dresse un tableau")
+        r"|\b(?:give|provide|show|make|create|produce|prepare|draw\s+up|put\s+together)"
+        r"\s+(?:me\s+|us\s+)?a\s+table\b"
+        r"|\b(?:donne|donnez|fais|faites|dresse|dressez|fournis|fournissez|pr[ée]sente|"
+        r"pr[ée]sentez|[ée]tablis|[ée]tablissez)(?:-moi|-nous)?\s+un\s+tableau\b"
+        r"|\b(?:gib|geben\s+sie|erstelle|erstellen\s+sie|mach|machen\s+sie|liefere|"
+        r"liefern\s+sie)\s+(?:mir\s+|uns\s+)?(?:bitte\s+)?eine\s+tabelle\b"
         r"|\b(?:sous\s+(?:la\s+)?forme\s+d['’]un\s+tableau|sous\s+forme\s+de\s+tableau"
         r"|dans\s+un\s+tableau|en\s+tableau)\b"
         r"|\b(?:(?:als|in\s+einer)\s+tabelle|in\s+tabellenform|tabellarisch)\b",
@@ -67,10 +76,18 @@ def is_table(answer: str) -> bool:
         for line in lines:
             cells = line.strip().strip("|") if separator == "|" else line
             count = cells.count(separator)
+            if separator != "|" and any(
+                len(cell.strip()) > _CELL for cell in cells.split(separator)
+            ):
+                count = 0  # prose wrapped over lines with a semicolon in each: no cells
             if count >= 1 and count == previous:
                 return True
             previous = count
     return False
+
+
+# the longest cell of a table separated by tabs or semicolons, in characters
+_CELL = 40
 
 
 def is_one_sentence(answer: str) -> bool:
