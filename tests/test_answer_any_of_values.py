@@ -50,3 +50,30 @@ def test_a_claim_that_denies_its_value_is_not_made_by_that_value() -> None:
     answer = "Oui, c'est exact : le client dispose de 30 jours pour exporter ses données."
     assert not claim_found(NOT_THIRTY, answer, "fr", gold_lang="fr").matched
     assert contradicting_value(NOT_THIRTY, "Il dispose de 45 jours.", "fr", "fr") is None
+
+
+def test_a_tempting_value_given_with_its_own_role_beside_the_gold_value_is_not_offered() -> None:
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+
+    expected = ExpectedAnswer(
+        required_claims=[
+            Claim(text="Zentrale +33 2 85 52 40 00", kind="phone", value="+33 2 85 52 40 00")
+        ],
+        forbidden_claims=[
+            Claim(
+                text="+33 2 85 52 41 90 (Bereitschaftsnummer für P1-Vorfälle von "
+                "Enterprise-Kunden, nicht die Zentrale)",
+                kind="phone",
+                value="+33 2 85 52 41 90",
+            )
+        ],
+    )
+    told_apart = (
+        "Die Zentrale erreichen Sie unter +33 2 85 52 40 00. Die Nummer +33 2 85 52 41 90 ist "
+        "dagegen die Bereitschaft für kritische Vorfälle (P1) von Enterprise-Kunden."
+    )
+    offered = "Die Zentrale erreichen Sie unter +33 2 85 52 40 00 oder +33 2 85 52 41 90."
+    for answer, made in ((told_apart, False), (offered, True)):
+        claims = score_claims(expected, answer, "de", gold_lang="de")
+        assert bool(offered_forbidden(claims, expected, None, answer=answer, lang="de")) is made

@@ -42,7 +42,7 @@ from typing import Literal
 import regex
 
 from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
-from pytest_ragv2.scoring.answer_text import fold, sentence_spans
+from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
@@ -823,6 +823,19 @@ def offered_forbidden(
             value = target.value
             if any(gold.value is not None and gold.value.key == value.key for gold in golden):
                 continue
+            # the answer gives the gold value of the kind, and this one with its own role
+            if (
+                span is not None
+                and any(
+                    (gold := claim_target(m.claim, gold_lang)) is not None
+                    and gold.value is not None
+                    and gold.same_class(value)
+                    for m in claims.required_matched
+                    if m.claim.kind is not None
+                )
+                and _sentence_names_role(answer, span, match.claim, asked)
+            ):
+                continue
             here = _sentence_at(sentences, span) if span is not None else None
             if any(
                 gold.value is not None
@@ -859,6 +872,39 @@ def _row_names_role(
     role = {word[:5] for note in notes for word in _ROLE_WORDS.findall(fold(note))} - asked
     rest = answer[row.start() : span[0]] + answer[span[1] : row.end()]
     return not role.isdisjoint(word[:5] for word in _ROLE_WORDS.findall(fold(rest)))
+
+
+# words of a note that say what a value is not ("nicht die Zentrale"): no role
+_NOT_ROLE = frozenset({"nicht", "keine", "kein", "pas", "non", "sans", "ohne", "without"})
+
+
+def _sentence_names_role(
+    answer: str, span: tuple[int, int], claim: Claim, asked: frozenset[str]
+) -> bool:
+    """Whether a forbidden value stands in a sentence that gives it the role the gold's
+    note says it has ("+33 2 85 52 41 90 ist dagegen die Bereitschaft für P1-Vorfälle von
+    Enterprise-Kunden" for "+33 2 85 52 41 90 (Bereitschaftsnummer für P1-Vorfälle von
+    Enterprise-Kunden)"): told apart, not offered. In running text, where more is said than
+    in a table row, half the note's role words at least, and two."""
+    notes = _NOTE.findall(claim.text)
+    if not notes:
+        return False
+    role = {
+        word[:5]
+        for note in notes
+        for word in _ROLE_WORDS.findall(fold(note))
+        if word not in _NOT_ROLE
+    } - asked
+    if len(role) < 2:
+        return False
+    spans = sentence_spans(answer)
+    index = sentence_of(spans, span[0])
+    if index is None:
+        return False
+    start, end = spans[index]
+    rest = answer[start : span[0]] + answer[span[1] : end]
+    have = {word[:5] for word in _ROLE_WORDS.findall(fold(rest))}
+    return 2 * len(role & have) >= len(role)
 
 
 _DIGIT_TOKENS = re.compile(r"\d+(?:[.,:]\d+)*")
