@@ -77,3 +77,31 @@ def test_a_tempting_value_given_with_its_own_role_beside_the_gold_value_is_not_o
     for answer, made in ((told_apart, False), (offered, True)):
         claims = score_claims(expected, answer, "de", gold_lang="de")
         assert bool(offered_forbidden(claims, expected, None, answer=answer, lang="de")) is made
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [("environ 25,5 %", True), ("(+25,52 %)", True), ("25 %", False), ("30 %", False)],
+)
+def test_a_rounded_writing_of_an_ambiguous_gold_values_other_reading_is_found(
+    answer: str, found: bool
+) -> None:
+    # read with no language, "25,517 %" is 25517 % or 25.517 %: the answer rounds the second
+    claim = Claim(text="soit environ +25,5 %", kind="percent", value="25,517 %")
+    assert claim_found(claim, answer, "fr").matched is found
+
+
+@pytest.mark.parametrize(
+    ("answer", "denied"),
+    [
+        ("Ab Revision D ersetzt er den alten Abscheider TS-7508-5.", True),
+        ("It supersedes the former separator TS-7508-5.", True),
+        ("Le filtre TS-7508-5 se remplace toutes les 6 000 heures.", False),
+        ("Bestellen Sie den Abscheider TS-7508-5.", False),
+    ],
+)
+def test_a_value_named_as_superseded_is_denied(answer: str, denied: bool) -> None:
+    from pytest_ragv2.scoring.claims import denied_at
+
+    start = answer.index("TS-7508-5")
+    assert denied_at(answer, (start, start + 9), "TS-7508-5 (Abscheider bis Revision C)") is denied

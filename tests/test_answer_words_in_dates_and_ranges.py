@@ -57,3 +57,15 @@ def test_a_day_that_the_month_has_not_leaves_the_month() -> None:
 )
 def test_a_range_in_words_shares_its_unit(lang: str, text: str, keys: list[str]) -> None:
     assert [value.key for value in read_values(text, lang)] == keys
+
+
+@pytest.mark.parametrize(
+    ("text", "dates"),
+    [
+        ("Revision 1 of April 2024 was the first issue.", ["date:month:2024-04"]),
+        ("It was issued on the 1st of April 2024.", ["date:day:2024-04-01"]),
+        ("It was issued on 1 April 2024.", ["date:day:2024-04-01"]),
+    ],
+)
+def test_of_makes_a_day_only_after_an_ordinal(text: str, dates: list[str]) -> None:
+    assert [v.key for v in read_values(text, "en") if v.kind == "date"] == dates

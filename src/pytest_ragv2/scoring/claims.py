@@ -35,7 +35,7 @@ import itertools
 import re
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Literal
 
@@ -329,6 +329,29 @@ def same_value(gold: Value, value: Value) -> bool:
         return value.amount == gold.amount and value.amount >= 1000
     if value.kind != gold.kind or value.dimension != gold.dimension:
         return False
+    if gold.ambiguous and gold.alternative is not None and _rounds_to(gold, value):
+        # a gold value read with no language ("25,517 %"): its other reading, rounded
+        return True
+    return _near(gold, value)
+
+
+def _rounds_to(gold: Value, value: Value) -> bool:
+    """Whether ``value`` is a rounded or finer writing of the other reading of an
+    ambiguous gold value."""
+    assert gold.alternative is not None
+    written = gold.alternative.rsplit(":", 1)[-1]
+    try:
+        amount = Decimal(written)
+    except ArithmeticError:
+        return False
+    precision = Decimal(1).scaleb(amount.as_tuple().exponent)  # type: ignore[arg-type]
+    other = replace(
+        gold, key=gold.alternative, amount=amount, precision=precision, alternative=None
+    )
+    return _near(other, value)
+
+
+def _near(gold: Value, value: Value) -> bool:
     if gold.amount is None or value.amount is None or value.precision is None:
         return False
     if gold.precision is not None and value.precision < gold.precision:
@@ -940,6 +963,10 @@ _EXCLUSIONS = frozenset(
     | {"prohibited", "untersagt", "unzulassig", "unzulaessig", "scheidet", "entfallt"}
     | {"ungeeignet", "unpassend", "unsuitable", "unsuited", "ruled", "inadapte", "inadaptee"}
     | {"neither", "nor", "weder", "noch"}
+    # what is named as superseded ("den alten Abscheider TS-7508-5"); not "replace", which
+    # is maintenance as often ("se remplace toutes les 6 000 heures")
+    | {"alten", "alte", "alter", "altes", "old", "older", "ancien", "ancienne", "former"}
+    | {"formerly", "superseded", "supersedes", "veraltet", "obsolete"}
 )
 # a clause ends at a sentence's end, a semicolon, a bracket, a comma or a dash; not at a
 # colon, which introduces what it qualifies ("Nicht passend: TW-P-24-007 (250 bar)")

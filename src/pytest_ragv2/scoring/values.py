@@ -599,7 +599,8 @@ def _date_patterns() -> tuple[_DatePattern, ...]:
         # (an abbreviation's dot belongs to the date only before the year: "oct. 2025"); else
         # a month before the day: "October 6, 2025", "Oct 6th"
         (
-            rf"(?P<day>\d\d?)(?:(?:er|re|st|nd|rd|th|\.)? ?(?:of )?{_MONTH_WORD}"
+            # "of" only after an ordinal: "the 1st of April", not "revision 1 of April"
+            rf"(?P<day>\d\d?)(?:(?:(?:er|re|\.)? ?|(?:st|nd|rd|th) ?(?:of )?){_MONTH_WORD}"
             rf"(?:\.(?= ?\d)|(?![\w]))(?:,? (?P<year>{_Y}){_AFTER_YEAR})?"
             rf"|(?P<suffix>st|nd|rd|th)?(?:,? (?P<year2>{_Y}){_AFTER_YEAR}|(?<=[a-z])(?![\w])))",
             "day",
