@@ -77,6 +77,8 @@ class Answer:
     text: str
     styles: tuple[str, ...]
     grade: Grade
+    # a second grader's grade, written blind to the first and to the scorer, if any
+    second: Grade | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,6 +105,16 @@ def _vetoes(raw: Any) -> tuple[str, ...]:
     return tuple(str(value) for value in values if value != "none")
 
 
+def _grade(grade: dict[str, Any]) -> Grade:
+    return Grade(
+        dimensions={name: str(grade[name]).upper() for name in DIMENSIONS},
+        verdict=str(grade["verdict"]).upper(),
+        vetoes=_vetoes(grade.get("veto")),
+        correct=bool(grade.get("correct")),
+        why=str(grade.get("why", "")),
+    )
+
+
 def load_questions(halves: Sequence[str], languages: Sequence[str] | None) -> list[Question]:
     questions: list[Question] = []
     for half in halves:
@@ -117,21 +129,20 @@ def load_questions(halves: Sequence[str], languages: Sequence[str] | None) -> li
                 if authored_path.exists()
                 else {}
             )
+            second_path = CORPUS / half / "second-grades" / f"{language}.yaml"
+            seconds = (
+                yaml.safe_load(second_path.read_text(encoding="utf-8"))
+                if second_path.exists()
+                else {}
+            )
             for entry in data["questions"]:
                 answers = tuple(
                     Answer(
                         id=str(answer["id"]),
                         text=str(answer["text"]).strip(),
                         styles=tuple(answer.get("style") or ()),
-                        grade=Grade(
-                            dimensions={
-                                name: str(answer["grade"][name]).upper() for name in DIMENSIONS
-                            },
-                            verdict=str(answer["grade"]["verdict"]).upper(),
-                            vetoes=_vetoes(answer["grade"].get("veto")),
-                            correct=bool(answer["grade"].get("correct")),
-                            why=str(answer["grade"].get("why", "")),
-                        ),
+                        grade=_grade(answer["grade"]),
+                        second=_grade(seconds[answer["id"]]) if answer["id"] in seconds else None,
                     )
                     for answer in entry["answers"]
                 )
@@ -476,6 +487,29 @@ def figures(scored: Sequence[Scored]) -> dict[str, Any]:
     }
 
 
+def second_grader(scored: Sequence[Scored]) -> str | None:
+    """How far a second grader agrees with the first (case verdict, vetoes), and the scorer
+    with each: the ceiling careful human grading puts on agreement. None without seconds."""
+    both = [one for one in scored if one.answer.second is not None]
+    if not both:
+        return None
+
+    def second(one: Scored) -> Grade:
+        assert one.answer.second is not None
+        return one.answer.second
+
+    decided = [one for one in both if not one.review]
+    humans = _share(one.answer.grade.verdict == second(one).verdict for one in both)
+    vetoes = _share(set(one.answer.grade.vetoes) == set(second(one).vetoes) for one in both)
+    first = _share(one.verdict == one.answer.grade.verdict for one in decided)
+    other = _share(one.verdict == second(one).verdict for one in decided)
+    return (
+        f"second grader on {len(both)} answers: graders agree on the case {_pct(humans)}, "
+        f"on the vetoes {_pct(vetoes)}; scorer with the first {_pct(first)}, "
+        f"with the second {_pct(other)}"
+    )
+
+
 def _share(values: Iterable[bool]) -> float | None:
     listed = list(values)
     return sum(listed) / len(listed) if listed else None
@@ -553,6 +587,9 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for name, figure in found.items():
         print(f"{name}: veto recall by kind {figure['veto_recall_by_kind']}")
+    for name in sorted(groups):
+        if line := second_grader(groups[name]):
+            print(f"{name}: {line}")
     print(f"evidence passages located: {stats.found}, not located: {len(stats.missing)}")
     for missing in stats.missing:
         print(f"  not located: {missing}", file=sys.stderr)
