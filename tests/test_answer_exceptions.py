@@ -92,3 +92,54 @@ def test_a_rule_held_in_a_pattern_claim_is_judged_by_its_text() -> None:
     rule = Claim(text="unused remote days cannot be carried over", pattern=r"cannot be carried")
     answer = "Unused remote days are usually not carried over, but your manager can approve it."
     assert weakened(rule, answer, "en") is not None
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer"),
+    [
+        (
+            "de",
+            "jährliche Erhöhung auf 3 % pro Jahr gedeckelt",
+            "Die Erhöhung sollte dabei in der Regel 3 % pro Jahr nicht überschreiten.",
+        ),
+        (
+            "de",
+            "Genehmigung mindestens 15 Arbeitstage im Voraus",
+            "Idealerweise holst du die Genehmigung etwa 15 Arbeitstage vorher ein.",
+        ),
+        (
+            "en",
+            "approval at least 15 working days in advance",
+            "Ideally you should ask for approval around 15 working days in advance.",
+        ),
+        (
+            "de",
+            "Genehmigung mindestens 15 Arbeitstage im Voraus",
+            "Die Genehmigung ist mindestens 15 Arbeitstage im Voraus nötig – außer bei kurzen "
+            "Aufenthalten, die deine Führungskraft direkt freigeben kann.",
+        ),
+    ],
+)
+def test_a_limit_said_with_a_weak_word_or_an_exception_is_weakened(
+    lang: str, claim: str, answer: str
+) -> None:
+    assert weakened(Claim(text=claim), answer, lang) is not None
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer"),
+    [
+        (
+            "de",
+            "jährliche Erhöhung auf 3 % pro Jahr gedeckelt",
+            "Die Erhöhung darf 3 % pro Jahr nicht überschreiten.",
+        ),
+        (
+            "en",
+            "approval at least 15 working days in advance",
+            "Approval must be obtained at least 15 working days in advance.",
+        ),
+    ],
+)
+def test_a_limit_kept_is_not_weakened(lang: str, claim: str, answer: str) -> None:
+    assert weakened(Claim(text=claim), answer, lang) is None

@@ -26,6 +26,11 @@ from pytest_ragv2.schema import Claim
 from pytest_ragv2.scoring.answer_text import find_phrase, fold, sentence_spans
 from pytest_ragv2.scoring.values import read_values
 
+# a cap said as a participle ("auf 3 % pro Jahr gedeckelt", "plafonnée à 3 %")
+CAPS: tuple[str, ...] = (
+    *("gedeckelt", "begrenzt auf", "beschrankt auf", "plafonne", "plafonnee", "plafonnes"),
+    *("plafonnees", "capped", "limited to", "limite a", "limitee a", "limites a"),
+)
 STRONG: tuple[str, ...] = (
     # fr
     "doit",
@@ -70,7 +75,8 @@ STRONG: tuple[str, ...] = (
     "required to",
     "is not allowed",
     "may not",
-    # limits and conditions: a bound or a prerequisite is a constraint too
+    # limits and conditions: a bound or a prerequisite is a constraint too (a limit word
+    # keeps no modality: "sollte 3 % nicht überschreiten" is softened; see LIMITS)
     "au plus",
     "au maximum",
     "ne peut exceder",
@@ -96,6 +102,13 @@ STRONG: tuple[str, ...] = (
     "not permitted",
     "not allowed",
     "requires",
+    "au moins",
+    "au minimum",
+    "mindestens",
+    "wenigstens",
+    "at least",
+    "no less than",
+    *CAPS,
     # prohibitions and reservations said without a modal verb
     "cannot",
     "can't",
@@ -128,6 +141,15 @@ STRONG: tuple[str, ...] = (
     "not available",
     "n'est pas propose",
     "nicht angeboten",
+)
+# the strong phrases that only bound a value: beside a weak word they are softened with it
+# ("die Erhöhung sollte in der Regel 3 % nicht überschreiten")
+LIMITS: tuple[str, ...] = (
+    *("au plus", "au maximum", "ne peut exceder", "ne peuvent exceder", "ne doit pas depasser"),
+    *("pas plus de", "hochstens", "maximal", "nicht uberschreiten", "nicht mehr als"),
+    *("at most", "no more than", "must not exceed", "au moins", "au minimum", "mindestens"),
+    *("wenigstens", "at least", "no less than"),
+    *CAPS,
 )
 WEAK: tuple[str, ...] = (
     # fr
@@ -273,6 +295,23 @@ EXCEPTION: tuple[str, ...] = (
     "unless agreed",
     "exceptions can",
     "exceptions are possible",
+    # an exception named by its case ("außer bei kurzen Aufenthalten", "except for short
+    # stays"), a permission set against the rule ("können allerdings ... bestehen bleiben")
+    "ausser bei",
+    "ausser wenn",
+    "ausser fur",
+    "sauf pour",
+    "sauf en cas",
+    "sauf si",
+    "except for",
+    "except when",
+    "except if",
+    "konnen allerdings",
+    "kann allerdings",
+    "peuvent toutefois",
+    "peut toutefois",
+    "can however",
+    "may however",
 )
 # the words of a rule that itself provides for exceptions or permissions (then an answer's
 # exception may be the rule's own)
@@ -289,6 +328,7 @@ _PERMISSIVE = (
     "permitted",
     "autorise",
 )
+_MODAL_STRONG = tuple(phrase for phrase in STRONG if phrase not in LIMITS)
 _WORDS = re.compile(r"[^\W\d_]{4,}")
 _MODAL_WORDS = frozenset(
     word[:5] for phrase in (*STRONG, *WEAK, *EXCEPTION) for word in phrase.split() if len(word) >= 4
@@ -317,6 +357,12 @@ def _clause_spans(answer: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _strong_modality(sentence: str) -> bool:
+    """Whether ``sentence`` holds no strong word but a limit's: a weak word there softens
+    what it says."""
+    return find_phrase(sentence, _MODAL_STRONG) is None
+
+
 def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     """The sentence of ``answer`` that softens ``claim``'s constraint, or None (rules in
     the module docstring)."""
@@ -332,7 +378,7 @@ def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     exceptions = find_phrase(claim.text, _PERMISSIVE) is None
     for start, end in _clause_spans(answer):
         sentence = answer[start:end]
-        softened = find_phrase(sentence, WEAK) is not None and find_phrase(sentence, STRONG) is None
+        softened = find_phrase(sentence, WEAK) is not None and _strong_modality(sentence)
         if not softened and not (exceptions and find_phrase(sentence, EXCEPTION) is not None):
             continue
         inside = [v for v in written if start <= v.span[0] < end]
@@ -358,6 +404,13 @@ UNLIMITED: tuple[str, ...] = (
     "unlimited",
     "no limit",
     "without limit",
+    "no restriction",
+    "no specific restriction",
+    "keine einschrankung",
+    "keine begrenzung",
+    "aucune restriction",
+    "aucune limite",
+    "pas de limite",
 )
 _NUMERIC = frozenset({"quantity", "money", "percent", "count"})
 
