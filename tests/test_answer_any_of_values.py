@@ -105,3 +105,19 @@ def test_a_value_named_as_superseded_is_denied(answer: str, denied: bool) -> Non
 
     start = answer.index("TS-7508-5")
     assert denied_at(answer, (start, start + 9), "TS-7508-5 (Abscheider bis Revision C)") is denied
+
+
+@pytest.mark.parametrize(
+    ("answer", "unsure"),
+    [
+        ("The team froze the X2 design at revision C [2].", True),
+        ("The X2 carries a warranty covering parts and labour.", False),
+    ],
+)
+def test_a_text_claim_half_of_whose_words_one_sentence_holds_may_be_said_otherwise(
+    answer: str, unsure: bool
+) -> None:
+    from pytest_ragv2.scoring.claims import said_otherwise
+
+    claim = Claim(text="the X2 hardware design is frozen after revision C")
+    assert said_otherwise(claim, answer) is unsure
