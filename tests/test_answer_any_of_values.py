@@ -121,3 +121,21 @@ def test_a_text_claim_half_of_whose_words_one_sentence_holds_may_be_said_otherwi
 
     claim = Claim(text="the X2 hardware design is frozen after revision C")
     assert said_otherwise(claim, answer) is unsure
+
+
+def test_a_claims_value_is_found_in_a_short_answer_that_leaves_its_subject_to_the_question() -> (
+    None
+):
+    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.scoring.claims import score_claims
+
+    expected = ExpectedAnswer(
+        required_claims=[
+            Claim(text="2 Sätze je Verdichter", any_of=["2 Sätze", "zwei Sätze"], severity="medium")
+        ]
+    )
+    answer = "| Merkmal | Wert |\n|---|---|\n| Menge | 2 Stück |"
+    prompt = "Wie viele Sätze braucht man je Verdichter?"
+    assert score_claims(expected, answer, "de", prompt=prompt).required_matched
+    # without the question, nothing says what the 2 counts
+    assert not score_claims(expected, answer, "de").required_matched

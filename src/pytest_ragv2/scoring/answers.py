@@ -329,7 +329,12 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     expected = gold.expected_answer or ExpectedAnswer()
     try:
         claims = score_claims(
-            expected, answer, lang, gold_lang=options.gold_lang, deadline=context.deadline
+            expected,
+            answer,
+            lang,
+            gold_lang=options.gold_lang,
+            deadline=context.deadline,
+            prompt=turn.prompt,
         )
     except PatternTimedOut as exc:  # stopped mid-match: re alone could never be
         budget = options.scoring_budget_s or 0.0

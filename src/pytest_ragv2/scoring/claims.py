@@ -69,11 +69,15 @@ class _Answer:
     norm: Normalised
     numbers: tuple[Num, ...]
     lang: str | None = None
+    # the content words of the question the answer answers: its subject, which a short
+    # answer does not repeat ("Forty-eight volts" to "What voltage is the battery pack?")
+    topic: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, answer: str, lang: str | None) -> _Answer:
+    def of(cls, answer: str, lang: str | None, prompt: str = "") -> _Answer:
         norm = normalise(answer)
-        return cls(answer, norm, tuple(read_numbers(norm.text, lang)), lang)
+        topic = frozenset(word[:5] for word in _WORDS.findall(fold(prompt)))
+        return cls(answer, norm, tuple(read_numbers(norm.text, lang)), lang, topic)
 
     @functools.cached_property
     def sentences(self) -> list[tuple[int, int]]:
@@ -486,7 +490,7 @@ def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[in
                 break
             spans.append(hit.span)
         else:
-            have = _words_of(answer.source, start, end)
+            have = _words_of(answer.source, start, end) | answer.topic
             shared = len(read.words & have)
             other_language = (
                 read.lang is not None
@@ -700,12 +704,14 @@ def score_claims(
     *,
     gold_lang: str | None = None,
     deadline: float | None = None,
+    prompt: str = "",
 ) -> ClaimsScore:
-    """Required, optional and forbidden claims of ``expected`` looked up in ``answer``.
+    """Required, optional and forbidden claims of ``expected`` looked up in ``answer``
+    (to ``prompt``, whose subject a sentence of the answer need not repeat).
 
     A claim pattern still matching at ``deadline`` (``time.monotonic()``; the run's scoring
     budget) raises :class:`PatternTimedOut`."""
-    parsed = _Answer.of(answer, lang)
+    parsed = _Answer.of(answer, lang, prompt)
 
     def found(claims: list[Claim], by_values: bool) -> list[ClaimMatch]:
         return [
