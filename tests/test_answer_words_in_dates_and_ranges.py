@@ -69,3 +69,15 @@ def test_a_range_in_words_shares_its_unit(lang: str, text: str, keys: list[str])
 )
 def test_of_makes_a_day_only_after_an_ordinal(text: str, dates: list[str]) -> None:
     assert [v.key for v in read_values(text, "en") if v.kind == "date"] == dates
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("de", "Geplant für den März des Jahres 2026.", "date:month:2026-03"),
+        ("fr", "Prévu en mars de l'année 2026.", "date:month:2026-03"),
+        ("en", "Planned for September of the year 2026.", "date:month:2026-09"),
+    ],
+)
+def test_a_month_of_the_year_spelled_out_is_that_month(lang: str, text: str, key: str) -> None:
+    assert [v.key for v in read_values(text, lang) if v.kind == "date"] == [key]

@@ -557,7 +557,10 @@ _AFTER_NUMERIC = r"(?![\w]|[-/.,]\d)"
 _DAY = r"(?P<day>3[01]|[12]\d|0?[1-9])"
 # a month name starts with one of these (fr, de, en; also without accents: a test checks)
 _MONTH_WORD = r"(?P<month>[adfjmnos][^\W\d_]{2,9})"
-_MONTH_BEFORE_YEAR = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.?,? (?:de |of )?$")
+_MONTH_BEFORE_YEAR = re.compile(
+    rf"(?<![^\W\d_]){_MONTH_WORD}\.?,? "
+    r"(?:de l'annee |de l'année |des jahres |of the year |de |of )?$"
+)
 _MONTH_BEFORE_DAY = re.compile(rf"(?<![^\W\d_]){_MONTH_WORD}\.? ?$")
 # after a day whose next word is no month: "October 6, 2025", "Oct 6th" (month before)
 _MDY_AFTER_DAY = re.compile(
@@ -889,7 +892,7 @@ def _year(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
     year = int(match["year"])
     months = month_names()
     # "octobre 2025", "Oct. 2025", "October of 2025"; "am sechsten Oktober 2025" to the day
-    before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 20), start)
+    before = _MONTH_BEFORE_YEAR.search(norm, max(0, start - 32), start)
     if before is not None and before["month"] in months:
         month = months[before["month"]]
         day = _day_word_before().search(norm, max(0, before.start() - 24), before.start())
