@@ -81,3 +81,18 @@ def test_of_makes_a_day_only_after_an_ordinal(text: str, dates: list[str]) -> No
 )
 def test_a_month_of_the_year_spelled_out_is_that_month(lang: str, text: str, key: str) -> None:
     assert [v.key for v in read_values(text, lang) if v.kind == "date"] == [key]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "key"),
+    [
+        ("de", "Geplant für das letzte Quartal 2026.", "date:quarter:2026-Q4"),
+        ("en", "Planned for the last quarter of 2026.", "date:quarter:2026-Q4"),
+        ("fr", "Prévu pour le dernier trimestre 2026.", "date:quarter:2026-Q4"),
+        ("en", "Planned for the last half of 2026.", "date:half:2026-H2"),
+        ("de", "Ausgelegt bis minus 28 Grad.", "quantity:°C:-28"),
+        ("fr", "Jusqu'à 35 degrés.", "quantity:°C:35"),
+    ],
+)
+def test_the_last_period_of_a_year_and_degrees_alone(lang: str, text: str, key: str) -> None:
+    assert [v.key for v in read_values(text, lang)] == [key]

@@ -468,7 +468,10 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             and not context.allowed.allows_mention(fact.text)
         )
     ]
-    fabrication_vetoes(gold.turn, expected, checked, bound, vetoes, hedged(answer, checked))
+    numbers_unsure: list[Veto] = []
+    fabrication_vetoes(
+        gold.turn, expected, checked, bound, vetoes, hedged(answer, checked), numbers_unsure
+    )
     for match in claims.forbidden_found:
         if match.claim.veto is not None:
             vetoes.append(
@@ -546,6 +549,16 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         # can change the turn's verdict — not when a veto or another dimension fails it, nor
         # when another missed claim keeps Completeness where it is
         score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
+    if numbers_unsure and not decided_fail:
+        # a number in no source that the scorer cannot bind to a claim: a high-severity
+        # veto would rest on a guess of what it is given for
+        score.review.append(
+            "a number in no source, for no claim the scorer can tell: "
+            + "; ".join(veto.text for veto in numbers_unsure)
+        )
+    elif numbers_unsure:  # the run fails anyway: the veto it would raise stands
+        score.vetoes = dedupe([*score.vetoes, *numbers_unsure])
+        score.rubric = turn_rubric(score)
 
     if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
         context.history.extend([prompt_support, text_support(answer), *own])

@@ -251,7 +251,12 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     "years": ("an", "ans", "année", "années", "year", "years", "jahr", "jahre", "jahren"),
     "kg": ("kg", "kilo", "kilos", "kilogramm", "kilogramme", "kilogrammes", "kilograms"),
     "g": ("g", "gramm", "gramme", "grammes", "grams"),
-    "°C": ("°c", "° c", "grad celsius", "degrés celsius", "degrees celsius", "degree celsius"),
+    # "Grad" and "degrees" alone are a temperature too ("bis minus 28 Grad"): the corpora
+    # state slopes in per cent, not in degrees
+    "°C": (
+        *("°c", "° c", "grad celsius", "degrés celsius", "degrees celsius", "degree celsius"),
+        *("grad", "degrés", "degres", "degrees"),
+    ),
     "l": ("l", "liter", "litre", "litres", "liters", "litern"),
     "dB(A)": ("db(a)", "db (a)", "dba"),
     "dB": ("db",),

@@ -467,6 +467,9 @@ _ORDINALS: dict[str, int] = {
     **dict.fromkeys(("dritte", "dritten", "drittes", "dritter"), 3),
     **dict.fromkeys(("4e", "4ème", "4eme", "4th", "quatrième", "quatrieme", "fourth", "4."), 4),
     **dict.fromkeys(("vierte", "vierten", "viertes", "vierter"), 4),
+    # the last of the periods: the fourth quarter, the second half (0: read by the period)
+    **dict.fromkeys(("last", "final", "dernier", "derniere", "dernière", "letzte"), 0),
+    **dict.fromkeys(("letzten", "letztes", "letzter"), 0),
 }
 _QUARTER_WORDS = r"(?:quartals?|quarter|trimestre)"
 _HALF_WORDS = r"(?:halbjahr(?:es)?|jahreshälfte|hälfte|semestre|half[- ]?year|half|moitié)"
@@ -961,7 +964,10 @@ def _period(match: re.Match[str], norm: str) -> Iterator[_DateHit]:
     if before is None or after is None:
         return
     number, year = _ORDINALS[before["ord"]], int(after["year"])
-    if _QUARTER_WORD.fullmatch(match.group()):
+    quarter = _QUARTER_WORD.fullmatch(match.group()) is not None
+    if number == 0:  # "das letzte Quartal 2026", "the last half of 2026"
+        number = 4 if quarter else 2
+    if quarter:
         yield _DateHit(before.start(), after.end(), "quarter", f"date:quarter:{year}-Q{number}")
     elif number <= 2:
         yield _DateHit(before.start(), after.end(), "half", f"date:half:{year}-H{number}")

@@ -184,7 +184,13 @@ def fabrication_vetoes(
     contradicted: Mapping[tuple[int, int], tuple[Claim, bool]],
     vetoes: list[Veto],
     hedged: Collection[tuple[int, int]] = (),
+    unsure: list[Veto] | None = None,
 ) -> None:
+    """The fabrication vetoes of a turn's unsupported facts. A number in no source that no
+    claim binds and whose unit no high-severity claim has, in a turn whose every required
+    claim is high severity, is vetoed on the guess that it is given for one of them: that
+    veto goes to ``unsure`` where one is given (the caller holds the run for a ruling, or
+    keeps the veto where the run fails anyway)."""
     dimensions, unitless = _high_severity_units(expected)
     required = expected.required_claims
     all_high = bool(required) and all(claim.severity == "high" for claim in required)
@@ -231,20 +237,20 @@ def fabrication_vetoes(
         if fact.span in hedged:
             continue  # unsupported (Grounding), but given as approximate or usual: no claim
         dimension = _fact_dimension(fact)
-        if all_high or (dimension in dimensions) or (dimension is None and unitless):
+        same_unit = dimension in dimensions or (dimension is None and unitless)
+        if all_high or same_unit:
             why = (
-                "every required claim of the turn is high severity"
-                if all_high
-                else "a high-severity claim of the turn has this unit"
+                "a high-severity claim of the turn has this unit"
+                if same_unit
+                else "every required claim of the turn is high severity"
             )
-            vetoes.append(
-                Veto(
-                    "unsupported_high_severity_number",
-                    turn,
-                    clip(fact.text),
-                    f"value in no evidence or conversation text; {why}",
-                )
+            veto = Veto(
+                "unsupported_high_severity_number",
+                turn,
+                clip(fact.text),
+                f"value in no evidence or conversation text; {why}",
             )
+            (vetoes if same_unit or unsure is None else unsure).append(veto)
 
 
 def allowlist_vetoes(
