@@ -52,6 +52,7 @@ HALVES = (
     *("development", "validation", "validation2", "validation3", "validation4", "validation5"),
     "validation6",
     "validation7",
+    "validation8",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
