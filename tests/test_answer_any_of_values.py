@@ -139,3 +139,9 @@ def test_a_claims_value_is_found_in_a_short_answer_that_leaves_its_subject_to_th
     assert score_claims(expected, answer, "de", prompt=prompt).required_matched
     # without the question, nothing says what the 2 counts
     assert not score_claims(expected, answer, "de").required_matched
+
+
+def test_a_pattern_listing_typographic_dashes_in_a_class_stays_valid() -> None:
+    claim = Claim(text="suction side", pattern=r"suction\s*[:=|–—]\s*KV-?4502-?B")
+    for answer in ("Suction — KV-4502-B.", "Suction: KV-4502-B.", "Suction – KV 4502 B."):
+        assert claim_found(claim, answer, "en").matched is ("KV 4502" not in answer)

@@ -175,5 +175,12 @@ def normalise_answer_text(text: str) -> str:
     return normalise(text).text
 
 
+# a typographic dash of a pattern is folded as the texts are, escaped ("\-"), so that a
+# character class listing dashes ("[:=|–—]") stays a list and becomes no range ("[:=|--]");
+# one the author escaped already ("\–") keeps its one backslash
+_PATTERN_DASH = re.compile(r"\\?[\u2010-\u2015\u2212\ufe58\ufe63\uff0d]")
+
+
 def normalise_pattern(pattern: str) -> str:
-    return unicodedata.normalize("NFKC", pattern.translate(_TYPOGRAPHIC)).translate(_TYPOGRAPHIC)
+    escaped = _PATTERN_DASH.sub(r"\\-", pattern)
+    return unicodedata.normalize("NFKC", escaped.translate(_TYPOGRAPHIC)).translate(_TYPOGRAPHIC)
