@@ -55,3 +55,59 @@ def test_a_guess_after_a_refusal_answers(lang: str, answer: str) -> None:
 )
 def test_a_rounded_fact_set_apart_keeps_the_refusal(lang: str, answer: str) -> None:
     assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "fr",
+            "La spécification ne donne pas de durée pour une charge complète. Elle indique "
+            "seulement 52 minutes de 10 à 90 % [1] et environ trois heures avec le chargeur "
+            "mobile [2] ; je ne peux pas en déduire le temps d'une charge complète.",
+        ),
+        (
+            "en",
+            "The specification doesn't give that. It only says the station delivers up to "
+            "1.5 kW [1], with opportunity charging keeping a fleet running around the clock [2].",
+        ),
+        (
+            "en",
+            "I can't name a customer or a site. TW-P-24-007 comes from project data labelled "
+            "synthetic demo data [2].",
+        ),
+        (
+            "de",
+            "Die Projektdaten sind laut Dateihinweis synthetische Demodaten [2]. Eine Anlage, "
+            "die man besichtigen könnte, lässt sich daraus nicht ableiten.",
+        ),
+    ],
+)
+def test_a_refusal_quoting_what_the_sources_say_roughly_is_a_refusal(
+    lang: str, answer: str
+) -> None:
+    assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "de",
+            "Die Dokumente nennen keine eigene Laufzeit für den X2 Cold. Es ist aber davon "
+            "auszugehen, dass sie wie beim normalen X2 bei etwa 11,5 Stunden liegt.",
+        ),
+        (
+            "en",
+            "No weight is listed for the TVS 75. For planning purposes you could assume "
+            "roughly 1,500 kg [2].",
+        ),
+        (
+            "de",
+            "Direkt angegeben ist das nicht. Rechnerisch ergibt sich aber aus 2,6 kWh [3] und "
+            "rund drei Stunden Ladezeit [1] eine Ladeleistung von etwa 0,9 kW.",
+        ),
+    ],
+)
+def test_an_assumption_or_a_computation_after_a_refusal_answers(lang: str, answer: str) -> None:
+    assert read_refusal(answer, lang, NO_PHRASES).verdict == "answers"

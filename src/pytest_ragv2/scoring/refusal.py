@@ -850,8 +850,12 @@ _APPROXIMATORS = frozenset(
 )
 
 
+# what only sounds like a guess ("around the clock", "rund um die Uhr")
+_NO_GUESS = re.compile(r"\b(?:around the clock|round the clock|rund um die uhr)\b")
+
+
 def _guess(clause: ReadClause, lexicons: Iterable[Lexicon], *, rounding: bool = True) -> bool:
-    words = _words(_prepared(clause.text))
+    words = _words(_NO_GUESS.sub(" ", _prepared(clause.text)))
     joined = " ".join(words)
     return any(
         _any_is(
@@ -1007,8 +1011,9 @@ def _verdict(read: list[ReadClause], lexicons: Sequence[Lexicon]) -> RefusalRead
         for c in read
         if c.start > refusals[0].start
         and (
-            (c.role in ("fact", "source") and _guess(c, lexicons))
-            or (c.role == "set_apart" and _guess(c, lexicons, rounding=False))
+            (c.role == "fact" and _guess(c, lexicons))
+            # what the sources say, or a fact set apart, may round ("environ trois heures")
+            or (c.role in ("source", "set_apart") and _guess(c, lexicons, rounding=False))
         )
     ]
     if not facts and not guessed:
