@@ -143,3 +143,38 @@ def test_a_limit_said_with_a_weak_word_or_an_exception_is_weakened(
 )
 def test_a_limit_kept_is_not_weakened(lang: str, claim: str, answer: str) -> None:
     assert weakened(Claim(text=claim), answer, lang) is None
+
+
+@pytest.mark.parametrize(
+    ("lang", "claim", "answer", "softened"),
+    [
+        (
+            "fr",
+            "avoir réclamé dans un délai de 30 jours suivant la fin du mois",
+            "Il doit en principe être réclamé dans les 30 jours suivant la fin du mois.",
+            True,
+        ),
+        (
+            "de",
+            "Anschluss nur durch eine Elektrofachkraft",
+            "Der Anschluss muss in der Regel durch eine Elektrofachkraft erfolgen.",
+            True,
+        ),
+        (
+            "en",
+            "allowable pressure up to 250 bar",
+            "The allowable pressure is 250 bar; brief excursions above 250 bar are tolerated.",
+            True,
+        ),
+        (
+            "en",
+            "the safety valve must not be adjusted",
+            "You should note that the safety valve must not be adjusted.",
+            False,
+        ),
+    ],
+)
+def test_a_hedge_softens_a_strong_word_a_weak_modal_verb_does_not(
+    lang: str, claim: str, answer: str, softened: bool
+) -> None:
+    assert (weakened(Claim(text=claim), answer, lang) is not None) is softened

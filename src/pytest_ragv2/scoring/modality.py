@@ -30,6 +30,8 @@ from pytest_ragv2.scoring.values import read_values
 CAPS: tuple[str, ...] = (
     *("gedeckelt", "begrenzt auf", "beschrankt auf", "plafonne", "plafonnee", "plafonnes"),
     *("plafonnees", "capped", "limited to", "limite a", "limitee a", "limites a"),
+    # a deadline or an upper bound ("dans un délai de 30 jours", "allowable up to 250 bar")
+    *("dans un delai de", "within", "innerhalb", "binnen", "up to", "bis zu", "jusqu'a"),
 )
 STRONG: tuple[str, ...] = (
     # fr
@@ -203,6 +205,8 @@ WEAK: tuple[str, ...] = (
     "discouraged",
     "not ideal",
     "in general",
+    "in principle",
+    "as a rule",
     "as a rule of thumb",
     "en general",
     "pas ideal",
@@ -312,6 +316,10 @@ EXCEPTION: tuple[str, ...] = (
     "peut toutefois",
     "can however",
     "may however",
+    # a tolerance the answer grants ("brief excursions above it are generally tolerated")
+    "tolerated",
+    "toleriert",
+    "unkritisch",
 )
 # the words of a rule that itself provides for exceptions or permissions (then an answer's
 # exception may be the rule's own)
@@ -357,10 +365,20 @@ def _clause_spans(answer: str) -> list[tuple[int, int]]:
     return spans
 
 
+# the weak words that hedge whatever they stand beside, a strong modal verb too ("doit en
+# principe être réclamé", "muss in der Regel", "must normally"); not a weak modal verb
+# ("you should note that it must ...")
+HEDGES: tuple[str, ...] = (
+    *("en principe", "normalement", "generalement", "en regle generale", "habituellement"),
+    *("in der regel", "normalerweise", "grundsatzlich", "ublicherweise", "im allgemeinen"),
+    *("normally", "generally", "usually", "typically", "as a rule", "in principle"),
+)
+
+
 def _strong_modality(sentence: str) -> bool:
-    """Whether ``sentence`` holds no strong word but a limit's: a weak word there softens
-    what it says."""
-    return find_phrase(sentence, _MODAL_STRONG) is None
+    """Whether a weak word of ``sentence`` softens it: it holds no strong word but a
+    limit's, or a hedge (which softens a strong word too)."""
+    return find_phrase(sentence, _MODAL_STRONG) is None or find_phrase(sentence, HEDGES) is not None
 
 
 def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
