@@ -1902,3 +1902,21 @@ def test_prose_wrapped_with_a_semicolon_on_each_line_is_no_table() -> None:
     )
     assert format_ok(prose, "table") is False
     assert format_ok("TVS 45-08; 8 bar; 7,2 m³/min\nTVS 45-10; 10 bar; 6,5 m³/min", "table")
+
+
+COUNTED = [
+    {"text": "25 utilisateurs avec le plan Business", "kind": "count", "value": "25"},
+    {"text": "20 sources de données avec le plan Business", "kind": "count", "value": "20"},
+]
+
+
+@pytest.mark.parametrize(
+    ("answer", "swapped"),
+    [
+        ("Le plan Business vous donnera 20 utilisateurs et 25 sources de données.", True),
+        ("Le plan Business vous donnera 25 utilisateurs et 20 sources de données.", False),
+        ("Business : utilisateurs 25, sources de données 20.", False),
+    ],
+)
+def test_a_count_names_what_it_counts_right_after_it(answer: str, swapped: bool) -> None:
+    assert bool(_swaps("fr", COUNTED, answer)) is swapped

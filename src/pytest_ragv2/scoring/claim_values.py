@@ -320,4 +320,19 @@ def swapped_values(
             if own and theirs and not (own & have) and (theirs & have):
                 found.append((match, other))
                 break
+            # a count names what it counts right after it ("20 utilisateurs et 25 sources"
+            # for 25 users and 20 sources): there the other claim's subject, not its own
+            counted = _counted_after(answer, match.span) if gold.kind == "count" else None
+            if counted is not None and counted in theirs and counted not in own:
+                found.append((match, other))
+                break
     return found
+
+
+_COUNTED = re.compile(r"[\s\u00a0]*([^\W\d_]{4,})")
+
+
+def _counted_after(answer: str, span: tuple[int, int]) -> str | None:
+    """The stem (first five letters, folded) of the word right after a count, if any."""
+    after = _COUNTED.match(answer, span[1])
+    return fold(after.group(1))[:5] if after else None
