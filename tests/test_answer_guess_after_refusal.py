@@ -111,3 +111,24 @@ def test_a_refusal_quoting_what_the_sources_say_roughly_is_a_refusal(
 )
 def test_an_assumption_or_a_computation_after_a_refusal_answers(lang: str, answer: str) -> None:
     assert read_refusal(answer, lang, NO_PHRASES).verdict == "answers"
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "The Meridia contract doesn't set an RPO or an RTO. Its service-level clause only "
+            "guarantees 99.7 % monthly availability [1].",
+        ),
+        (
+            "de",
+            "Eine Leistungsangabe in kW für das mobile Ladegerät steht nicht in der Spezifikation.",
+        ),
+        ("fr", "La puissance du chargeur mobile ne figure pas dans la spécification."),
+    ],
+)
+def test_a_document_that_sets_nothing_or_a_specification_that_does_not_hold_it_refuses(
+    lang: str, answer: str
+) -> None:
+    assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"

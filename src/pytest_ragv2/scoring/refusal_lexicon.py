@@ -217,6 +217,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         sources=(
             "document*",
             "source*",
+            "specification*",
             "extrait*",
             "passage*",
             "fiche*",
@@ -562,6 +563,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         sources=(
             "unterlagen",
             "dokument*",
+            "spezifikation*",
             "quelle*",
             "datenblatt*",
             "datenblatter*",
@@ -889,6 +891,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         sources=(
             "document*",
             "source*",
+            "specification*",
             "knowledge base",
             "datasheet*",
             "data sheet*",
@@ -1106,6 +1109,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "specif*",
             "state",
             "states",
+            "set",  # "the contract doesn't set an RPO": the document holds none
         ),
         provisions=("provides", "grants", "sets"),
     ),
