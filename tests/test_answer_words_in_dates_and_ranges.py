@@ -96,3 +96,26 @@ def test_a_month_of_the_year_spelled_out_is_that_month(lang: str, text: str, key
 )
 def test_the_last_period_of_a_year_and_degrees_alone(lang: str, text: str, key: str) -> None:
     assert [v.key for v in read_values(text, lang)] == [key]
+
+
+def test_a_percentage_relates_numbers_of_its_table() -> None:
+    from pytest_ragv2.scoring.grounding import answer_facts, text_support
+
+    answer = (
+        "| Kennzahl | Wert |\n|---|---|\n| ARR Ende 2025 | 6,2 Mio. € |\n"
+        "| ARR-Ziel Ende 2026 | 8,5 Mio. € |\n| Nötiger Zuwachs | + 2,3 Mio. € (≈ + 37 %) |"
+    )
+    support = text_support("ARR Ende 2025: 6,2 M€. Ziel Ende 2026: 8,5 M€.")
+    facts = {f.text: f.supported for f in answer_facts(answer, "de", support)}
+    assert facts["37 %"]
+
+
+def test_a_month_a_duration_after_a_day_is_supported() -> None:
+    from pytest_ragv2.scoring.grounding import answer_facts, text_support
+
+    answer = "Dreißig Monate ab dem 15. März 2026 ergeben Mitte September 2028."
+    support = text_support("Garantie: 30 Monate. Lieferung am 15. März 2026.")
+    facts = {f.text: f.supported for f in answer_facts(answer, "de", support)}
+    assert facts["September 2028"]
+    wrong = "Dreißig Monate ab dem 15. März 2026 ergeben Mitte Oktober 2028."
+    assert not {f.text: f.supported for f in answer_facts(wrong, "de", support)}["Oktober 2028"]

@@ -418,7 +418,13 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                 )
                 or _product_or_ratio(
                     fact.value,
-                    [v for v in numbers if within(v, sentence)]
+                    # a percentage may relate numbers of its paragraph (a table's rows: "| ARR
+                    # 2025 | 6,2 Mio. € |" ... "| Zuwachs | 2,3 Mio. € (≈ 37 %) |")
+                    [
+                        v
+                        for v in numbers
+                        if within(v, paragraph if fact.value.kind == "percent" else sentence)
+                    ][: 2 * _DERIVED_OPERANDS]
                     # a count written as a factor multiplies whether or not a source writes it
                     # ("12 × 290 €"); a few at most, so an answer of numbers stays linear
                     + [v for v in multipliers if v is not fact.value and within(v, sentence)][
@@ -536,6 +542,17 @@ def _moved_date(target: Value, dates: Sequence[Value], durations: Sequence[Value
         except ValueError:
             return None
 
+    of_month = _MONTH_KEY.fullmatch(target.key)
+    if of_month is not None:  # "30 Monate ab dem 15. März 2026: Mitte September 2028"
+        wanted_month = (int(of_month.group(1)), int(of_month.group(2)))
+        for first in filter(None, (day(value) for value in dates)):
+            for duration in durations:
+                if duration.dimension != "months" or duration.amount is None:
+                    continue
+                years, index = divmod(first.month - 1 + int(duration.amount), 12)
+                if (first.year + years, index + 1) == wanted_month:
+                    return True
+        return False
     wanted = day(target)
     if wanted is None:
         return False
