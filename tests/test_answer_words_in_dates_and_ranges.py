@@ -119,3 +119,10 @@ def test_a_month_a_duration_after_a_day_is_supported() -> None:
     assert facts["September 2028"]
     wrong = "Dreißig Monate ab dem 15. März 2026 ergeben Mitte Oktober 2028."
     assert not {f.text: f.supported for f in answer_facts(wrong, "de", support)}["Oktober 2028"]
+
+
+def test_a_bold_table_cell_takes_its_columns_unit() -> None:
+    table = "| Line | Q1 2025 (k€) |\n|---|---|\n| Hosting | 96 |\n| **Total** | **1,101** |"
+    keys = [v.key for v in read_values(table, "en")]
+    assert "money:EUR:1101000" in keys
+    assert "money:EUR:96000" in keys

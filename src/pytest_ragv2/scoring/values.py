@@ -1616,7 +1616,7 @@ def _column_units(numbers: list[_Number], norm: Normalised, text: str, lang: str
             unit = units[column] if column < len(units) else None
             if unit is None:
                 continue
-            cell = text[low + 1 : high].strip()
+            cell = text[low + 1 : high].strip().strip("*_")  # "**1,101**": bold, one number
             for number in numbers:
                 if number.suffix is not _NO_UNIT or number.glued:
                     continue
