@@ -53,6 +53,7 @@ HALVES = (
     "validation6",
     "validation7",
     "validation8",
+    "validation9",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
