@@ -132,3 +132,23 @@ def test_a_document_that_sets_nothing_or_a_specification_that_does_not_hold_it_r
     lang: str, answer: str
 ) -> None:
     assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "de",
+            "Kurz gesagt: Dafür finde ich in den Unterlagen keine Grundlage. Die einzige laufende "
+            "Zahlung, die die Richtlinie nennt, ist die Konnektivitätspauschale von 35 € im "
+            "Monat; Energiekosten werden dort nicht angesprochen.",
+        ),
+        (
+            "de",
+            "Zu einer Heizkostenpauschale steht in der Remote-Work-Richtlinie nichts.",
+        ),
+        ("en", "In short: the documents don't say."),
+    ],
+)
+def test_a_lead_in_an_only_and_a_far_nichts_keep_the_refusal(lang: str, answer: str) -> None:
+    assert read_refusal(answer, lang, NO_PHRASES).verdict == "refuses"

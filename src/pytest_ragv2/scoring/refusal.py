@@ -744,12 +744,21 @@ def _hedge(words: Sequence[str], joined: str, lexicon: Lexicon) -> bool:
     )
 
 
+# a lead-in that announces the answer and says nothing itself
+_LEAD_IN = re.compile(
+    r"(?:kurz gesagt|kurzum|kurz und knapp|in short|short answer|in brief|briefly|en bref"
+    r"|bref|pour faire court|en resume|zusammengefasst|in summary|to sum up)"
+)
+
+
 def _courtesy(words: Sequence[str], joined: str, lexicons: Iterable[Lexicon]) -> bool:
     """An apology or greeting alone, a pointer elsewhere addressed to the asker ("je vous
     conseille de contacter le support"), or a hedge: a clause that states no fact."""
     lexicons = list(lexicons)
     if all(any(_is(w, lexicon.courtesy) for lexicon in lexicons) for w in words):
         return True
+    if _LEAD_IN.fullmatch(joined):
+        return True  # "Kurz gesagt:", "In short:", "En bref :": what follows is the answer
     for lexicon in lexicons:
         if any(_is(w, lexicon.redirects) for w in words) and not lexicon.addressed.isdisjoint(
             words

@@ -332,7 +332,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("utilis*", "employ*", "fonctionn*", "exploit*", "comprim*", "alimente*"),
         with_words=frozenset({"avec", "sous"}),
         splitters=frozenset({"mais", "seulement", "cependant", "toutefois", "neanmoins"}),
-        restrictions=frozenset({"seulement"}),
+        restrictions=frozenset({"seulement", "seul", "seule", "seuls", "seules"}),
         labels=("synthetique*", "demonstration", "fictif*", "fictive*", "confirme", "confirmee*"),
         attributions=frozenset({"selon", "apres", "conformement", "suivant"}),
         self_refusals=(
@@ -487,12 +487,15 @@ LEXICONS: Mapping[str, Lexicon] = {
             "beziffer*",
             "geschrieben",
             "verzeichnet",
+            "angesproch*",
+            "thematisiert",
             "gesagt",
             "erwahnung*",
             "wort",
         ),
         text_report_phrases=(
-            r"steh\w* (?:\w+ )?(?:nichts|nirgends|nirgendwo)",
+            # "steht in der Remote-Work-Richtlinie HR-07 nichts": a few words between
+            r"steh\w* (?:\S+ ){0,5}?(?:nichts|nirgends|nirgendwo)\b",
             r"steh\w* (?:dort|da|darin|hier|drin)",  # "steht dort nicht": there, in the source
         ),
         discovery=(
@@ -686,7 +689,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         use_verbs=("betrieben", "betreiben", "eingesetzt", "einsetzen", "verwende*", "verdicht*"),
         with_words=frozenset({"mit"}),
         splitters=frozenset({"aber", "sondern", "nur", "jedoch", "allerdings", "lediglich"}),
-        restrictions=frozenset({"nur", "lediglich"}),
+        restrictions=frozenset({"nur", "lediglich", "einzige", "einzigen", "einzig"}),
         labels=("synthetisch*", "demodaten", "beispieldaten", "fiktiv*", "bestatigt*"),
         attributions=frozenset({"laut", "gemass", "entsprechend", "zufolge"}),
         self_refusals=(
@@ -784,6 +787,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         containment=(
             "enthalt*",
             "beinhalt*",
+            "kennt",  # "die Liste kennt keinen Satz": it holds none
             "umfass*",
             "fuhrt",
             "nennt",
@@ -794,7 +798,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "geben",
         ),
         provisions=("sieht", "regelt", "gewahrt"),
-        final_negations=frozenset({"nicht"}),
+        final_negations=frozenset({"nicht", "nichts"}),
         compounds=True,
     ),
     "en": Lexicon(
