@@ -1920,3 +1920,21 @@ COUNTED = [
 )
 def test_a_count_names_what_it_counts_right_after_it(answer: str, swapped: bool) -> None:
     assert bool(_swaps("fr", COUNTED, answer)) is swapped
+
+
+PREMISES = [
+    {"text": "premises costs of 180 k€ for the whole of 2025", "kind": "money", "value": "180 k€"},
+    {
+        "text": "premises 45 k€ in every quarter, unchanged over the year",
+        "kind": "money",
+        "value": "45 k€",
+    },
+]
+
+
+def test_a_result_announced_in_words_is_no_swap() -> None:
+    answer = (
+        "The premises line comes to 45 k€ in each quarter. Over the full year that adds up to "
+        "180 k€ (4 × 45 k€)."
+    )
+    assert _swaps("en", PREMISES, answer) == []

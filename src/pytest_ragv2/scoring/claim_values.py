@@ -222,7 +222,12 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
     return answer[start : after.start() if after else high]
 
 
-_RESULT_BEFORE = re.compile(r"=\s*\**\s*$")
+# what announces the result of a computation: "=", or its words ("adds up to", "soit",
+# "ergibt"), read in a short window before the value
+_RESULT_BEFORE = re.compile(
+    r"(?:=|\b(?:adds? up to|comes? to|amounts? to|sums? to|in total|totals?|soit|au total"
+    r"|ce qui fait|ergibt|ergeben|insgesamt|macht))\s*\**\s*$"
+)
 
 
 _OPERATOR_NEAR = re.compile(r"[-+=×x*/\u2212\u2013]")
@@ -299,7 +304,7 @@ def swapped_values(
     for match, target, words in typed:
         assert match.span is not None
         assert target.value is not None
-        before = max(0, match.span[0] - 8)  # a window: each value looks only just behind it
+        before = max(0, match.span[0] - 16)  # a window: each value looks only just behind it
         if _RESULT_BEFORE.search(answer, before, match.span[0]) or _OPERATOR_NEAR.match(
             answer[match.span[1] : match.span[1] + 3].strip()
         ):
