@@ -222,11 +222,12 @@ def _clause(answer: str, span: tuple[int, int]) -> str:
     return answer[start : after.start() if after else high]
 
 
-# what announces the result of a computation: "=", or its words ("adds up to", "soit",
-# "ergibt"), read in a short window before the value
+# what announces the result of a computation: "=", or its words ("adds up to", "ergibt";
+# not "soit", which restates as often: "soit 290 € par entité"), read in a short window
+# before the value
 _RESULT_BEFORE = re.compile(
-    r"(?:=|\b(?:adds? up to|comes? to|amounts? to|sums? to|in total|totals?|soit|au total"
-    r"|ce qui fait|ergibt|ergeben|insgesamt|macht))\s*\**\s*$"
+    r"(?:=|\b(?:adds? up to|comes? to|amounts? to|sums? to|in total|totals?|au total"
+    r"|ce qui fait|ergibt|ergeben|insgesamt))\s*\**\s*$"
 )
 
 
