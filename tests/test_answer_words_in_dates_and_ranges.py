@@ -126,3 +126,15 @@ def test_a_bold_table_cell_takes_its_columns_unit() -> None:
     keys = [v.key for v in read_values(table, "en")]
     assert "money:EUR:1101000" in keys
     assert "money:EUR:96000" in keys
+
+
+@pytest.mark.parametrize(
+    ("lang", "text"),
+    [
+        ("en", "Within 8 working hours."),
+        ("de", "Binnen 8 Arbeitsstunden."),
+        ("fr", "Sous 8 h ouvrées."),
+    ],
+)
+def test_working_hours_are_hours(lang: str, text: str) -> None:
+    assert [v.key for v in read_values(text, lang)] == ["quantity:s:28800"]

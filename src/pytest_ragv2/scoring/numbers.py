@@ -242,7 +242,12 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
         "heures de service",
         "service hours",
     ),
-    "h": ("h", "hr", "hrs", "hour", "hours", "heure", "heures", "std.", "std", "stunde", "stunden"),
+    "h": (
+        *("h", "hr", "hrs", "hour", "hours", "heure", "heures", "std.", "std", "stunde", "stunden"),
+        # hours of working time, as "8 h ouvrées" reads: hours
+        *("working hours", "working hour", "business hours", "business hour"),
+        *("arbeitsstunden", "arbeitsstunde", "geschäftsstunden", "geschaftsstunden"),
+    ),
     "min": ("min", "min.", "mins", "minute", "minutes", "minuten", "mn"),
     "s": ("s", "sec", "secs", "second", "seconds", "seconde", "secondes", "sekunde", "sekunden"),
     "days": ("j", "jour", "jours", "day", "days", "tag", "tage", "tagen"),
