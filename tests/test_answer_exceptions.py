@@ -178,3 +178,10 @@ def test_a_hedge_softens_a_strong_word_a_weak_modal_verb_does_not(
     lang: str, claim: str, answer: str, softened: bool
 ) -> None:
     assert (weakened(Claim(text=claim), answer, lang) is not None) is softened
+
+
+def test_a_limit_exceeded_on_a_condition_the_sources_never_set_is_weakened() -> None:
+    claim = Claim(text="at most 12 remote days that month", kind="count", value="12")
+    answer = "So around 12 days in that month — a bit more if your manager agrees."
+    assert weakened(claim, answer, "en") is not None
+    assert weakened(claim, "So at most 12 days in that month.", "en") is None

@@ -316,6 +316,20 @@ EXCEPTION: tuple[str, ...] = (
     "peut toutefois",
     "can however",
     "may however",
+    # a permission on a condition the sources never set ("a bit more if your manager
+    # agrees", "un accord ponctuel reste envisageable")
+    "if your manager agrees",
+    "if the manager agrees",
+    "if your manager approves",
+    "wenn die fuhrungskraft zustimmt",
+    "si votre manager est d'accord",
+    "a bit more",
+    "slightly more",
+    "etwas mehr",
+    "un peu plus",
+    "envisageable",
+    "denkbar",
+    "conceivable",
     # a tolerance the answer grants ("brief excursions above it are generally tolerated")
     "tolerated",
     "toleriert",
