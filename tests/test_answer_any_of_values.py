@@ -145,3 +145,18 @@ def test_a_pattern_listing_typographic_dashes_in_a_class_stays_valid() -> None:
     claim = Claim(text="suction side", pattern=r"suction\s*[:=|–—]\s*KV-?4502-?B")
     for answer in ("Suction — KV-4502-B.", "Suction: KV-4502-B.", "Suction – KV 4502 B."):
         assert claim_found(claim, answer, "en").matched is ("KV 4502" not in answer)
+
+
+@pytest.mark.parametrize(
+    ("answer", "found"),
+    [
+        ("| Punkt | Enterprise |\n|---|---|\n| Benutzer | unbegrenzt |", True),
+        ("| Punkt | Enterprise |\n|---|---|\n| Benutzer | 25 |\n| Quellen | unbegrenzt |", False),
+        ("Die Benutzer sind begrenzt, die Quellen unbegrenzt.", False),
+    ],
+)
+def test_a_text_claim_said_in_a_table_row_in_another_order_is_found(
+    answer: str, found: bool
+) -> None:
+    claim = Claim(text="unbegrenzte Benutzer", any_of=["Benutzer unbegrenzt"], severity="medium")
+    assert claim_found(claim, answer, "de").matched is found

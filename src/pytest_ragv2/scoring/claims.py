@@ -502,6 +502,31 @@ def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[in
     return None
 
 
+_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.MULTILINE)
+
+
+def _in_a_row(claim: Claim, answer: _Answer) -> tuple[int, int] | None:
+    """A required text claim of a few words said in a table row, its words in the row's cells
+    in another order ("| Benutzer | unbegrenzt |" for "unbegrenzte Benutzer"): the row holds
+    every content word (first five letters) of the text or of one of its wordings."""
+    if claim.kind is not None or claim.pattern or claim.number is not None:
+        return None
+    if "|" not in answer.source:
+        return None
+    phrases = [
+        stems
+        for phrase in (claim.text, *claim.any_of)
+        if 2 <= len(stems := {word[:5] for word in _WORDS.findall(fold(phrase))}) <= 4
+    ]
+    if not phrases:
+        return None
+    for row in _ROW.finditer(answer.source):
+        have = {word[:5] for word in _WORDS.findall(fold(row.group()))}
+        if any(stems <= have for stems in phrases):
+            return row.span()
+    return None
+
+
 def _comparable(gold: Value, value: Value) -> bool:
     """Whether ``value`` is of the kind (and a number's dimension) of ``gold``."""
     return value.kind == gold.kind and (
@@ -642,6 +667,8 @@ def _claim_found(
     if span is not None:
         return answer.hit(claim, "text", *span)
     if by_values and _read_by_values(claim) and (found := _by_values(claim, answer, gold_lang)):
+        return answer.hit_at(claim, found)
+    if by_values and (found := _in_a_row(claim, answer)):
         return answer.hit_at(claim, found)
     # a forbidden claim is made only as written: a quarter's other label is the answer's
     # writing of a required one ("Q2" for "T2"), not the making of a forbidden one
