@@ -153,6 +153,7 @@ def test_a_pattern_listing_typographic_dashes_in_a_class_stays_valid() -> None:
         ("| Punkt | Enterprise |\n|---|---|\n| Benutzer | unbegrenzt |", True),
         ("| Punkt | Enterprise |\n|---|---|\n| Benutzer | 25 |\n| Quellen | unbegrenzt |", False),
         ("Die Benutzer sind begrenzt, die Quellen unbegrenzt.", False),
+        ("- Benutzer: unbegrenzt\n- Quellen: 20", True),
     ],
 )
 def test_a_text_claim_said_in_a_table_row_in_another_order_is_found(

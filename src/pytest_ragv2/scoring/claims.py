@@ -502,16 +502,17 @@ def _by_values(claim: Claim, answer: _Answer, gold_lang: str | None) -> tuple[in
     return None
 
 
-_ROW = re.compile(r"^[ \t]*\|.*\|[ \t]*$", re.MULTILINE)
+# a table row, or a list item ("- Anlauf serienmäßig: Stern/Dreieck")
+_ROW = re.compile(r"^[ \t]*(?:\|.*\||[-*•][ \t].*)[ \t]*$", re.MULTILINE)
 
 
 def _in_a_row(claim: Claim, answer: _Answer) -> tuple[int, int] | None:
-    """A required text claim of a few words said in a table row, its words in the row's cells
-    in another order ("| Benutzer | unbegrenzt |" for "unbegrenzte Benutzer"): the row holds
+    """A required text claim of a few words said in a table row or a list item, its words in
+    another order ("| Benutzer | unbegrenzt |" for "unbegrenzte Benutzer"): the row holds
     every content word (first five letters) of the text or of one of its wordings."""
     if claim.kind is not None or claim.pattern or claim.number is not None:
         return None
-    if "|" not in answer.source:
+    if "|" not in answer.source and not _ROW.search(answer.source):
         return None
     phrases = [
         stems
