@@ -54,6 +54,7 @@ HALVES = (
     "validation7",
     "validation8",
     "validation9",
+    "validation10",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
