@@ -161,3 +161,10 @@ def test_a_text_claim_said_in_a_table_row_in_another_order_is_found(
 ) -> None:
     claim = Claim(text="unbegrenzte Benutzer", any_of=["Benutzer unbegrenzt"], severity="medium")
     assert claim_found(claim, answer, "de").matched is found
+
+
+def test_a_typed_value_written_as_its_source_writes_it_is_read_in_any_language() -> None:
+    from pytest_ragv2.scoring.claim_targets import gold_value
+
+    assert gold_value("three hours", "quantity", "fr") is not None
+    assert gold_value("drei Stunden", "quantity", "en") is not None

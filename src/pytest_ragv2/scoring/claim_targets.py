@@ -67,8 +67,12 @@ def _family(dimension: str | None) -> str | None:
 
 @lru_cache(maxsize=4096)
 def gold_value(text: str, kind: ValueKind, lang: str | None) -> Value | None:
-    """A typed claim's value, read once per process."""
-    return read_value(text, kind, lang)
+    """A typed claim's value, read once per process: in the prompt's language, else with no
+    language (a value written as its source writes it, "three hours" in a French case)."""
+    value = read_value(text, kind, lang)
+    if value is None and lang is not None:
+        value = read_value(text, kind, None)
+    return value
 
 
 def claim_target(claim: Claim, gold_lang: str | None = None) -> Target | None:
