@@ -138,3 +138,24 @@ def test_a_bold_table_cell_takes_its_columns_unit() -> None:
 )
 def test_working_hours_are_hours(lang: str, text: str) -> None:
     assert [v.key for v in read_values(text, lang)] == ["quantity:s:28800"]
+
+
+def test_a_relative_change_without_its_sign_and_a_figure_said_again_as_a_term() -> None:
+    from pytest_ragv2.scoring.grounding import answer_facts, text_support
+
+    table = (
+        "| | MAPE |\n|---|---|\n| Bêta | 14,2 % |\n| Actuel | 11,4 % |\n"
+        "| Gain | ≈ 20 % d'erreur en moins |"
+    )
+    facts = {
+        f.text: f.supported for f in answer_facts(table, "fr", text_support("14,2 % ; 11,4 %"))
+    }
+    assert facts["20 %"]
+    loops = "Runtime: 11.5 hours = 690 minutes → 690 ÷ 5 = 138 loops."
+    read = answer_facts(loops, "en", text_support("Runtime 11.5 hours per charge."))
+    assert [f.supported for f in read if f.text == "690"] == [True]
+    # a bare figure that is no term of a computation stays unsupported
+    alone = answer_facts(
+        "It runs 11.5 hours, i.e. 690 minutes; 690 robots.", "en", text_support("")
+    )
+    assert [f.supported for f in alone if f.text == "690"] == [False]

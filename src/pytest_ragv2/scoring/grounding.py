@@ -432,9 +432,37 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                     ],
                 )
             )
+        if (
+            not derived
+            and fact.value.kind == "count"
+            and fact.value.amount is not None
+            and _TERM_AROUND.search(answer[max(0, fact.span[0] - 3) : fact.span[1] + 3])
+        ):
+            # the answer's own figure said again without its unit, as a term of its
+            # computation ("11.5 hours = 690 minutes → 690 ÷ 5 = 138")
+            derived = any(
+                _written_amount(other) == fact.value.amount
+                for other in numbers
+                if other.dimension is not None and within(other, paragraph)
+            )
         if derived:
             result[index] = replace(fact, supported=True)
     return result
+
+
+# an arithmetic operator right before or after a number: a term of a computation shown
+_TERM_AROUND = re.compile(r"^[^\d]{0,3}?[×x*÷/+=\u2212-]\s*\d|\d\s*[×x*÷/+=\u2212-]")
+
+
+def _written_amount(value: Value) -> Decimal | None:
+    """The number a value writes, before its unit ("690" of "690 minutes")."""
+    found = re.match(r"[^\d]*(\d+(?:[.,]\d+)?)", value.text)
+    if found is None:
+        return None
+    try:
+        return Decimal(found.group(1).replace(",", "."))
+    except ArithmeticError:
+        return None
 
 
 def _around(bounds: Sequence[int], position: int) -> tuple[int, int]:
@@ -483,7 +511,10 @@ def _product_or_ratio(target: Value, operands: Sequence[Value]) -> bool:
             continue
         found = [first * second, first / second]
         if target.kind == "percent":
-            found += [100 * first / second, 100 * (first - second) / second]
+            # a relative change is written with its sign or without ("≈ 20 % d'erreur en
+            # moins" for 14,2 % → 11,4 %)
+            change = 100 * (first - second) / second
+            found += [100 * first / second, change, abs(change)]
         if other.kind == "percent" and one.kind != "percent":
             # an amount moved by a percentage ("€290 − 10 % = €261/month")
             found += [first * (1 - second / 100), first * (1 + second / 100)]
