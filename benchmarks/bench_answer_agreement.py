@@ -411,14 +411,15 @@ def score_all(
 ) -> list[Scored]:
     from pytest_ragv2.allowlist import load_allowlist
     from pytest_ragv2.keys import RunKey
-    from pytest_ragv2.layers.chat import chat_record
+    from pytest_ragv2.layers.chat import chat_record, scoring_options
     from pytest_ragv2.run_record import held_for_review
-    from pytest_ragv2.scoring.answers import AnswerScoringOptions, allowed_files
+    from pytest_ragv2.scoring.answers import allowed_files
     from pytest_ragv2.systems.kb_tool import resolve_citations
     from pytest_ragv2.transcripts import ChatTurn, Transcript
 
     files = allowed_files(load_allowlist(ROOT / "gold" / "allowlist.yaml"))
-    options = AnswerScoringOptions()
+    # the plugin's defaults, over the bundled corpus directory as a session's [tool.ragv2] corpus
+    options = scoring_options({}, corpus=ROOT / "corpus")
     scored: list[Scored] = []
     for question in questions:
         case = gold_case(question, form)

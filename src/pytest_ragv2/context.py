@@ -291,7 +291,7 @@ class RunContext:
             from pytest_ragv2.layers.chat import scoring_options
 
             kb_path = self.systems[system].capabilities.kb_path
-            options = scoring_options(self.settings.answer_scoring, kb_path)
+            options = scoring_options(self.settings.answer_scoring, kb_path, self.settings.corpus)
             self._scoring_options[system] = options
         return options
 

@@ -3,7 +3,9 @@
 The demo service is started lazily in a background thread so that building its index
 overlaps pytest's collection; whoever first needs its URL waits for it. This module is the
 plugin's one bridge to the demo's own package, ``ragv2_demo`` (imported lazily: only when no
-system is configured), whose reference runner it starts as ``python -m ragv2_demo.reference``.
+system is configured), whose reference runner it starts as ``python -m ragv2_demo.reference``,
+and whose document parsers read the corpus for the identifiers it holds
+(:func:`corpus_documents`).
 """
 
 from __future__ import annotations
@@ -195,3 +197,27 @@ class DemoService:
         self._ready.wait()
         if self._server is not None:
             self._server.stop()
+
+
+def corpus_documents(corpus: Path) -> tuple[list[tuple[str, str]], list[str]]:
+    """Every document under ``corpus`` as (filename, plain text), read with the demo's
+    parsers as its index reads them, and those that could not be read, each as its path
+    relative to ``corpus`` with the reason."""
+    from ragv2_demo.chunks import IGNORED_FILENAMES, document_text
+    from ragv2_demo.parsers import SUPPORTED_SUFFIXES, parse_document
+
+    documents: list[tuple[str, str]] = []
+    unread: list[str] = []
+    for path in sorted(corpus.rglob("*")):
+        if (
+            not path.is_file()
+            or path.suffix.lower() not in SUPPORTED_SUFFIXES
+            or path.name.startswith(("_", "."))
+            or path.name in IGNORED_FILENAMES
+        ):
+            continue
+        try:
+            documents.append((path.name, document_text(parse_document(path))[0]))
+        except Exception as exc:  # one unreadable document must not stop the others
+            unread.append(f"{path.relative_to(corpus).as_posix()} ({type(exc).__name__}: {exc})")
+    return documents, unread

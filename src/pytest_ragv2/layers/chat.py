@@ -11,8 +11,10 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
+from pytest_ragv2.corpus_names import corpus_names_source
 from pytest_ragv2.keys import RunKey
 from pytest_ragv2.metrics import answer_values
 from pytest_ragv2.report.excerpts import excerpt
@@ -285,14 +287,17 @@ def chat_record(
 
 
 def scoring_options(
-    settings: Mapping[str, Any], kb_path: Literal["agentic", "systematic", "any"] = "any"
+    settings: Mapping[str, Any],
+    kb_path: Literal["agentic", "systematic", "any"] = "any",
+    corpus: Path | None = None,
 ) -> AnswerScoringOptions:
     """The answer scorers' options from ``[tool.ragv2.answer_scoring]``: ``languages``,
     ``identify_language``, ``language_min_words``, ``language_min_confidence``, and
     ``refusal_phrases`` / ``synthetic_labels`` (per language; a language given replaces
-    that language's defaults, the others keep theirs), and the bounds ``max_scored_chars``
+    that language's defaults, the others keep theirs), the bounds ``max_scored_chars``
     (an answer's characters scored, the rest cut) and ``scoring_budget_s`` (seconds to score
-    one run)."""
+    one run), and ``corpus_names`` (default true: an identifier or filename the passages do
+    not hold is looked up in the documents of ``corpus`` before it counts as invented)."""
     defaults = AnswerScoringOptions()
     known = {
         "languages",
@@ -303,6 +308,7 @@ def scoring_options(
         "synthetic_labels",
         "max_scored_chars",
         "scoring_budget_s",
+        "corpus_names",
     }
     unknown = sorted(set(settings) - known)
     if unknown:
@@ -315,6 +321,9 @@ def scoring_options(
     budget = settings.get("scoring_budget_s", defaults.scoring_budget_s)
     if isinstance(budget, bool) or not isinstance(budget, int | float) or budget <= 0:
         raise ValueError(f"answer_scoring: scoring_budget_s must be a number > 0: {budget!r}")
+    use_corpus = settings.get("corpus_names", True)
+    if not isinstance(use_corpus, bool):
+        raise ValueError(f"answer_scoring: corpus_names must be true or false: {use_corpus!r}")
     phrases = dict(defaults.refusal_phrases)
     phrases.update({lang: tuple(v) for lang, v in settings.get("refusal_phrases", {}).items()})
     labels = dict(defaults.synthetic_labels)
@@ -331,6 +340,7 @@ def scoring_options(
         kb_path=kb_path,
         max_scored_chars=max_chars,
         scoring_budget_s=float(budget),
+        corpus_names=corpus_names_source(corpus) if use_corpus else None,
     )
 
 

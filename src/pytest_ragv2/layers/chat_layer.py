@@ -78,7 +78,9 @@ class ChatLayer:
             case=case,
             split=split,
             allowed_files=allowlist.names if allowlist else None,
-            options=scoring_options(settings.answer_scoring, cast(KbPath, kb_path)),
+            options=scoring_options(
+                settings.answer_scoring, cast(KbPath, kb_path), settings.corpus
+            ),
         )
 
     def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:

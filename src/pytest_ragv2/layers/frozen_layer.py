@@ -184,7 +184,7 @@ class FrozenLayer(ChatLayer):
             transcript=Transcript.from_json(raw["transcript"]),
             settings=settings,
             allowlist=allowlist,
-            options=scoring_options(settings.answer_scoring),
+            options=scoring_options(settings.answer_scoring, corpus=settings.corpus),
         )
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:

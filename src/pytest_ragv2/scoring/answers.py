@@ -78,7 +78,7 @@ Rubric per turn, then per run: :mod:`pytest_ragv2.scoring.rubric`. Records (``Ve
 from __future__ import annotations
 
 import time
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
@@ -93,7 +93,7 @@ from pytest_ragv2.scoring.answer_records import (
     Veto,
     worst,
 )
-from pytest_ragv2.scoring.answer_text import find_phrase, fold
+from pytest_ragv2.scoring.answer_text import find_phrase, fold, overlaps
 from pytest_ragv2.scoring.citations import check_citations
 from pytest_ragv2.scoring.claim_values import (
     contradicted_values,
@@ -111,6 +111,7 @@ from pytest_ragv2.scoring.claims import (
     score_claims,
 )
 from pytest_ragv2.scoring.grounding import (
+    CorpusNames,
     Fact,
     Support,
     answer_facts,
@@ -243,6 +244,9 @@ class AnswerScoringOptions:
     gold_lang: str | None = None
     max_scored_chars: int = MAX_SCORED_CHARS
     scoring_budget_s: float | None = SCORING_BUDGET_S
+    # the identifiers and filenames of the indexed corpus, read on first need: one the
+    # passages do not hold but the corpus does is real, not invented
+    corpus_names: Callable[[], CorpusNames] | None = None
 
 
 def allowed_files(allowlist: Any) -> frozenset[str]:
@@ -446,6 +450,11 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         if fact is not None and fact.span not in bound:
             bound[fact.span] = (claim, fact.supported)
     facts = [replace(f, supported=False) if f.span in bound else f for f in facts]
+    # a real reference the passages do not hold is no invention, unless it is given in place
+    # of a claim's own or is a value the gold forbids (another kit's part number named as
+    # this kit's is made up here)
+    wrong = [*bound, *(m.span for m in claims.forbidden_found if m.span is not None)]
+    facts = _corpus_held(facts, options.corpus_names, wrong)
     score.facts = len(facts)
     score.unsupported = [fact.text for fact in facts if not fact.supported]
     score.contradicted = [
@@ -564,6 +573,27 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         context.history.extend([prompt_support, text_support(answer), *own])
         context.history_names.extend(_turn_filenames(turn))
     return score
+
+
+def _corpus_held(
+    facts: list[Fact],
+    corpus_names: Callable[[], CorpusNames] | None,
+    wrong: Collection[tuple[int, int]],
+) -> list[Fact]:
+    """``facts`` with each identifier and filename the passages do not hold but the corpus
+    does marked supported, but for those overlapping a span of ``wrong``."""
+    wanted = [
+        fact
+        for fact in facts
+        if not fact.supported
+        and fact.kind in ("identifier", "filename")
+        and not overlaps(fact.span, wrong)
+    ]
+    if corpus_names is None or not wanted:
+        return facts  # the corpus is read only when an answer needs it
+    names = corpus_names()
+    held = {fact.span for fact in wanted if names.holds(fact)}
+    return [replace(f, supported=True) if f.span in held else f for f in facts]
 
 
 def _stance_claims(

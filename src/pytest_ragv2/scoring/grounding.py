@@ -201,9 +201,15 @@ def text_support(text: str) -> Support:
             amounts.append((value.dimension, value.amount))
     # every number as written, a bare decimal ("0,92") and a table cell under a unit too
     plain = frozenset(Decimal(repr(number.value)) for number in parse_numbers(text, None))
+    filenames = frozenset(normalise_filename(m.group()) for m in FILENAME.finditer(text))
+    return Support(frozenset(keys), plain, tuple(amounts), _joined_runs(text), filenames)
+
+
+def _joined_runs(text: str) -> frozenset[str]:
+    """The letters and digits of every alphanumeric run of ``text`` and of each run with up
+    to four following ones joined by single separators (NFKC, casefolded)."""
     norm = unicodedata.normalize("NFKC", text).casefold()
-    # [gap, run, gap, run, ..., gap]: a run and up to four following ones, joined by single
-    # separators, are one key each
+    # [gap, run, gap, run, ..., gap]
     pieces = _RUN_SPLIT.split(norm)
     runs = pieces[1::2]
     joined = [len(gap) == 1 and gap in _JOINERS for gap in pieces[2:-1:2]]
@@ -215,8 +221,46 @@ def text_support(text: str) -> Support:
                 break
             key += runs[gap + 1]
             identifiers.add(key)
-    filenames = frozenset(normalise_filename(m.group()) for m in FILENAME.finditer(text))
-    return Support(frozenset(keys), plain, tuple(amounts), frozenset(identifiers), filenames)
+    return frozenset(identifiers)
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusNames:
+    """The identifiers and filenames of the documents the systems index.
+
+    An answer may name a real reference its passages do not hold ("policy HR-07" from the
+    policy's preamble when the passage is its section 4): that is no invention, and the
+    rubric's Grounding asks that nothing be asserted beyond the corpus, not beyond the
+    passages. Only identifiers and filenames are looked up here — a number or a date found
+    somewhere in the corpus says nothing of whether it answers this question."""
+
+    identifiers: frozenset[str] = frozenset()  # letters and digits, holding a digit
+    filenames: frozenset[str] = frozenset()  # normalised names, and names without extension
+
+    @classmethod
+    def of(cls, documents: Iterable[tuple[str, str]]) -> CorpusNames:
+        """The names of ``documents``, each a (filename, text) pair."""
+        identifiers: set[str] = set()
+        filenames: set[str] = set()
+        for filename, text in documents:
+            for name in (filename, *(m.group() for m in FILENAME.finditer(text))):
+                normal = normalise_filename(name)
+                filenames.update((normal, normal.rsplit(".", 1)[0]))
+            identifiers.update(
+                key
+                for key in _joined_runs(f"{filename}\n{text}")
+                if any(char.isdigit() for char in key)
+            )
+        return cls(frozenset(identifiers), frozenset(filenames))
+
+    def holds(self, fact: Fact) -> bool:
+        """Whether ``fact`` is an identifier or a filename the corpus holds."""
+        if fact.kind == "filename":
+            name = normalise_filename(fact.text)
+            return name in self.filenames or name.rsplit(".", 1)[0] in self.filenames
+        if fact.kind == "identifier" and not fact.type and fact.value is not None:
+            return identifier_key(fact.value.text) in self.identifiers
+        return False
 
 
 def _factors(value: Value) -> tuple[Decimal, ...]:
