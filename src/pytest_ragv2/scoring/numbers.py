@@ -264,7 +264,7 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     ),
     "l": ("l", "liter", "litre", "litres", "liters", "litern"),
     "dB(A)": ("db(a)", "db (a)", "dba"),
-    "dB": ("db",),
+    "dB": ("db", "decibel", "decibels", "décibel", "décibels", "dezibel"),
     "kW": ("kw", "kilowatt", "kilowatts"),
     "kWh": (
         "kwh",

@@ -1081,8 +1081,70 @@ def _time_key(hour: int, minute: int, meridiem: str | None) -> str:
     return f"time:{hour:02d}:{minute:02d}"
 
 
+# an hour in words (or digits) with the mark of a clock: "vierzehn Uhr", "nine o'clock",
+# "à neuf heures", "à 9 heures"
+_WORD_CLOCK = re.compile(
+    r"(?<![\w.,:-])(?P<w>[^\W_]+(?:-[^\W\d_]+)*) ?(?P<mark>uhr|o'clock|o\u2019clock|heures?)"
+    r"(?![^\W\d_])"
+)
+# what makes hours a duration after all: a rate or a kind of hours ("6 heures par mois",
+# "4 heures ouvrées", "2 heures de travail")
+_DURATION_AFTER = re.compile(r" ?(?:par|per|pro|/|ouvr|de |d'|cumul)")
+# the start of a range before it ("von neun bis", "from nine to", "de 9 à")
+_WORD_RANGE_START = re.compile(
+    r"(?<![\w.,:-])(?P<w>[^\W_]+(?:-[^\W\d_]+)*)"
+    r"(?: ?[-\u2013] ?| (?:bis|to|till|until|à|a|et|und|and) )$"
+)
+
+
+def _hour_word(word: str, lang: str | None) -> int | None:
+    """The hour a number word (or digits) names (0 to 24), None when it names none."""
+    if word.isdigit():
+        return int(word) if len(word) <= 2 and int(word) <= 24 else None
+    if word in _JOINERS:
+        return None
+    text2num, _ = _text2num()
+    for code in _languages(lang):
+        if not _number_word(word, code):
+            continue
+        value = int(text2num(word, code))
+        return value if 0 <= value <= 24 else None
+    return None
+
+
+def _word_times(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    """Hours written in words or digits with "Uhr" or "o'clock", and the start of a range
+    before one ("von neun bis vierzehn Uhr", "from nine to five o'clock"); with "heures" only
+    after a preposition of time ("à neuf heures"; "de 2 à 3 heures" may be a duration).
+    Minutes in words are not read."""
+    text = norm.text
+    if "uhr" not in text and "clock" not in text and "heure" not in text:
+        return
+    for match in _WORD_CLOCK.finditer(text):
+        hour = _hour_word(match.group("w"), lang)
+        if hour is None:
+            continue
+        mark = match.group("mark")
+        if mark == "uhr" and match.group("w").isdigit():
+            continue  # "17 Uhr" is the clock reader's, with its ranges ("9.30 und 17 Uhr")
+        before = _WORD_RANGE_START.search(text, max(0, match.start() - 24), match.start())
+        if mark in ("heure", "heures") and (
+            (before is not None and _hour_word(before.group("w"), lang) is not None)
+            or not _CLOCK_BEFORE.search(text, max(0, match.start() - 10), match.start())
+            or _DURATION_AFTER.match(text, match.end())
+        ):
+            continue  # "pendant neuf heures", "en 2 à 3 heures", "jusqu'à 6 heures par mois"
+        if not found.add("time", _time_key(hour, 0, None), norm.original_span(*match.span())):
+            continue
+        first = _hour_word(before.group("w"), lang) if before is not None else None
+        if before is not None and first is not None:
+            span = norm.original_span(before.start("w"), before.end("w"))
+            found.add("time", _time_key(first, 0, None), span)
+
+
 def _times(norm: Normalised, lang: str | None, found: _Collector) -> None:
     text = norm.text
+    _word_times(norm, lang, found)
     if not any(char.isdigit() for char in text):
         return
     english = _primary(lang) in ("en", "")
@@ -1533,7 +1595,8 @@ _TERMS = re.compile(
 # a factor of a product ("340 kg × 0,8 = 272 kg"): no term, its own unit none
 _FACTOR_BEFORE = re.compile(r"[×x*/÷] ?$")
 # a table column's unit, in brackets at the end of its header cell: "CA (k€)", "[m³/min]"
-_HEADER_UNIT = re.compile(r"[(\[] ?([^()\[\]|]{1,12}?) ?[)\]] ?$")
+# the unit in brackets at the end of a header cell, one level of brackets inside ("(dB(A))")
+_HEADER_UNIT = re.compile(r"[(\[] ?((?:[^()\[\]|]|\([^()\[\]|]{1,3}\)){1,12}?) ?[)\]] ?$")
 _DIGITS_START = re.compile(r"[-+]?\d")
 
 
