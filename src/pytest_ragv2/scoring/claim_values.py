@@ -47,7 +47,7 @@ from collections.abc import Sequence
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
-from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value
+from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value, unsigned_difference
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.values import Value, read_values
@@ -102,7 +102,10 @@ def _is(target: Target, value: Value) -> bool:
     if target.of == "number":
         if target.amount is None or value.amount is None:
             return False
-        return abs(value.amount - target.amount) <= target.tolerance
+        amount = value.amount
+        if target.value is not None and unsigned_difference(target.value, value):
+            amount = -amount  # a difference in points is a magnitude
+        return abs(amount - target.amount) <= target.tolerance
     if target.of == "date" and target.value is not None and target.value.kind == "date":
         # the gold date, or a coarser period holding it (less said, nothing wrong); a finer
         # date inside the gold period says more than the sources do for the claim

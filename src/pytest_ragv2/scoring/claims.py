@@ -327,6 +327,13 @@ def same_value(gold: Value, value: Value) -> bool:
     keys = {gold.key, *((gold.alternative,) if gold.alternative else ())}
     if value.key in keys or (value.alternative is not None and value.alternative in keys):
         return True
+    if unsigned_difference(gold, value):
+        # a difference in points is a magnitude; its direction is in the words ("-2,8 pts"
+        # of MAPE is the "amélioration de 2,8 points")
+        assert value.amount is not None
+        return same_value(
+            gold, replace(value, key=value.key.replace(":-", ":"), amount=-value.amount)
+        )
     if gold.kind == "date":
         return value.kind == "count" and gold.key == f"date:year:{value.key.split(':')[-1]}"
     if gold.kind == "money" and value.kind == "count" and value.amount is not None:
@@ -337,6 +344,19 @@ def same_value(gold: Value, value: Value) -> bool:
         # a gold value read with no language ("25,517 %"): its other reading, rounded
         return True
     return _near(gold, value)
+
+
+def unsigned_difference(gold: Value, value: Value) -> bool:
+    """Whether ``value`` is a negative difference in percentage points and ``gold`` one
+    written without a sign."""
+    return (
+        gold.dimension == "pp"
+        and value.dimension == "pp"
+        and gold.amount is not None
+        and gold.amount > 0
+        and value.amount is not None
+        and value.amount < 0
+    )
 
 
 def _rounds_to(gold: Value, value: Value) -> bool:

@@ -1762,8 +1762,37 @@ def _numbers(norm: Normalised, lang: str | None, found: _Collector) -> None:
             numbers.append(_from_digits(read, digits_start, norm.text, lang))
     _shared_units(numbers, norm.text)
     _column_units(numbers, norm, found.text, lang)
+    _point_units(numbers, norm.text)
     for number in numbers:
         _emit(norm, lang, number, found)
+
+
+# "points" alone after a number, and what says the sentence speaks of percentages
+_POINTS_AFTER = re.compile(r" ?(?:points?|pts?\.?|punkte?n?)(?![\w'])")
+_PERCENT_NEAR = re.compile(r"%|\bpour ?cent\b|\bprozent|\bper ?cent\b")
+
+
+def _point_units(numbers: list[_Number], norm: str) -> None:
+    """A unitless number followed by "points" ("pts", "Punkte") in a sentence that speaks of
+    percentages is a difference of percentages, in percentage points ("14,2 % − 11,4 % =
+    3,8 points d'amélioration")."""
+    for number in numbers:
+        if number.suffix is not _NO_UNIT or number.glued:
+            continue
+        after = _POINTS_AFTER.match(norm, number.digits_end)
+        if after is None:
+            continue
+        low = max(norm.rfind("\n", 0, number.start), norm.rfind(". ", 0, number.start))
+        high = min(
+            (
+                end
+                for end in (norm.find("\n", after.end()), norm.find(". ", after.end()))
+                if end >= 0
+            ),
+            default=len(norm),
+        )
+        if _PERCENT_NEAR.search(norm, max(low, 0), high):
+            number.suffix = _Suffix("pp", Decimal(1), Decimal(1), after.end())
 
 
 # =========================================================================== numbers in words
