@@ -216,6 +216,12 @@ def offered_in_place(
 _CLAUSE_CUT = re.compile(r"[,;]|\s[-\u2013\u2014]\s")
 
 
+def named_identifiers(text: str) -> frozenset[str]:
+    """The identifiers ``text`` names, as subject words ("TVK 110-08" of "TVK 110-08:
+    Liefermenge 1,45 m³/min"): a model, part or project a value is about."""
+    return frozenset(value.key for value in read_values(text, None) if value.kind == "identifier")
+
+
 def _clause(answer: str, span: tuple[int, int]) -> str:
     low, high = next(
         ((a, b) for a, b in sentence_spans(answer) if a <= span[0] < b), (0, len(answer))
@@ -286,7 +292,10 @@ def swapped_values(
 
     def subject(claim: Claim, target: Target) -> frozenset[str]:
         assert target.value is not None
-        return content_words(claim.text) - content_words(target.value.text)
+        own = named_identifiers(target.value.text)
+        return (content_words(claim.text) - content_words(target.value.text)) | (
+            named_identifiers(claim.text) - own
+        )
 
     typed = [
         (match, target, subject(match.claim, target))
@@ -317,7 +326,8 @@ def swapped_values(
         elsewhere = [v.span for v in written if v.span != match.span and same_value(gold, v)]
         if any(words & content_words(_clause(answer, span)) for span in elsewhere):
             continue
-        have = content_words(_clause(answer, match.span))
+        clause = _clause(answer, match.span)
+        have = content_words(clause) | named_identifiers(clause)
         for other, other_target, other_words in candidates:
             if other is match.claim or other_target.value is None:
                 continue

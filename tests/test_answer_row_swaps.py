@@ -1,0 +1,73 @@
+"""Values swapped between rows that differ only by the model, part or project they are
+about (issue 24, from a kind of flaw met in validation8 to validation10, written here in
+three languages apart from it): a claim's subject includes the identifiers its text names
+("TVK 110-08: Liefermenge 1,45 m³/min"), so a value given in the row or clause of another
+identifier is given for that identifier's claim — wrong for both, and the high-severity
+veto — while the same values in their own rows pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_ragv2.schema import Case
+from tests.test_answer_scoring import item, kinds
+from tests.test_answer_verdicts import gold, scored
+
+SHEET = item(
+    "datasheet-tvk-110",
+    "pdf",
+    "Table 1. TVK 110-08: 8 bar, 1.45 m³/min, 71 dB(A). TVK 110-10: 10 bar, 1.32 m³/min, 72 dB(A).",
+)
+
+PROMPTS = {
+    "en": "What is the free air delivery of the TVK 110-08 and of the TVK 110-10?",
+    "de": "Welche Liefermenge haben die TVK 110-08 und die TVK 110-10?",
+    "fr": "Quel est le débit de la TVK 110-08 et de la TVK 110-10 ?",
+}
+WORDS = {"en": "free air delivery", "de": "Liefermenge", "fr": "débit"}
+
+
+def _case(lang: str) -> Case:
+    return gold(
+        f"SWAP-{lang}",
+        PROMPTS[lang],
+        lang,
+        required=[
+            {
+                "text": f"TVK 110-08: {WORDS[lang]} 1.45 m³/min",
+                "kind": "quantity",
+                "value": "1.45 m³/min",
+                "severity": "high",
+            },
+            {
+                "text": f"TVK 110-10: {WORDS[lang]} 1.32 m³/min",
+                "kind": "quantity",
+                "value": "1.32 m³/min",
+                "severity": "high",
+            },
+        ],
+    )
+
+
+def _table(lang: str, first: str, second: str) -> str:
+    header = {"en": "Variant", "de": "Variante", "fr": "Variante"}[lang]
+    return (
+        f"| {header} | {WORDS[lang]} |\n|---|---|\n"
+        f"| TVK 110-08 | {first} m³/min |\n| TVK 110-10 | {second} m³/min |\n\n[1]"
+    )
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_values_swapped_between_two_rows_are_wrong_for_both(lang: str) -> None:
+    first, second = ("1.32", "1.45") if lang == "en" else ("1,32", "1,45")
+    score = scored(_case(lang), lang, _table(lang, first, second), SHEET)
+    assert kinds(score).count("unsupported_high_severity_number") == 2
+    assert score.rubric["Accuracy"].verdict == "FAIL"
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_the_same_values_in_their_own_rows_pass(lang: str) -> None:
+    first, second = ("1.45", "1.32") if lang == "en" else ("1,45", "1,32")
+    score = scored(_case(lang), lang, _table(lang, first, second), SHEET)
+    assert kinds(score) == []
+    assert score.rubric["Accuracy"].verdict == "PASS", score.rubric
