@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from decimal import Decimal
 
 from pytest_ragv2.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
@@ -197,7 +198,7 @@ def offered_in_place(
         tempting = claim_target(match.claim, gold_lang) if match.claim.kind else None
         if span is None or tempting is None or tempting.value is None:
             continue
-        claim = next((claim for claim, target in wanted if target.same_class(tempting.value)), None)
+        claim = _replaced(wanted, tempting.value)
         fact = next(
             (
                 f
@@ -209,6 +210,29 @@ def offered_in_place(
         if claim is not None and fact is not None:
             found.append((fact, claim))
     return found
+
+
+def _replaced(wanted: Sequence[tuple[Claim, Target]], tempting: Value) -> Claim | None:
+    """The missed claim a tempting value stands in for: of those of its kind, a high-severity
+    one first (a gold author's tempting values are near misses of the key facts), and among
+    them the one whose gold amount is nearest to it ("1 035 €" for the total of 1 070 €, not
+    for the 420 € of one allowance); else the first."""
+    alike = [(claim, target) for claim, target in wanted if target.same_class(tempting)]
+    if not alike:
+        return None
+    amount = tempting.amount
+
+    def rank(pair: tuple[Claim, Target]) -> tuple[bool, Decimal]:
+        claim, target = pair
+        gold = target.amount
+        if gold is None or amount is None:
+            return (claim.severity != "high", Decimal(0))
+        return (
+            claim.severity != "high",
+            abs(gold - amount) / max(abs(gold), abs(amount), Decimal(1)),
+        )
+
+    return min(alike, key=rank)[0]
 
 
 # a clause: a sentence (a table row is one) cut at commas, semicolons and dashes ("Business:

@@ -849,8 +849,10 @@ def offered_forbidden(
     refuses the asked fact, is named to be told apart, not offered. A typed forbidden claim is
     decided by its value only where the value can say it: not when the same value is also
     a required or optional claim's (by value alone the wrong pairing cannot be told from the
-    right one), and not when the answer states the gold value of its kind (a tempting value
-    beside the right one is context: "€1.689M against €1.312M, so €377k higher"). A
+    right one), and not when the answer states the gold value of its kind and misses no
+    required claim of that kind (a tempting value beside the right one is context: "€1.689M
+    against €1.312M, so €377k higher"; but "745 + … + 62 = 1 163 k€" gives a wrong total for
+    the missed total's claim though 745 k€ is another claim's gold value). A
     forbidden claim the answer denies in its own clause ("Zone 0 ist ausgeschlossen", "not
     in Zone 0", "pas 99,5 %, mais 99,7 %") is not offered either, unless the claim itself
     is a denial."""
@@ -879,6 +881,11 @@ def offered_forbidden(
             match.span,
             *(v.span for v in written if target.value and same_value(target.value, v)),
         }
+    ]
+    missed_targets = [
+        target
+        for claim in claims.required_missed
+        if claim.kind is not None and (target := claim_target(claim, gold_lang)) is not None
     ]
     # what the gold asks about: words of a forbidden claim's note that name no role
     asked = frozenset(
@@ -914,7 +921,10 @@ def offered_forbidden(
             ):
                 continue
             here = _sentence_at(sentences, span) if span is not None else None
-            if any(
+            # ... unless a required claim of its kind is missed: it may be given for that one
+            if not any(
+                other.value is not None and other.same_class(value) for other in missed_targets
+            ) and any(
                 gold.value is not None
                 and (
                     gold.same_class(value)
