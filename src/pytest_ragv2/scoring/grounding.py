@@ -5,7 +5,8 @@ Pure functions, no I/O. The **facts** of an answer are its typed values, read on
 the claim scorer and the claim-bound grounding compare — and the filenames it mentions:
 
 - numbers as quantity, money, percent or count (except a count from 0 to 10 without
-  decimals: "les 3 plans", "2 x"); dates; phone numbers, e-mail addresses, URLs; and
+  decimals: "les 3 plans", "2 x", and a negative count, which is a label: "variantes -08,
+  -10 et -14"); dates; phone numbers, e-mail addresses, URLs; and
   identifiers (a word joined to a number by a hyphen is an identifier only where the
   reading finds one: "Dynamics-365-Connector" is no identifier, "ISO-27001-Zertifizierung"
   holds ISO 27001);
@@ -357,7 +358,10 @@ def _fact_of(value: Value) -> Fact | None:
             and value.amount == value.amount.to_integral_value()
             and not any(char in value.text for char in ".,")
         )
-        return None if small else Fact("number", value.text, value.span, False, value)
+        # a count is never negative: "-08, -10 et -14" after a model name are its variants'
+        # suffixes, a label, not figures
+        label = value.kind == "count" and value.amount is not None and value.amount < 0
+        return None if small or label else Fact("number", value.text, value.span, False, value)
     if value.kind in ("date", "time"):  # a time of day is checked as a date is
         return Fact("date", value.text, value.span, False, value)
     if value.kind in _TYPED_IDENTIFIERS:

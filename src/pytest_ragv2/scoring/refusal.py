@@ -751,14 +751,30 @@ _LEAD_IN = re.compile(
 )
 
 
+# who could answer instead, named as a pointer ("People & Culture would be the ones to
+# ask", "le service RH est le mieux placé pour répondre", "die Personalabteilung kann Ihnen
+# das sagen"): no fact of the answer
+_POINTER = re.compile(
+    r"\b(?:the (?:ones?|people|team|person|right people) to (?:ask|contact|check with)"
+    r"|best placed to (?:answer|say|confirm|tell)|(?:can|could|would) (?:tell you|confirm this)"
+    r"|(?:le|la|les) mieux place(?:e|s|es)? pour"
+    r"|(?:sauront|saura) (?:vous )?(?:repondre|renseigner)"
+    r"|(?:kann|konnen|koennen) (?:ihnen )?(?:das |dies )?(?:sagen|beantworten|bestatigen)"
+    r"|(?:ist|sind) (?:dafur |hierfur )?zustandig)\b"
+)
+
+
 def _courtesy(words: Sequence[str], joined: str, lexicons: Iterable[Lexicon]) -> bool:
     """An apology or greeting alone, a pointer elsewhere addressed to the asker ("je vous
-    conseille de contacter le support"), or a hedge: a clause that states no fact."""
+    conseille de contacter le support") or naming who could answer ("People & Culture would
+    be the ones to ask"), or a hedge: a clause that states no fact."""
     lexicons = list(lexicons)
     if all(any(_is(w, lexicon.courtesy) for lexicon in lexicons) for w in words):
         return True
     if _LEAD_IN.fullmatch(joined):
         return True  # "Kurz gesagt:", "In short:", "En bref :": what follows is the answer
+    if _POINTER.search(joined):
+        return True
     for lexicon in lexicons:
         if any(_is(w, lexicon.redirects) for w in words) and not lexicon.addressed.isdisjoint(
             words

@@ -181,6 +181,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "deduire",
             "calculer",
             "nommer",
+            "avancer",  # "impossible d'avancer un débit": to put a figure forward
+            "donner",
         ),
         known_states=("connu", "connue", "connus", "connues"),
         weak_report=(
@@ -562,6 +564,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "zeigen",
             "zeigt",
             "belegt",
+            "kennt",  # "einen Satz für den TVK 350 kennt die Liste nicht": it holds none
+            "kennen",
         ),
         sources=(
             "unterlagen",
@@ -828,7 +832,10 @@ LEXICONS: Mapping[str, Lexicon] = {
             "reference",
             "word",
         ),
-        text_report_phrases=(r"(?:make|makes|made) (?:no|any) reference",),
+        text_report_phrases=(
+            r"(?:make|makes|made) (?:no|any) reference",
+            r"(?:go|goes|went|going) into",  # "the notes don't go into its height"
+        ),
         discovery=(
             "found",
             "find",
@@ -1009,6 +1016,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "undocumented",
             "no idea",
             r"(?:escapes|beyond) (?:me|us)",
+            r"(?:i|we) (?:ve |have )?(?:got )?nothing (?:on|about)",  # "I've got nothing on it"
         ),
         incompatible=("unsuitable", "incompatible", "unapproved", "prohibited", "forbidden"),
         access=("access",),
