@@ -55,6 +55,7 @@ HALVES = (
     "validation8",
     "validation9",
     "validation10",
+    "validation11",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
