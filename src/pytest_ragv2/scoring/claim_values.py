@@ -51,12 +51,15 @@ from pytest_ragv2.scoring.claim_targets import Target, claim_target
 from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value, unsigned_difference
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
-from pytest_ragv2.scoring.values import Value, read_values
+from pytest_ragv2.scoring.values import Value, identifier_spans, read_values
 
 _STOPWORDS = frozenset(
     {"avec", "dans", "pour", "sous", "plus", "moins", "entre", "chaque", "mois", "jours"}
     | {"heures", "mit", "bei", "nach", "oder", "und", "eine", "einer", "einem", "einen"}
     | {"with", "from", "than", "that", "this", "each", "within", "über", "uber", "pro"}
+    # words of an interval ("alle 2 000 Bh", "every 2,000 h", "tous les 2 000 h"): the form
+    # of a value, not what it is about
+    | {"alle", "jede", "jeden", "jedes", "every", "tous", "toutes"}
 )
 
 
@@ -351,7 +354,13 @@ def swapped_values(
         if any(words & content_words(_clause(answer, span)) for span in elsewhere):
             continue
         clause = _clause(answer, match.span)
-        have = content_words(clause) | named_identifiers(clause)
+        # an identifier of a subject is found in the clause whatever its separators ("WS 75 4")
+        have = content_words(clause) | {
+            key
+            for _, _, subject_words in candidates
+            for key in subject_words
+            if key.startswith("identifier:") and identifier_spans(clause, key)
+        }
         for other, other_target, other_words in candidates:
             if other is match.claim or other_target.value is None:
                 continue

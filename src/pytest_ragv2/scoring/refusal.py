@@ -280,17 +280,35 @@ class _Clause:
             for entries in (lexicon.text_report, lexicon.knowledge, lexicon.weak_report)
         )
 
+    def _second_member(self, cue: int) -> int:
+        """Where a correlative negation's second member stands ("weder … noch", "neither …
+        nor", "ni … ni"), else ``cue``."""
+        partner = _CORRELATIVES.get(self.words[cue])
+        if partner is None:
+            return cue
+        return next(
+            (
+                k
+                for k in range(cue + 1, min(len(self.words), cue + WINDOW))
+                if self.words[k] == partner
+            ),
+            cue,
+        )
+
     def negated(self, index: int, cues: Sequence[int]) -> bool:
         """Whether a negation of ``cues`` scopes over the word at ``index``."""
         for cue in cues:
             # a negative determiner of the subject reaches the verb past a longer noun
-            # phrase ("aucun délai de résolution n'est mentionné")
+            # phrase ("aucun délai de résolution n'est mentionné"), a correlative one from
+            # its second member on ("weder der Name der Stelle noch das Datum des Audits
+            # finden sich ...")
             reach = (
                 WINDOW
                 if cue < SUBJECT_WORDS and self.words[cue] in self.lexicon.determiners
                 else SCOPE_BEFORE
             )
-            if cue < index and index - cue <= reach and not self.blocked(cue, index):
+            start = self._second_member(cue)
+            if cue < index and index - start <= reach and not self.blocked(cue, index):
                 return True
             if (
                 cue == len(self.words) - 1
@@ -302,6 +320,10 @@ class _Clause:
             if index < cue and cue - index <= SCOPE_AFTER and not self.blocked(index, cue):
                 return True
         return False
+
+
+# a correlative negation's first member and its second
+_CORRELATIVES = {"weder": "noch", "neither": "nor", "ni": "ni"}
 
 
 def _words(clause: str) -> tuple[str, ...]:
@@ -374,9 +396,11 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
     words = _words(clause)
     if not words:
         return None
-    if any(_is(w, lexicon.labels) for w in words):
-        return None  # a synthetic-data label ("not confirmed")
     c = _Clause(words, " ".join(words), lexicon)
+    if any(_is(w, lexicon.labels) for w in words) and not _sources(c):
+        # a synthetic-data label ("not confirmed"); with a source, what the sources hold
+        # ("the documents contain no confirmed figure")
+        return None
     self_refusal = _phrases_pattern(lexicon.self_refusals)
     if self_refusal is not None and self_refusal.search(c.joined):
         return "self refusal"

@@ -106,7 +106,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         silence=("silencieu*", "muet*", "taisent", "tait"),
         exceed=("depasse*", "dela", "hors", "sors", "sort", "sortent", "sortir", "excede*"),
         exceed_after=(),
-        determiners=frozenset({"aucun", "aucune", "pas", "sans", "nulle"}),
+        determiners=frozenset({"aucun", "aucune", "pas", "sans", "nulle", "ni"}),
         text_report=(
             "mentionn*",
             "indiqu*",
@@ -183,6 +183,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "nommer",
             "avancer",  # "impossible d'avancer un débit": to put a figure forward
             "donner",
+            "tirer",  # "impossible d'en tirer une année": to derive
         ),
         known_states=("connu", "connue", "connus", "connues"),
         weak_report=(
@@ -458,7 +459,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "fixent aucune",
             "fixent pas",
         ),
-        provisions=("prevoi*", "impose*", "accorde*"),
+        provisions=("prevoi*", "impose*", "accorde*", "subordonne*", "lie", "lient"),
     ),
     "de": Lexicon(
         negations=frozenset(
@@ -472,6 +473,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         exceed_after=("hinaus",),
         determiners=frozenset(
             {"kein", "keine", "keinen", "keiner", "keines", "keinem", "ohne", "keinerlei"}
+            | {"weder"}  # "weder der Name noch das Datum finden sich in den Unterlagen"
         ),
         text_report=(
             "erwahn*",
@@ -561,6 +563,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "erscheint",
             "erscheinen",
             "findet",
+            "finden",  # "weder der Name noch das Datum finden sich in den Unterlagen"
             "zeigen",
             "zeigt",
             "belegt",
@@ -801,7 +804,7 @@ LEXICONS: Mapping[str, Lexicon] = {
             "gibt",
             "geben",
         ),
-        provisions=("sieht", "regelt", "gewahrt"),
+        provisions=("sieht", "regelt", "gewahrt", "knupf*", "koppel*", "bindet", "binden"),
         final_negations=frozenset({"nicht", "nichts"}),
         compounds=True,
     ),
@@ -814,7 +817,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         silence=("silent",),
         exceed=("beyond", "outside", "past", "exceed*", "outwith"),
         exceed_after=(),
-        determiners=frozenset({"no", "without"}),
+        determiners=frozenset({"no", "without", "neither"}),
         text_report=(
             "mention*",
             "stated",
@@ -835,6 +838,7 @@ LEXICONS: Mapping[str, Lexicon] = {
         text_report_phrases=(
             r"(?:make|makes|made) (?:no|any) reference",
             r"(?:go|goes|went|going) into",  # "the notes don't go into its height"
+            r"on (?:the )?record",  # "no deadline is on record"
         ),
         discovery=(
             "found",
@@ -1123,6 +1127,6 @@ LEXICONS: Mapping[str, Lexicon] = {
             "states",
             "set",  # "the contract doesn't set an RPO": the document holds none
         ),
-        provisions=("provides", "grants", "sets"),
+        provisions=("provides", "grants", "sets", "ties", "tie", "links", "link"),
     ),
 }

@@ -989,7 +989,35 @@ def _date_hits(norm: str, lang: str | None) -> list[_DateHit]:
                 if hit.granularity == "year" and _followed_by_unit(norm, hit.end):
                     continue
                 hits.append(hit)
+    hits += _month_ranges(norm)
     return hits
+
+
+def _month_ranges(norm: str) -> list[_DateHit]:
+    """A range of months that is exactly a quarter or a half-year, as that period ("April-
+    June 2027", "d'avril à juin 2027", "von Januar bis Juni 2026"): not its last month."""
+    found = []
+    for match in _month_range_regex().finditer(norm):
+        names = month_names()
+        first, last = names[match["m1"].rstrip(".")], names[match["m2"].rstrip(".")]
+        year = match["year"]
+        if first % 3 == 1 and last == first + 2:
+            key = f"date:quarter:{year}-Q{(first + 2) // 3}"
+            found.append(_DateHit(match.start("m1"), match.end("year"), "quarter", key))
+        elif first in (1, 7) and last == first + 5:
+            key = f"date:half:{year}-H{1 if first == 1 else 2}"
+            found.append(_DateHit(match.start("m1"), match.end("year"), "half", key))
+    return found
+
+
+@lru_cache(maxsize=1)
+def _month_range_regex() -> re.Pattern[str]:
+    months = "|".join(re.escape(name) for name in sorted(month_names(), key=len, reverse=True))
+    return re.compile(
+        rf"(?<![\w])(?P<m1>{months})\.?"
+        r"(?: ?[-\u2013\u2014/] ?| (?:to|through|till|until|bis|à|a|au|et|und|and) )"
+        rf"(?P<m2>{months})\.? (?P<year>(?:19|20)\d\d)(?!\d)"
+    )
 
 
 def _dates(norm: Normalised, lang: str | None, found: _Collector) -> None:
@@ -1274,9 +1302,18 @@ def _after_capitals(
     if core_start != start or not start or not text[start - 1].isspace():
         return None
     caps = _caps_before(text, core_start, found)
-    if caps is None or not _spaced_number_ok(text, core_end, text[core_start:core_end]):
+    if caps is None:
+        return None
+    letter = _CAPITAL_AFTER.match(text, core_end)
+    if letter is not None and not re.fullmatch(r"(?:19|20)\d\d", text[core_start:core_end]):
+        return caps, letter.end()  # "TS 7502 L": a part number's last group, not litres
+    if not _spaced_number_ok(text, core_end, text[core_start:core_end]):
         return None
     return caps, core_end
+
+
+# a single capital letter after the number of a spaced identifier ("TS 7502 L", "SK 220 A")
+_CAPITAL_AFTER = re.compile(r" [A-Z](?![\w/\u00b2\u00b3]|\.\w)")
 
 
 def _identifier_of(text: str, start: int, end: int, found: _Collector) -> tuple[int, int] | None:

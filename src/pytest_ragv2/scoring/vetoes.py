@@ -150,7 +150,8 @@ def dedupe(vetoes: Sequence[Veto]) -> list[Veto]:
 # working days"), not as a fact of the case
 _APPROXIMATION = re.compile(
     r"(?:about|around|approximately|roughly|circa|ca\.|environ|a peu pres|pres de|etwa"
-    r"|ungefahr|rund|knapp)\s$"
+    r"|ungefahr|rund|knapp|gut|gute|guten|a good|just over|just under|a little over"
+    r"|a little under|un peu plus de|un peu moins de|etwas uber|etwas mehr als)\s$"
 )
 _GENERALISATION = re.compile(
     r"\b(?:usually|typically|generally|in general|as a rule|normalement|generalement"
