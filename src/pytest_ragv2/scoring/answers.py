@@ -420,7 +420,13 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         fact.span: (claim, fact.supported)
         for fact, claim in (
             *contradicted_values(
-                answer, facts, expected, claims.required_missed, gold_spans, options.gold_lang
+                answer,
+                facts,
+                expected,
+                claims.required_missed,
+                gold_spans,
+                options.gold_lang,
+                prompt=turn.prompt,
             ),
             *offered_in_place(
                 facts, claims.forbidden_found, claims.required_missed, options.gold_lang

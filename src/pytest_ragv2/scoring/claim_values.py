@@ -124,9 +124,12 @@ def contradicted_values(
     missed: Sequence[Claim],
     gold_spans: Sequence[tuple[int, int]] = (),
     gold_lang: str | None = None,
+    prompt: str = "",
 ) -> list[tuple[Fact, Claim]]:
     """Each value of ``facts`` that contradicts a missed required claim, with the claim
-    (rules in the module docstring), paired in the order they are written."""
+    (rules in the module docstring), paired in the order they are written. ``prompt``: the
+    question, whose own figure given back as the answer is bound even when the claim's
+    computation uses it ("il reste 8 jours" for 20 − 8 = 12)."""
     bound = [
         (claim, target)
         for claim in missed
@@ -161,8 +164,9 @@ def contradicted_values(
             and not _year_for_a_count(fact.value, target)
             and not denied_at(answer, fact.span, claim.text)
             and not any(gold.same_class(fact.value) and _is(gold, fact.value) for gold in golden)
-            # an input of the claim's own computation ("écart (412 − 268)")
-            and not _input_of(claim, fact.value)
+            # an input of the claim's own computation ("écart (412 − 268)"), unless it is the
+            # question's figure given back alone as the result
+            and not (_input_of(claim, fact.value) and not _given_back(answer, fact, prompt))
             and (not words or words & content_words(_sentence(answer, spans, fact.span)))
         ]
         missed_here = sum(1 for _, other in bound if _alike(target, other))
@@ -187,7 +191,9 @@ def offered_in_place(
     """Each value the answer gives where a missed required claim asks for one, that is a
     forbidden (tempting) value of the same kind: the tempting wrong answer, bound to the
     claim it replaces (so a high-severity claim's veto holds it, even when the value is
-    another row's, another plan's or another document's)."""
+    another row's, another plan's or another document's). An untyped forbidden claim
+    ("8 jours ouvrés restants (le nombre de la question)", a pattern) offers the values of
+    the missed claims' kinds that its match holds."""
     wanted = [
         (claim, target)
         for claim in missed
@@ -198,20 +204,24 @@ def offered_in_place(
     found: list[tuple[Fact, Claim]] = []
     for match in offered:
         span = match.span
-        tempting = claim_target(match.claim, gold_lang) if match.claim.kind else None
-        if span is None or tempting is None or tempting.value is None:
+        if span is None:
             continue
-        claim = _replaced(wanted, tempting.value)
-        fact = next(
-            (
-                f
-                for f in facts
-                if f.value is not None and f.span[0] < span[1] and span[0] < f.span[1]
-            ),
-            None,
-        )
-        if claim is not None and fact is not None:
-            found.append((fact, claim))
+        inside = [
+            f for f in facts if f.value is not None and f.span[0] < span[1] and span[0] < f.span[1]
+        ]
+        tempting = claim_target(match.claim, gold_lang) if match.claim.kind else None
+        if tempting is not None and tempting.value is not None:
+            claim = _replaced(wanted, tempting.value)
+            if claim is not None and inside:
+                found.append((inside[0], claim))
+            continue
+        if match.claim.kind is not None:
+            continue
+        for fact in inside:
+            assert fact.value is not None
+            claim = _replaced(wanted, fact.value)
+            if claim is not None:
+                found.append((fact, claim))
     return found
 
 
@@ -291,6 +301,18 @@ def _input_of(claim: Claim, value: Value) -> bool:
         or _OPERATOR_NEAR.search(text[mine.span[1] : mine.span[1] + 3])
         for mine in _stated_in(claim, value)
     )
+
+
+def _given_back(answer: str, fact: Fact, prompt: str) -> bool:
+    """Whether ``fact`` is the question's own figure, stated alone: no operator beside it in
+    the answer (where it is a term of a computation shown, it is an input)."""
+    if not prompt or fact.value is None:
+        return False
+    if _OPERATOR_NEAR.search(answer[max(0, fact.span[0] - 3) : fact.span[0]]) or (
+        _OPERATOR_NEAR.search(answer[fact.span[1] : fact.span[1] + 3])
+    ):
+        return False
+    return any(same_value(fact.value, asked) for asked in read_values(prompt, None))
 
 
 def _relates(claim: Claim, value: Value) -> bool:

@@ -1026,7 +1026,8 @@ _EXCLUSIONS = frozenset(
     | {"exclus", "exclues", "sauf", "hormis", "interdit", "interdite", "verboten", "forbidden"}
     | {"prohibited", "untersagt", "unzulassig", "unzulaessig", "scheidet", "entfallt"}
     | {"ungeeignet", "unpassend", "unsuitable", "unsuited", "ruled", "inadapte", "inadaptee"}
-    | {"neither", "nor", "weder", "noch"}
+    # "weder … noch" denies by its first member: "noch" alone is "still" ("noch 8 Tage")
+    | {"neither", "nor", "weder"}
     # what is named as superseded ("den alten Abscheider TS-7508-5"); not "replace", which
     # is maintenance as often ("se remplace toutes les 6 000 heures")
     | {"alten", "alte", "alter", "altes", "old", "older", "ancien", "ancienne", "former"}
