@@ -461,6 +461,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     # this kit's is made up here)
     wrong = [*bound, *(m.span for m in claims.forbidden_found if m.span is not None)]
     facts = _corpus_held(facts, options.corpus_names, wrong)
+    facts = _refused_values(facts, reading)
     score.facts = len(facts)
     score.unsupported = [fact.text for fact in facts if not fact.supported]
     score.contradicted = [
@@ -579,6 +580,24 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         context.history.extend([prompt_support, text_support(answer), *own])
         context.history_names.extend(_turn_filenames(turn))
     return score
+
+
+def _refused_values(facts: list[Fact], reading: RefusalReading | None) -> list[Fact]:
+    """``facts`` with the numbers and dates inside the refusing clauses of an answer that
+    refuses marked supported: what the answer says it cannot give ("impossible d'en tirer
+    une année", "I can't confirm a 48 V figure") is not asserted. An identifier there names
+    a source as real ("in der Bescheinigung EPZ 24 ATEX 3018 X nicht genannt"): it is."""
+    if reading is None or reading.verdict != "refuses":
+        return facts
+    spans = [(clause.start, clause.end) for clause in reading.refusals]
+    return [
+        replace(f, supported=True)
+        if not f.supported
+        and f.kind in ("number", "date")
+        and any(a <= f.span[0] and f.span[1] <= b for a, b in spans)
+        else f
+        for f in facts
+    ]
 
 
 def _corpus_held(

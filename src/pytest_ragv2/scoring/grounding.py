@@ -304,7 +304,10 @@ def fact_supported(fact: Fact, support: Support | Supports) -> bool:
     value = fact.value
     if value is None:
         return False
-    keys = (value.key,) if value.alternative is None else (value.key, value.alternative)
+    keys: tuple[str, ...] = (
+        (value.key,) if value.alternative is None else (value.key, value.alternative)
+    )
+    keys += _workdays_key(value)
     if any(key in part.keys for part in parts for key in keys):
         return True
     if value.kind in _NUMERIC_KINDS:
@@ -315,6 +318,19 @@ def fact_supported(fact: Fact, support: Support | Supports) -> bool:
         key = identifier_key(value.text)
         return any(key in part.identifiers for part in parts)
     return False
+
+
+def _workdays_key(value: Value) -> tuple[str, ...]:
+    """Whole days said without their kind ("vos huit jours") are backed by as many working
+    days ("huit jours ouvrés"): the answer shortens the source's writing."""
+    day = Decimal(86400)
+    if value.dimension != "s" or value.amount is None or value.amount % day:
+        return ()
+    return (f"quantity:workdays:{_plain_number(value.amount / day)}",)
+
+
+def _plain_number(amount: Decimal) -> str:
+    return format(amount.normalize(), "f")
 
 
 _PERIOD = re.compile(r"date:(year|half|quarter|month):(\d{4})(?:-(?:H|Q)?(\d+))?")
@@ -410,8 +426,9 @@ _FACTOR_SIGN_AFTER = re.compile(r" ?[×x*]")  # "12 ×"
 def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     """Each unsupported number or date the answer derives from supported values it states
     and shows how, marked supported: a sum or difference of numbers of its paragraph; a
-    product, quotient or percentage change of two numbers of its sentence; a date that is a
-    supported date moved by a supported duration of its sentence (an end date)."""
+    product, quotient or percentage change of two numbers of its sentence; a power from an
+    energy and a time of its paragraph (or an energy from a power and a time); a date that
+    is a supported date moved by a supported duration of its sentence (an end date)."""
     if not any(f.kind in ("number", "date") and not f.supported for f in facts):
         return facts
     paragraphs = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
@@ -479,6 +496,10 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                         :_DERIVED_OPERANDS
                     ],
                 )
+            )
+        if not derived and fact.kind == "number":
+            derived = _energy_power_time(
+                fact.value, [v for v in numbers if within(v, paragraph)][: 2 * _DERIVED_OPERANDS]
             )
         if (
             not derived
@@ -568,6 +589,25 @@ def _product_or_ratio(target: Value, operands: Sequence[Value]) -> bool:
             found += [first * (1 - second / 100), first * (1 + second / 100)]
         if any(_close(value, target) for value in found):
             return True
+    return False
+
+
+def _energy_power_time(target: Value, operands: Sequence[Value]) -> bool:
+    """Is ``target`` a power from an energy and a time of its paragraph, or an energy from
+    a power and a time ("2,6 kWh ... 11,5 Stunden ... ≈ 0,23 kW", "1,5 kW × 2 h = 3 kWh")?
+    Their units say how they relate, so the paragraph may hold them apart."""
+    if target.dimension not in ("W", "Wh"):
+        return False
+    times = [v for v in operands if v.dimension == "s" and v.amount]
+    source = "Wh" if target.dimension == "W" else "W"
+    for one in (v for v in operands if v.dimension == source and v.amount is not None):
+        assert one.amount is not None
+        for time in times:
+            assert time.amount is not None
+            hours = time.amount / 3600
+            value = one.amount / hours if source == "Wh" else one.amount * hours
+            if _close(value, target):
+                return True
     return False
 
 
