@@ -71,3 +71,46 @@ def test_the_same_values_in_their_own_rows_pass(lang: str) -> None:
     score = scored(_case(lang), lang, _table(lang, first, second), SHEET)
     assert kinds(score) == []
     assert score.rubric["Accuracy"].verdict == "PASS", score.rubric
+
+
+RUNTIME = item(
+    "nimbus-x2-product-specification",
+    "pdf",
+    "Runtime per charge: 11.5 hours (measured with 60 % of the time under full load).",
+)
+FENCED = {
+    "en": (
+        "6.9 hours under full load and 4.6 hours below it (60 % of an 11.5-hour charge) [1].",
+        ("6.9 hours of one charge under full load", "6.9 hours"),
+        ("rated runtime per charge of 11.5 hours", "11.5 hours"),
+    ),
+    "de": (
+        "6,9 Stunden unter Volllast und 4,6 darunter (60 % einer Ladung von 11,5 Stunden) [1].",
+        ("6,9 Stunden einer Ladung unter Volllast", "6,9 Stunden"),
+        ("Nennlaufzeit pro Ladung 11,5 Stunden", "11,5 Stunden"),
+    ),
+    "fr": (
+        "6,9 heures à pleine charge et 4,6 en dessous (60 % d'une charge de 11,5 heures) [1].",
+        ("6,9 heures d'une charge à pleine puissance", "6,9 heures"),
+        ("autonomie nominale par charge de 11,5 heures", "11,5 heures"),
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr"])
+def test_a_value_is_about_the_words_between_its_neighbours_of_its_kind(lang: str) -> None:
+    # one sentence holds three durations: each is about the words up to the next one, so
+    # the rated runtime is not given for the full-load share the sentence opens with
+    answer, (first, first_value), (rated, rated_value) = FENCED[lang]
+    case = gold(
+        f"FENCE-{lang}",
+        "?",
+        lang,
+        required=[
+            {"text": first, "kind": "quantity", "value": first_value, "severity": "high"},
+            {"text": rated, "kind": "quantity", "value": rated_value, "severity": "medium"},
+        ],
+    )
+    score = scored(case, lang, answer, RUNTIME)
+    assert kinds(score) == []
+    assert score.turns[0].contradicted == []
