@@ -1886,6 +1886,11 @@ def test_a_temperatures_sign_may_be_written_as_a_word(lang: str, text: str, key:
         ("Please give me a table of the TVS 45 variants and their pressures.", "table"),
         ("Gib mir bitte eine Tabelle der Varianten mit ihrem Druck.", "table"),
         ("Dressez-moi un tableau des plans et de leurs prix.", "table"),
+        # in the infinitive after a modal
+        ("Peux-tu me faire un tableau avec le stockage et l'historique ?", "table"),
+        ("Kannst du mir bitte eine Tabelle erstellen mit den Varianten?", "table"),
+        ("Could you make me a table of the variants?", "table"),
+        ("Le tableau 2 donne les valeurs ; que dit-il du plan Business ?", None),
         ("What does the table of prices say about the Business plan?", None),
         ("Welche Werte nennt die Tabelle der Varianten?", None),
     ],

@@ -38,6 +38,11 @@ _REQUESTS = {
         r"\s+(?:me\s+|us\s+)?a\s+table\b"
         r"|\b(?:donne|donnez|fais|faites|dresse|dressez|fournis|fournissez|pr[ée]sente|"
         r"pr[ée]sentez|[ée]tablis|[ée]tablissez)(?:-moi|-nous)?\s+un\s+tableau\b"
+        # ... or in the infinitive after a modal ("peux-tu me faire un tableau", "kannst
+        # du mir eine Tabelle erstellen")
+        r"|\b(?:me|nous)\s+(?:faire|donner|dresser|fournir|pr[ée]senter|[ée]tablir)"
+        r"\s+un\s+tableau\b"
+        r"|\beine\s+tabelle\s+(?:erstellen|machen|geben|liefern|anlegen)\b"
         r"|\b(?:gib|geben\s+sie|erstelle|erstellen\s+sie|mach|machen\s+sie|liefere|"
         r"liefern\s+sie)\s+(?:mir\s+|uns\s+)?(?:bitte\s+)?eine\s+tabelle\b"
         r"|\b(?:sous\s+(?:la\s+)?forme\s+d['’]un\s+tableau|sous\s+forme\s+de\s+tableau"
