@@ -448,7 +448,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             bound[fact.span] = (given_for, fact.supported)
     # a text claim that states values, said with another value in a sentence about it
     for claim in claims.required_missed:
-        span = contradicting_value(claim, answer, lang, options.gold_lang)
+        span = contradicting_value(claim, answer, lang, options.gold_lang, taken=gold_spans)
         fact = next(
             (f for f in facts if span is not None and f.span[0] < span[1] and span[0] < f.span[1]),
             None,

@@ -556,7 +556,12 @@ def _comparable(gold: Value, value: Value) -> bool:
 
 
 def contradicting_value(
-    claim: Claim, answer: str, lang: str | None, gold_lang: str | None = None
+    claim: Claim,
+    answer: str,
+    lang: str | None,
+    gold_lang: str | None = None,
+    *,
+    taken: Sequence[tuple[int, int]] = (),
 ) -> tuple[int, int] | None:
     """Where ``answer`` states a missed text claim with another value: a sentence that is
     about the claim — two thirds of its content words in the claim's language, or in
@@ -566,7 +571,9 @@ def contradicting_value(
     than 50"). A sentence is about the claim when it holds one of the claim's values or, in
     the claim's language, two thirds of its content words: a bare value ("1 240") is bound
     by a typed claim's rules, not here. The span of that value, None when no sentence says
-    the claim otherwise."""
+    the claim otherwise. A value under the opposite bound inside ``taken`` (the span of a
+    claim the answer states: "jusqu'à 14 bar : vis" beside the missed "au-delà de 14 bar :
+    piston") is that claim's, not this one's contradiction."""
     if claim.kind is not None or claim.pattern or claim.number is not None:
         return None
     if not _read_by_values(claim):
@@ -594,6 +601,8 @@ def contradicting_value(
         for gold_bound, hit in zip(read.bounds, held, strict=True):
             written = _bound(answer, hit.span[0]) if hit is not None else None
             if hit is not None and gold_bound is not None and written not in (None, gold_bound):
+                if any(a < hit.span[1] and hit.span[0] < b for a, b in taken):
+                    continue  # the other bound is another claim's, stated ("jusqu'à 14 bar")
                 return hit.span
         stated = {hit.span for hit in held if hit is not None}
         for gold, hit in zip(read.values, held, strict=True):
