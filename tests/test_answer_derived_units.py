@@ -99,3 +99,33 @@ def test_an_identifier_in_a_refusal_is_asserted() -> None:
         sheet,
     )
     assert "fabricated_identifier" in kinds(score)
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("en", "The list price is €290 a month; without the commitment it is €3,480 per year."),
+        ("fr", "Le prix catalogue est de 290 € par mois, soit 3 480 € par an sans engagement."),
+        ("de", "Der Listenpreis beträgt 290 € pro Monat, ohne Bindung also 3.480 € im Jahr."),
+    ],
+)
+def test_a_yearly_figure_from_a_monthly_one(lang: str, answer: str) -> None:
+    assert _unsupported(answer, lang, "Business : 290 € HT par mois.") == []
+
+
+def test_a_yearly_figure_that_is_no_twelvefold_stays_unsupported() -> None:
+    answer = "The list price is €290 a month, so €3,500 per year."
+    assert _unsupported(answer, "en", "Business: €290 per month.") == ["€3,500"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("en", "Connectivity: 12 × 35 € = 420 € a year."),
+        ("fr", "Connexion : 12 × 35 € = 420 € par an."),
+        ("de", "Konnektivität: 12 × 35 € = 420 € pro Jahr."),
+    ],
+)
+def test_a_calendar_factor_needs_no_source(lang: str, answer: str) -> None:
+    source = "Connectivity allowance 35 € per month."
+    assert _unsupported(answer, lang, source) == []

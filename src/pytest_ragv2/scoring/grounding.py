@@ -449,6 +449,10 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     for index, fact in enumerate(facts):
         if fact.supported or fact.value is None or fact.kind not in ("number", "date"):
             continue
+        if fact.value in multipliers and fact.value.amount in _CONVERSION_FACTORS:
+            # "× 12" months, "× 52" weeks: a factor of the calendar, known without a source
+            result[index] = replace(fact, supported=True)
+            continue
         paragraph = _around(paragraphs, fact.span[0])
         sentence = next(
             ((low, high) for low, high in sentences if low <= fact.span[0] < high),
@@ -496,6 +500,14 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                         :_DERIVED_OPERANDS
                     ],
                 )
+            )
+        if not derived and fact.kind == "number" and _PER_YEAR.search(answer, *sentence):
+            # a yearly figure from a monthly one the answer gives anywhere ("290 € ... it
+            # would be 3,480 € per year")
+            derived = any(
+                v.dimension == fact.dimension and _close(v.amount * 12, fact.value)
+                for v in numbers
+                if v.amount is not None
             )
         if not derived and fact.kind == "number":
             derived = _energy_power_time(
@@ -590,6 +602,16 @@ def _product_or_ratio(target: Value, operands: Sequence[Value]) -> bool:
         if any(_close(value, target) for value in found):
             return True
     return False
+
+
+# factors of the calendar a computation may use without a source: months, weeks and days
+# of a year, hours of a day, minutes of an hour
+_CONVERSION_FACTORS = frozenset(Decimal(n) for n in (12, 52, 365, 24, 60))
+_PER_YEAR = re.compile(
+    r"\b(?:per year|a year|each year|annual(?:ly)?|yearly|par an|l'an|annuel(?:le)?(?:s)?"
+    r"|pro jahr|im jahr|j(?:ä|ae)hrlich\w*)\b",
+    re.IGNORECASE,
+)
 
 
 def _energy_power_time(target: Value, operands: Sequence[Value]) -> bool:
