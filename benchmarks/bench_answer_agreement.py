@@ -56,6 +56,7 @@ HALVES = (
     "validation9",
     "validation10",
     "validation11",
+    "validation12",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
