@@ -96,6 +96,9 @@ UNIT_DIMENSIONS: dict[str, tuple[str, Decimal]] = {
     "m": ("m", Decimal(1)),
     "km": ("m", Decimal(1000)),
     "rpm": ("rpm", Decimal(1)),
+    # speed in metres per second: 1 km/h = 1/3.6 m/s
+    "m/s": ("m/s", Decimal(1)),
+    "km/h": ("m/s", Decimal(1) / Decimal("3.6")),
     "Pa": ("Pa", Decimal(1)),
     "hPa": ("Pa", Decimal(100)),
     "volt": ("V", Decimal(1)),
@@ -286,6 +289,14 @@ _UNIT_SPELLINGS: dict[str, tuple[str, ...]] = {
     "cm": ("cm",),
     "m": ("m", "meter", "metre", "meters", "metres", "mètre", "mètres"),
     "km": ("km",),
+    "m/s": (
+        *("m/s", "m/sec", "mètre par seconde", "mètres par seconde", "meter pro sekunde"),
+        *("metre per second", "metres per second", "meter per second", "meters per second"),
+    ),
+    "km/h": (
+        *("km/h", "km / h", "kmh", "km/std", "kilomètres par heure", "kilomètres-heure"),
+        *("kilometres per hour", "kilometers per hour", "stundenkilometer", "kilometer pro stunde"),
+    ),
     "rpm": ("rpm", "tr/min", "u/min"),
     # not "to" nor "mo" ("from 10 to 20", "10 mo"): the French To and Mo are spelled out
     "MB": ("mb", "megabyte", "megabytes", "mégaoctet", "mégaoctets"),

@@ -1118,6 +1118,8 @@ _WORD_CLOCK = re.compile(
 # what makes hours a duration after all: a rate or a kind of hours ("6 heures par mois",
 # "4 heures ouvrées", "2 heures de travail")
 _DURATION_AFTER = re.compile(r" ?(?:par|per|pro|/|ouvr|de |d'|cumul)")
+# minutes in words after an hour on the clock ("onze heures trente")
+_MINUTE_WORDS = re.compile(r" (?P<m>[^\W\d_]+(?:-[^\W\d_]+)*)(?![\w-])")
 # the start of a range before it ("von neun bis", "from nine to", "de 9 à")
 _WORD_RANGE_START = re.compile(
     r"(?<![\w.,:-])(?P<w>[^\W_]+(?:-[^\W\d_]+)*)"
@@ -1162,7 +1164,15 @@ def _word_times(norm: Normalised, lang: str | None, found: _Collector) -> None:
             or _DURATION_AFTER.match(text, match.end())
         ):
             continue  # "pendant neuf heures", "en 2 à 3 heures", "jusqu'à 6 heures par mois"
-        if not found.add("time", _time_key(hour, 0, None), norm.original_span(*match.span())):
+        minute, end = 0, match.end()
+        after = _MINUTE_WORDS.match(text, end)
+        if after is not None:  # "à onze heures trente", "um neun Uhr dreißig"
+            minutes = _word_value(after.group("m"), lang)
+            if minutes is not None and 0 < minutes < 60:
+                minute, end = int(minutes), after.end()
+        if not found.add(
+            "time", _time_key(hour, minute, None), norm.original_span(match.start(), end)
+        ):
             continue
         first = _hour_word(before.group("w"), lang) if before is not None else None
         if before is not None and first is not None:
@@ -1378,7 +1388,18 @@ def _unit_or_ordinal(core: str) -> bool:
     )
 
 
+# two spaced models joined by a slash ("TVS 45/TVS 75"): two identifiers, not one
+_SLASHED_MODELS = re.compile(
+    r"(?<![\w/-])(?P<a>[A-Z][A-Z0-9]{1,5} \d+(?:-[A-Z0-9]+)*)"
+    r" ?/ ?(?P<b>[A-Z][A-Z0-9]{1,5} \d+(?:-[A-Z0-9]+)*)(?![\w/-])"
+)
+
+
 def _identifiers(text: str, found: _Collector) -> None:
+    for pair in _SLASHED_MODELS.finditer(text):
+        for group in ("a", "b"):
+            start, end = pair.span(group)
+            found.add("identifier", "identifier:" + identifier_key(text[start:end]), (start, end))
     for word in _DIGIT_WORD.finditer(text):
         start = word.start()
         if _PLAIN_TOKEN.fullmatch(word.group()) and not _capital_before(text, start):
@@ -2092,6 +2113,46 @@ def _every(norm: Normalised, found: _Collector) -> None:
         )
 
 
+# hours and minutes in words, as a duration: "onze heures trente", "elf Stunden dreißig"
+_HOURS_MINUTES = re.compile(
+    r"(?<![\w-])(?P<h>[^\W\d_]+(?:-[^\W\d_]+)*) (?P<unit>heures?|stunden?|hours?) "
+    r"(?P<m>[^\W\d_]+(?:-[^\W\d_]+)*)(?![\w-])(?! (?:minutes?|minuten?|min\b))"
+)
+
+
+def _hours_minutes(norm: Normalised, lang: str | None, found: _Collector) -> None:
+    """A duration in hours and minutes in words ("onze heures trente" is 11.5 h), read
+    before the hours alone take it."""
+    text = norm.text
+    if not any(unit in text for unit in ("heure", "stunde", "hour")):
+        return
+    for match in _HOURS_MINUTES.finditer(text):
+        hours = _word_value(match.group("h"), lang)
+        minutes = _word_value(match.group("m"), lang)
+        if hours is None or minutes is None or not 0 < minutes < 60:
+            continue
+        seconds = hours * 3600 + minutes * 60
+        found.add(
+            "quantity",
+            f"quantity:s:{_plain(seconds)}",
+            norm.original_span(*match.span()),
+            amount=seconds,
+            dimension="s",
+            precision=Decimal(60),
+        )
+
+
+def _word_value(words: str, lang: str | None) -> Decimal | None:
+    """The whole number ``words`` name in one of the languages, None when they name none."""
+    text2num, _ = _text2num()
+    for code in _languages(lang):
+        try:
+            return Decimal(int(text2num(words, code)))
+        except ValueError:
+            continue
+    return None
+
+
 def _halves(norm: Normalised, lang: str | None, found: _Collector) -> None:
     """A number and a half, written in words ("un an et demi", "two and a half years",
     "zweieinhalb Stunden", "anderthalb Kubikmeter"): text2num reads none of them."""
@@ -2155,6 +2216,7 @@ def read_values(text: str, lang: str | None) -> tuple[Value, ...]:
     _block_list_markers(text, found)
     _identifiers(text, found)
     _halves(norm, lang, found)
+    _hours_minutes(norm, lang, found)
     _numbers(norm, lang, found)
     _words(norm, lang, found)
     _every(norm, found)
