@@ -77,3 +77,43 @@ def test_variant_suffixes_are_labels_not_unsupported_figures() -> None:
     )
     assert kinds(score) == []
     assert score.verdict == "PASS", score.rubric
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "en",
+            "I couldn't find a rule for that in the documents. In practice, though, Nimbus "
+            "applies its usual terms, so you can reasonably count on 5 working days' notice.",
+        ),
+        (
+            "fr",
+            "Les documents ne le précisent pas. En pratique, Nimbus applique ses conditions "
+            "habituelles : comptez raisonnablement sur 5 jours ouvrés de préavis.",
+        ),
+        (
+            "de",
+            "In den Unterlagen steht dazu nichts. In der Praxis gilt aber ein Vorlauf von 5 "
+            "Werktagen.",
+        ),
+    ],
+)
+def test_what_is_done_in_practice_after_a_refusal_is_a_guess(lang: str, answer: str) -> None:
+    reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
+    assert reading.verdict == "answers"
+    assert reading.guessed
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("de", "Der TVK 220-C ist ohne Weiteres für Getränke geeignet."),
+        ("de", "Die Anlage ist ohne Zweifel zugelassen."),
+        ("en", "The TVK 220-C is without a doubt approved for beverages."),
+        ("fr", "Le TVK 220-C est sans doute homologué pour les boissons."),
+    ],
+)
+def test_a_negation_word_in_an_idiom_negates_nothing(lang: str, answer: str) -> None:
+    reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
+    assert not reading.refusals, reading

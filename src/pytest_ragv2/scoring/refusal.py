@@ -322,6 +322,29 @@ class _Clause:
         return False
 
 
+# a negation word that negates nothing in these idioms: "ohne Weiteres geeignet" (readily),
+# "sans doute" (probably), "without a doubt", "sans problème"
+_IDIOMS = {
+    "ohne": frozenset({"weiteres", "weitere", "zweifel", "probleme", "problem"}),
+    "sans": frozenset({"doute", "probleme", "difficulte", "reserve", "aucun"}),
+    "without": frozenset({"doubt", "a", "problems", "issue", "issues"}),
+}
+
+
+def _idiom(words: Sequence[str], index: int) -> bool:
+    """Whether the negation word at ``index`` opens an idiom that negates nothing ("ohne
+    Weiteres", "without a doubt")."""
+    following = _IDIOMS.get(words[index])
+    if following is None or index + 1 >= len(words):
+        return False
+    after = words[index + 1]
+    if after == "a":  # "without a doubt"
+        return index + 2 < len(words) and words[index + 2] == "doubt"
+    if after == "aucun":  # "sans aucun doute"
+        return index + 2 < len(words) and words[index + 2] == "doute"
+    return after in following
+
+
 # a correlative negation's first member and its second
 _CORRELATIVES = {"weder": "noch", "neither": "nor", "ni": "ni"}
 
@@ -407,7 +430,11 @@ def clause_refusal(clause: str, lexicon: Lexicon, carried: bool = False) -> str 
     if any(_is(w, lexicon.incompatible) for w in words):
         return "incompatible"
     bracketed = _bracketed(clause)
-    cues = [i for i, w in enumerate(words) if w in lexicon.negations and i not in bracketed]
+    cues = [
+        i
+        for i, w in enumerate(words)
+        if w in lexicon.negations and i not in bracketed and not _idiom(words, i)
+    ]
     absence = c.at(lexicon.absence)
     silence = c.at(lexicon.silence)
     exceed = c.at(lexicon.exceed)

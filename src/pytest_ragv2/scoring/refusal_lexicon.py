@@ -408,6 +408,9 @@ LEXICONS: Mapping[str, Lexicon] = {
             "typiquement",
             "d ordinaire",
             "normalement",
+            "en pratique",
+            "dans la pratique",
+            "raisonnablement",
         ),
         scoping=(
             "concerne*",
@@ -758,6 +761,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "ublicherweise",
             "normalerweise",
             "in der regel",
+            "in der praxis",
+            "erfahrungsgemass",
             "typischerweise",
             "gewohnlich",
         ),
@@ -1078,6 +1083,11 @@ LEXICONS: Mapping[str, Lexicon] = {
             "normally",
             "in general",
             "would be",
+            # what is done in practice, given as the answer ("in practice, Nimbus applies the
+            # same terms, so you can reasonably count on 5 days")
+            "in practice",
+            "reasonably",
+            "count on",
         ),
         scoping=(
             "applies",
