@@ -66,6 +66,11 @@ ADVERSARIAL = {
     "identifiers": "DE-12a X9 ",
     "filenames": "a.pdf.",
     "urls": "http://x/",
+    # a vulgar fraction reads as digits: thousands of numbers in one sentence
+    "fractions": "\u00be",
+    # sentences that each say a figure is usual, or yearly
+    "usual figures": "usually 43. ",
+    "yearly figures": "12 × 290 € = 3 480 € per year; ",
 }
 
 

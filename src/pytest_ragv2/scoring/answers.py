@@ -526,8 +526,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             answer,
             turn.citations,
             turn.evidence,
-            # the question's own figures given back are no claim a citation must back
-            [fact for fact in facts if not fact_supported(fact, prompt_support)],
+            # the question's own figures given back are no claim a citation must back (the
+            # same value, not digits of a model name: "75 kW" is not the "75" of "TVS 75-10")
+            [fact for fact in facts if not _asked(fact, prompt_support)],
             claims.required_matched,
             claims.optional_matched,
             deadline=context.deadline,
@@ -580,6 +581,15 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         context.history.extend([prompt_support, text_support(answer), *own])
         context.history_names.extend(_turn_filenames(turn))
     return score
+
+
+def _asked(fact: Fact, prompt: Support) -> bool:
+    """Whether the question itself states ``fact``: its value's key, or a filename it names."""
+    if fact.value is None:
+        return fact_supported(fact, prompt)
+    return fact.value.key in prompt.keys or (
+        fact.value.alternative is not None and fact.value.alternative in prompt.keys
+    )
 
 
 def _refused_values(facts: list[Fact], reading: RefusalReading | None) -> list[Fact]:

@@ -39,6 +39,7 @@ Facts inside the span of a matched required or optional gold claim are supported
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 import unicodedata
@@ -434,6 +435,9 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
     paragraphs = [0, *(m.end() for m in _PARAGRAPH.finditer(answer)), len(answer) + 1]
     # sentences as the answer's reader splits them: not after "i.e." or "z. B."
     sentences = sentence_spans(answer)
+    # the sentences that speak of a yearly figure, read once (a sentence may hold thousands
+    # of numbers: each looking it up again would cost the square of its length)
+    yearly = {(low, high) for low, high in sentences if _PER_YEAR.search(answer, low, high)}
     result = list(facts)
     multipliers = [
         fact.value
@@ -446,6 +450,19 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
             or _FACTOR_SIGN_AFTER.match(answer, fact.span[1])
         )
     ][: 4 * _DERIVED_OPERANDS]
+    # what the answer states that is backed, sorted by place: each unsupported fact looks
+    # only at those of its sentence or paragraph, found by halving (an answer of thousands
+    # of numbers stays linear)
+    supported = sorted(
+        (f.value for f in facts if f.supported and f.value is not None),
+        key=lambda value: value.span,
+    )
+    numbers = [v for v in supported if v.kind in _NUMERIC_KINDS and v.amount is not None]
+    number_starts = [v.span[0] for v in numbers]
+    supported_starts = [v.span[0] for v in supported]
+    sentence_starts = [low for low, _ in sentences]
+    # a yearly figure is twelve times one of the first amounts the answer gives
+    monthly = numbers[: 4 * _DERIVED_OPERANDS]
     for index, fact in enumerate(facts):
         if fact.supported or fact.value is None or fact.kind not in ("number", "date"):
             continue
@@ -454,46 +471,53 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
             result[index] = replace(fact, supported=True)
             continue
         paragraph = _around(paragraphs, fact.span[0])
-        sentence = next(
-            ((low, high) for low, high in sentences if low <= fact.span[0] < high),
-            (fact.span[0], fact.span[1]),
+        at = bisect.bisect_right(sentence_starts, fact.span[0]) - 1
+        sentence = (
+            sentences[at]
+            if at >= 0 and fact.span[0] < sentences[at][1]
+            else (fact.span[0], fact.span[1])
         )
-        supported = [
-            other.value
-            for other in facts
-            if other is not fact and other.supported and other.value is not None
-        ]
 
         def within(value: Value, bounds: tuple[int, int]) -> bool:
             return bounds[0] <= value.span[0] < bounds[1]
 
-        numbers = [v for v in supported if v.kind in _NUMERIC_KINDS and v.amount is not None]
         if fact.kind == "date":
-            dates = [v for v in supported if v.kind == "date" and within(v, sentence)]
+            dates = [v for v in _among(supported, supported_starts, sentence) if v.kind == "date"]
             derived = _moved_date(
                 fact.value,
                 dates,
-                [v for v in numbers if v.dimension in ("s", "months") and within(v, sentence)],
+                [
+                    v
+                    for v in _among(numbers, number_starts, sentence)
+                    if v.dimension in ("s", "months")
+                ],
             ) or _spelled_out(answer, fact.value, dates)
         else:
             derived = (
                 _sum_or_difference(
                     fact.value,
-                    [
-                        v
-                        for v in numbers
-                        if within(v, paragraph) and v.dimension in (fact.dimension, None)
-                    ][:_DERIVED_OPERANDS],
+                    list(
+                        itertools.islice(
+                            (
+                                v
+                                for v in _among(numbers, number_starts, paragraph)
+                                if v.dimension in (fact.dimension, None)
+                            ),
+                            _DERIVED_OPERANDS,
+                        )
+                    ),
                 )
                 or _product_or_ratio(
                     fact.value,
                     # a percentage may relate numbers of its paragraph (a table's rows: "| ARR
                     # 2025 | 6,2 Mio. € |" ... "| Zuwachs | 2,3 Mio. € (≈ 37 %) |")
-                    [
-                        v
-                        for v in numbers
-                        if within(v, paragraph if fact.value.kind == "percent" else sentence)
-                    ][: 2 * _DERIVED_OPERANDS]
+                    list(
+                        _among(
+                            numbers,
+                            number_starts,
+                            paragraph if fact.value.kind == "percent" else sentence,
+                        )[: 2 * _DERIVED_OPERANDS]
+                    )
                     # a count written as a factor multiplies whether or not a source writes it
                     # ("12 × 290 €"); a few at most, so an answer of numbers stays linear
                     + [v for v in multipliers if v is not fact.value and within(v, sentence)][
@@ -501,17 +525,17 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                     ],
                 )
             )
-        if not derived and fact.kind == "number" and _PER_YEAR.search(answer, *sentence):
+        if not derived and fact.kind == "number" and sentence in yearly:
             # a yearly figure from a monthly one the answer gives anywhere ("290 € ... it
             # would be 3,480 € per year")
             derived = any(
                 v.dimension == fact.dimension and _close(v.amount * 12, fact.value)
-                for v in numbers
+                for v in monthly
                 if v.amount is not None
             )
         if not derived and fact.kind == "number":
             derived = _energy_power_time(
-                fact.value, [v for v in numbers if within(v, paragraph)][: 2 * _DERIVED_OPERANDS]
+                fact.value, _among(numbers, number_starts, paragraph)[: 2 * _DERIVED_OPERANDS]
             )
         if (
             not derived
@@ -523,12 +547,20 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
             # computation ("11.5 hours = 690 minutes → 690 ÷ 5 = 138")
             derived = any(
                 _written_amount(other) == fact.value.amount
-                for other in numbers
-                if other.dimension is not None and within(other, paragraph)
+                for other in _among(numbers, number_starts, paragraph)[: 4 * _DERIVED_OPERANDS]
+                if other.dimension is not None
             )
         if derived:
             result[index] = replace(fact, supported=True)
     return result
+
+
+def _among(
+    values: Sequence[Value], starts: Sequence[int], bounds: tuple[int, int]
+) -> Sequence[Value]:
+    """The values (sorted by place, ``starts`` their first characters) that begin within
+    ``bounds``, found by halving."""
+    return values[bisect.bisect_left(starts, bounds[0]) : bisect.bisect_left(starts, bounds[1])]
 
 
 # an arithmetic operator right before or after a number: a term of a computation shown

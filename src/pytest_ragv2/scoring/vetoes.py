@@ -6,6 +6,7 @@ are in its module docstring and in docs/answer-scoring.md, "Hard vetoes").
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Collection, Mapping, Sequence
 from decimal import Decimal
@@ -165,15 +166,18 @@ def hedged(answer: str, facts: Sequence[Fact]) -> frozenset[tuple[int, int]]:
     elsewhere (rules above)."""
     from pytest_ragv2.scoring.answer_text import fold, sentence_spans
 
+    # each sentence is read once: one sentence may hold thousands of numbers
     sentences = sentence_spans(answer)
+    starts = [a for a, _ in sentences]
+    general = [bool(_GENERALISATION.search(fold(answer[a:b]))) for a, b in sentences]
     found = set()
     for fact in facts:
         if fact.kind not in ("number", "date"):
             continue
         before = fold(answer[max(0, fact.span[0] - 20) : fact.span[0]]) + " "
-        sentence = next(((a, b) for a, b in sentences if a <= fact.span[0] < b), None)
-        general = sentence is not None and _GENERALISATION.search(fold(answer[slice(*sentence)]))
-        if _APPROXIMATION.search(before) or general:
+        index = bisect.bisect_right(starts, fact.span[0]) - 1
+        usual = index >= 0 and fact.span[0] < sentences[index][1] and general[index]
+        if _APPROXIMATION.search(before) or usual:
             found.add(fact.span)
     return frozenset(found)
 
