@@ -57,6 +57,7 @@ HALVES = (
     "validation10",
     "validation11",
     "validation12",
+    "validation13",
     "test",
 )
 DIMENSIONS = ("accuracy", "grounding", "completeness", "language", "format")
