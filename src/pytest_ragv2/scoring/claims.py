@@ -320,7 +320,7 @@ def same_value(gold: Value, value: Value) -> bool:
     """Whether the answer's ``value`` states the ``gold`` value: the same key (or the other
     reading of an ambiguous writing); a year written as a plain number for a year; an amount
     written with a scale but no currency for a money value ("8,5 millions" for "8,5 M€"); a
-    rounded writing that keeps the value to 1 % and whose last written digit the gold value
+    rounded writing that keeps the value to 2 % and whose last written digit the gold value
     rounds to ("5,76 M€" for "5 763 k€", not "6 M€"); or a finer writing that rounds to the
     gold value at the gold's precision ("99,72 %" for "99,7 %"). A date is the gold date only
     at its granularity: "6 octobre 2025" says more than "octobre 2025", "2025" less."""
@@ -384,7 +384,7 @@ def _near(gold: Value, value: Value) -> bool:
         return rounded == gold.amount
     coarser = gold.precision is None or value.precision > gold.precision
     close = abs(gold.amount - value.amount) <= value.precision / 2
-    return coarser and close and value.precision <= abs(gold.amount) / 100
+    return coarser and close and value.precision <= abs(gold.amount) / 50
 
 
 # words of four letters and more that carry no content of a claim (a bound's "than" is
