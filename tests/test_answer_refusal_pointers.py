@@ -117,3 +117,24 @@ def test_what_is_done_in_practice_after_a_refusal_is_a_guess(lang: str, answer: 
 def test_a_negation_word_in_an_idiom_negates_nothing(lang: str, answer: str) -> None:
     reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
     assert not reading.refusals, reading
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "fr",
+            "Les documents ne disent rien de la garantie du X3 : la roadmap parle du X3 "
+            "(450 kg, pilotes au T2 2027), mais pas de sa garantie.",
+        ),
+        (
+            "fr",
+            "Là, je sors de ce que couvrent mes sources : la feuille de route parle du X3, "
+            "mais pas de sa garantie.",
+        ),
+    ],
+)
+def test_what_a_roadmap_talks_about_is_what_the_sources_hold(lang: str, answer: str) -> None:
+    reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
+    assert reading.verdict == "refuses", reading
+    assert "fact" not in [clause.role for clause in reading.clauses]

@@ -443,6 +443,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "rapport*",
             "notes",
             "specification*",
+            "roadmap",
+            "feuille*",
         ),
         containment=(
             "contien*",
@@ -461,6 +463,8 @@ LEXICONS: Mapping[str, Lexicon] = {
             "fixent aucun",
             "fixent aucune",
             "fixent pas",
+            "parle",  # "la roadmap parle du X3 (...)": what the document holds
+            "parlent",
         ),
         provisions=("prevoi*", "impose*", "accorde*", "subordonne*", "lie", "lient"),
     ),
