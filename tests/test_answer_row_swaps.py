@@ -114,3 +114,50 @@ def test_a_value_is_about_the_words_between_its_neighbours_of_its_kind(lang: str
     score = scored(case, lang, answer, RUNTIME)
     assert kinds(score) == []
     assert score.turns[0].contradicted == []
+
+
+SHEETS = item(
+    "datasheet-tvs",
+    "pdf",
+    "TVS 45-13: 13 bar, 5.4 m³/min, 45 kW. TVS 75-14: 14 bar, 9.8 m³/min, 75 kW.",
+)
+DIFFERENCE = {
+    "fr": (
+        ("TVS 45-13 : débit de 5,4 m³/min", "5,4 m³/min"),
+        ("TVS 75-14 : débit de 9,8 m³/min", "9,8 m³/min"),
+        ("le TVS 75-14 livre 4,4 m³/min de plus que le TVS 45-13", "4,4 m³/min"),
+        "| Modèle | Débit |\n|---|---|\n| TVS 45-13 | 5,4 m³/min |\n| TVS 75-14 | 9,8 m³/min |"
+        "\n\nÉcart de débit : 4,4 m³/min en faveur du TVS 75 [1].",
+    ),
+    "en": (
+        ("TVS 45-13: free air delivery 5.4 m³/min", "5.4 m³/min"),
+        ("TVS 75-14: free air delivery 9.8 m³/min", "9.8 m³/min"),
+        ("the TVS 75-14 delivers 4.4 m³/min more than the TVS 45-13", "4.4 m³/min"),
+        "| Model | Free air delivery |\n|---|---|\n| TVS 45-13 | 5.4 m³/min |\n| TVS 75-14 | "
+        "9.8 m³/min |\n\nDifference in free air delivery: 4.4 m³/min in favour of the TVS 75 [1].",
+    ),
+    "de": (
+        ("TVS 45-13: Liefermenge 5,4 m³/min", "5,4 m³/min"),
+        ("TVS 75-14: Liefermenge 9,8 m³/min", "9,8 m³/min"),
+        ("der TVS 75-14 liefert 4,4 m³/min mehr als der TVS 45-13", "4,4 m³/min"),
+        "| Modell | Liefermenge |\n|---|---|\n| TVS 45-13 | 5,4 m³/min |\n| TVS 75-14 | "
+        "9,8 m³/min |\n\nUnterschied in der Liefermenge: 4,4 m³/min zugunsten des TVS 75 [1].",
+    ),
+}
+
+
+@pytest.mark.parametrize("lang", ["fr", "en", "de"])
+def test_a_difference_of_two_stated_values_is_a_result_not_a_swap(lang: str) -> None:
+    first, second, difference, answer = DIFFERENCE[lang]
+    case = gold(
+        f"DIFF-{lang}",
+        "?",
+        lang,
+        required=[
+            {"text": text, "kind": "quantity", "value": value, "severity": "high"}
+            for text, value in (first, second, difference)
+        ],
+    )
+    score = scored(case, lang, answer, SHEETS)
+    assert kinds(score) == []
+    assert score.turns[0].contradicted == []

@@ -287,6 +287,31 @@ _RESULT_BEFORE = re.compile(
 _OPERATOR_NEAR = re.compile(r"[-+=×x*/\u2212\u2013]")
 
 
+def _combines(gold: Value, others: Sequence[Value]) -> bool:
+    """Whether ``gold`` is the sum or the difference of two of ``others`` of its kind ("4,4
+    m³/min de plus" beside 9,8 and 5,4 m³/min)."""
+    if gold.amount is None:
+        return False
+    amounts = [
+        v.amount
+        for v in others[:_COMBINED_MAX]
+        if v.amount is not None and v.kind == gold.kind and v.dimension == gold.dimension
+    ]
+    return any(
+        abs(a + b) == abs(gold.amount) or abs(a - b) == abs(gold.amount)
+        for i, a in enumerate(amounts)
+        for b in amounts[i + 1 :]
+    )
+
+
+_COMBINED_MAX = 24  # the gold values tried as terms: a few claims' worth, so it stays cheap
+# what a claim that is a difference or a total says ("4,4 m³/min de plus que", "in total")
+_COMBINATION_WORDS = re.compile(
+    r"\b(?:de plus|de moins|plus que|moins que|ecart|difference|more than|less than|in total"
+    r"|total|sum|gap|mehr als|weniger als|unterschied|differenz|insgesamt|summe|gesamt|au total)\b"
+)
+
+
 def _stated_in(claim: Claim, value: Value) -> list[Value]:
     """The values of ``claim``'s text that are ``value``, by value or by the digits written
     ("412" in "(412 − 268)" for "412 kg")."""
@@ -381,6 +406,12 @@ def swapped_values(
         gold = target.value
         elsewhere = [v.span for v in written if v.span != match.span and same_value(gold, v)]
         if any(words & content_words(_clause(answer, span)) for span in elsewhere):
+            continue
+        if _COMBINATION_WORDS.search(fold(match.claim.text)) and _combines(
+            gold, [t.value for m, t, _ in typed if m is not match and t.value]
+        ):
+            # a claim that is a difference or a total, whose value is the difference or sum
+            # of two stated gold values: a result, not a swap
             continue
         fences = [v.span for v in written if v.span != match.span and target.same_class(v)]
         clause = _clause(answer, match.span, fences)
