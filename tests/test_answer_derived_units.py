@@ -129,3 +129,37 @@ def test_a_yearly_figure_that_is_no_twelvefold_stays_unsupported() -> None:
 def test_a_calendar_factor_needs_no_source(lang: str, answer: str) -> None:
     source = "Connectivity allowance 35 € per month."
     assert _unsupported(answer, lang, source) == []
+
+
+@pytest.mark.parametrize(
+    ("lang", "prompt", "answer"),
+    [
+        (
+            "de",
+            "Nimbus kündigt die Wartung 3 Arbeitstage vorher an. Ist das zulässig?",
+            "Nein: verlangt sind 5 Arbeitstage Vorlauf, die Ankündigung kommt zwei Arbeitstage "
+            "zu spät.",
+        ),
+        (
+            "en",
+            "Nimbus announced the maintenance 3 working days ahead. Is that allowed?",
+            "No: 5 working days' notice are required, so the notice is two working days short.",
+        ),
+        (
+            "fr",
+            "Nimbus annonce la maintenance 3 jours ouvrés avant. Est-ce admis ?",
+            "Non : il faut 5 jours ouvrés de préavis, il en manque donc deux jours ouvrés.",
+        ),
+    ],
+)
+def test_a_difference_with_the_questions_figure(lang: str, prompt: str, answer: str) -> None:
+    support = text_support(prompt + "\n" + "Préavis de 5 jours ouvrés / 5 working days.")
+    facts = answer_facts(answer, lang, support, prompt=prompt)
+    assert [f.text for f in facts if not f.supported] == []
+
+
+def test_a_figure_no_difference_makes_stays_unsupported() -> None:
+    prompt = "Nimbus announced the maintenance 3 working days ahead. Is that allowed?"
+    answer = "No: 5 working days' notice are required, so the notice is four working days short."
+    facts = answer_facts(answer, "en", text_support(prompt + " 5 working days."), prompt=prompt)
+    assert [f.text for f in facts if not f.supported] == ["four working days"]

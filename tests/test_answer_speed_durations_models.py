@@ -84,3 +84,19 @@ def test_a_slashed_reference_stays_one() -> None:
         "identifier:CC-MER-2024-017",
         "identifier:ISO-IEC-27001",
     ]
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("Give 30 days' notice.", "quantity:s:2592000"),
+        ("Five working days' notice are required.", "quantity:workdays:5"),
+        ("Two weeks' notice.", "quantity:s:1209600"),
+    ],
+)
+def test_a_unit_with_a_possessive(text: str, key: str) -> None:
+    assert _keys(text, "en") == [key]
+
+
+def test_an_elided_word_is_no_unit() -> None:
+    assert _keys("Il reste 2 l'unité.", "fr") == ["count:2"]

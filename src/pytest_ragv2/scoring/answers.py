@@ -413,7 +413,9 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     gold_spans += gold_writings(answer, lang, matched, options.gold_lang)
     markers = [citation.marker for citation in turn.citations]
     context.checkpoint(f"turn {gold.turn}: support")
-    facts = answer_facts(answer, lang, support, markers=markers, gold_spans=gold_spans)
+    facts = answer_facts(
+        answer, lang, support, markers=markers, gold_spans=gold_spans, prompt=turn.prompt
+    )
     context.checkpoint(f"turn {gold.turn}: facts")
     # claim-bound grounding: a value given for a missed claim must be its gold value
     bound = {

@@ -393,8 +393,10 @@ def answer_facts(
     *,
     markers: Sequence[str] = (),
     gold_spans: Sequence[tuple[int, int]] = (),
+    prompt: str = "",
 ) -> list[Fact]:
-    """Every fact of ``answer`` with whether ``support`` (or a gold claim span) backs it."""
+    """Every fact of ``answer`` with whether ``support`` (or a gold claim span) backs it;
+    the numbers of ``prompt`` (the question) are terms a derived value may use too."""
     hidden = marker_spans(answer, markers)
     masked = mask(answer, hidden)
     facts: list[Fact] = []
@@ -417,14 +419,19 @@ def answer_facts(
             found = replace(found, supported=True)
         facts.append(found)
     facts.sort(key=lambda fact: fact.span)
-    return _derived(answer, facts)
+    asked = [
+        value
+        for value in read_values(prompt, lang)[: 4 * _DERIVED_OPERANDS]
+        if value.kind in _NUMERIC_KINDS and value.amount is not None
+    ]
+    return _derived(answer, facts, asked)
 
 
 _FACTOR_SIGN = re.compile(r"[×x*] ?$")  # "× 12"
 _FACTOR_SIGN_AFTER = re.compile(r" ?[×x*]")  # "12 ×"
 
 
-def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
+def _derived(answer: str, facts: list[Fact], asked: Sequence[Value] = ()) -> list[Fact]:
     """Each unsupported number or date the answer derives from supported values it states
     and shows how, marked supported: a sum or difference of numbers of its paragraph; a
     product, quotient or percentage change of two numbers of its sentence; a power from an
@@ -505,7 +512,9 @@ def _derived(answer: str, facts: list[Fact]) -> list[Fact]:
                             ),
                             _DERIVED_OPERANDS,
                         )
-                    ),
+                    )
+                    # the question's own figures ("three working days' notice": two too few)
+                    + [v for v in asked if v.dimension == fact.dimension][:_DERIVED_OPERANDS],
                 )
                 or _product_or_ratio(
                     fact.value,

@@ -315,7 +315,8 @@ def _unit_regex(spellings: Sequence[str]) -> re.Pattern[str]:
     # word character must not run on into a word ("16 bar garantiert" is bar, not bar g).
     parts = []
     for spelling in sorted(set(spellings), key=len, reverse=True):
-        tail = r"(?![\w'])" if re.match(r".*\w$", spelling) else ""
+        # nor into an elided word ("2 l'unité"); a possessive may follow ("30 days' notice")
+        tail = r"(?![\w]|'[^\W\d_])" if re.match(r".*\w$", spelling) else ""
         parts.append(re.escape(spelling) + tail)
     return re.compile("|".join(parts))
 

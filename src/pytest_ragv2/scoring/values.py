@@ -1546,7 +1546,7 @@ _EXTRA_UNITS: dict[str, tuple[str, Decimal]] = {
 _EXTRA_AFTER = re.compile(
     "(?:"
     + "|".join(re.escape(s) for s in sorted(_EXTRA_UNITS, key=len, reverse=True))
-    + r")(?![\w'])"
+    + r")(?![\w]|'[^\W\d_])"
 )
 # a German compound's unit after a hyphen ("5-Jahres-Vertrag"): genitive forms
 _COMPOUND_UNITS: dict[str, str] = {"jahres": "years", "monats": "months", "tages": "days"}
