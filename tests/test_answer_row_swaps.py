@@ -161,3 +161,31 @@ def test_a_difference_of_two_stated_values_is_a_result_not_a_swap(lang: str) -> 
     score = scored(case, lang, answer, SHEETS)
     assert kinds(score) == []
     assert score.turns[0].contradicted == []
+
+
+TERMS = {
+    "fr": "Le TVS 45-13 livre 5,4 m³/min ; le TVS 75-14 livre 9,8 m³/min. Le TVS 75 fournit "
+    "donc 4,4 m³/min de plus [1].",
+    "en": "The TVS 45-13 delivers 5.4 m³/min; the TVS 75-14 delivers 9.8 m³/min. So the TVS 75 "
+    "delivers 4.4 m³/min more [1].",
+    "de": "Der TVS 45-13 liefert 5,4 m³/min; der TVS 75-14 liefert 9,8 m³/min. Der TVS 75 "
+    "liefert also 4,4 m³/min mehr [1].",
+}
+
+
+@pytest.mark.parametrize("lang", ["fr", "en", "de"])
+def test_a_term_is_not_given_for_the_difference_it_makes(lang: str) -> None:
+    # "livre" / "delivers" is a word of the difference claim too: the terms stay their own
+    first, second, difference, _ = DIFFERENCE[lang]
+    case = gold(
+        f"TERMS-{lang}",
+        "?",
+        lang,
+        required=[
+            {"text": text, "kind": "quantity", "value": value, "severity": "high"}
+            for text, value in (first, second, difference)
+        ],
+    )
+    score = scored(case, lang, TERMS[lang], SHEETS)
+    assert kinds(score) == []
+    assert score.turns[0].contradicted == []

@@ -429,6 +429,10 @@ def swapped_values(
                 continue
             if _relates(match.claim, other_target.value) or _relates(other, gold):
                 continue  # "rated 30 Nm³/h, so 90 Nm³/h is three times that": one fact of both
+            if _COMBINATION_WORDS.search(fold(other.text)) and _combines(
+                other_target.value, [t.value for _, t, _ in typed if t.value]
+            ):
+                continue  # a term is not given for the difference or total it makes
             own, theirs = words - other_words, other_words - words
             if own and theirs and not (own & have) and (theirs & have):
                 found.append((match, other))
