@@ -138,3 +138,29 @@ def test_what_a_roadmap_talks_about_is_what_the_sources_hold(lang: str, answer: 
     reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
     assert reading.verdict == "refuses", reading
     assert "fact" not in [clause.role for clause in reading.clauses]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        (
+            "fr",
+            "Les documents ne disent rien de la garantie du X3. Pour le X3, les notes de "
+            "roadmap ne donnent que la charge utile visée (450 kg).",
+        ),
+        (
+            "en",
+            "The documents say nothing about the X3 warranty. For the X3, the roadmap notes "
+            "only give the target payload (450 kg).",
+        ),
+        (
+            "de",
+            "Zur Garantie des X3 steht in den Unterlagen nichts. Für den X3, die "
+            "Roadmap-Notizen nennen nur die Ziel-Nutzlast (450 kg).",
+        ),
+    ],
+)
+def test_a_source_after_what_the_clause_is_about(lang: str, answer: str) -> None:
+    reading = read_refusal(answer, lang, DEFAULT_REFUSAL_PHRASES)
+    assert reading.verdict == "refuses", reading
+    assert [clause.role for clause in reading.clauses] == ["refusal", "source"]

@@ -864,6 +864,14 @@ def _attributed(words: Sequence[str], lexicons: Iterable[Lexicon]) -> bool:
     return any(not lexicon.attributions.isdisjoint(words[:SUBJECT_WORDS]) for lexicon in lexicons)
 
 
+# what a clause is about, put before its subject ("pour le X3, ...", "for the X3, ...",
+# "für den X3, ..."): a preposition and a few words up to a comma
+_LEAD_IN_PHRASE = re.compile(
+    r"\s*(?:pour|quant a|concernant|for|as for|regarding|fur|zum|zur|beim|bezuglich)\b"
+    r"[^,;:]{1,40},\s*"
+)
+
+
 def _role(
     text: str,
     prepared: str,
@@ -878,6 +886,20 @@ def _role(
     joined = " ".join(words)
     if not _DIGIT.search(text) and _courtesy(words, joined, lexicons):
         return "courtesy"
+    lead_in = _LEAD_IN_PHRASE.match(prepared)
+    if lead_in is not None and lead_in.end() < len(prepared):
+        # "pour le X3, les notes de roadmap ne donnent que ...": the subject comes after
+        # what the clause is about
+        rest = _role(
+            text[lead_in.end() :] if len(text) == len(prepared) else text,
+            prepared[lead_in.end() :],
+            lexicons,
+            cited=cited,
+            after_source=after_source,
+            after_document=after_document,
+        )
+        if rest == "source":
+            return rest
     if cited or _attributed(words, lexicons):
         return "source"  # what the sources hold, cited: "le préavis est de 90 jours [1]"
     for lexicon in lexicons:
