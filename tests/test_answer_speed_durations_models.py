@@ -100,3 +100,47 @@ def test_a_unit_with_a_possessive(text: str, key: str) -> None:
 
 def test_an_elided_word_is_no_unit() -> None:
     assert _keys("Il reste 2 l'unité.", "fr") == ["count:2"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "text", "keys"),
+    [
+        (
+            "fr",
+            "| Indicateur | T2 | T3 |\n|---|---|---|\n| Marketing et ventes (k€) | 210 | 195 |",
+            ["money:EUR:210000", "money:EUR:195000"],
+        ),
+        (
+            "de",
+            "| Kennzahl | Q2 | Q3 |\n|---|---|---|\n| Marketing (Tsd. €) | 210 | 195 |",
+            ["money:EUR:210000", "money:EUR:195000"],
+        ),
+        (
+            "en",
+            "| Figure | Q2 | Q3 |\n|---|---|---|\n| Marketing (k€) | 210 | 195 |",
+            ["money:EUR:210000", "money:EUR:195000"],
+        ),
+    ],
+)
+def test_a_row_label_names_its_cells_unit(lang: str, text: str, keys: list[str]) -> None:
+    assert [key for key in _keys(text, lang) if key.startswith("money")] == keys
+
+
+@pytest.mark.parametrize(("lang", "text"), [("de", "4,000 Zyklen"), ("fr", "4,000 cycles")])
+def test_three_zeros_after_a_comma_are_thousands(lang: str, text: str) -> None:
+    assert _keys(text, lang) == ["count:4000"]
+
+
+@pytest.mark.parametrize(
+    "text", ["Policy v3.1, signed off.", "Politique V3.1 validée.", "Richtlinie Version 3.1."]
+)
+def test_a_version_with_its_v(text: str) -> None:
+    from pytest_ragv2.scoring.values import identifier_spans
+
+    assert identifier_spans(text, "identifier:3-1")
+
+
+def test_a_longer_word_before_a_version_is_no_v() -> None:
+    from pytest_ragv2.scoring.values import identifier_spans
+
+    assert identifier_spans("rev3.1", "identifier:3-1") == []

@@ -19,7 +19,8 @@ separators read:
   ``0`` or more than three digits, is a decimal separator in every language (``99,7``,
   ``1.5``, ``0,689``, ``1689,125``);
 - a single ``.`` or ``,`` followed by exactly three digits after 1-3 digits (``1.689``,
-  ``1,689``) is the only ambiguous form and is read by language:
+  ``1,689``) is the only ambiguous form and is read by language (but three zeros,
+  ``4,000``, are thousands in every language):
   ``en``: ``,`` thousands, ``.`` decimal; ``de``: ``.`` thousands, ``,`` decimal;
   ``fr``: both decimal (French groups thousands with spaces); other or no language
   (``None``): the convention the same text uses in its unambiguous numbers decides
@@ -427,6 +428,10 @@ def _resolve(reading: _Reading, style: _Style, votes: dict[_Vote, int]) -> tuple
     mark = reading.ambiguous_mark
     if mark is None:
         return reading.digits, reading.decimals
+    if reading.digits.endswith(".000"):
+        # "4,000" is four thousand in every language: nobody writes 4 with three zero
+        # decimals, while a value copied from an English source keeps its comma
+        return reading.digits.replace(".", ""), 0
     if style == "en":
         thousands = mark == ","
     elif style == "de":

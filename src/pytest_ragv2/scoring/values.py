@@ -1458,7 +1458,9 @@ def _identifier_regex(key: str) -> re.Pattern[str] | None:
             optional = previous[-1].isdigit() != group[0].isdigit()
             pattern.append(_IDENTIFIER_SEP + ("?" if optional else ""))
         pattern.append(re.escape(normalise(group).text))
-    return re.compile(r"(?<![^\W_])" + "".join(pattern) + r"(?![^\W_])")
+    # a version number may carry its "v" ("v3.1" is version 3.1)
+    before = r"(?<![^\W_])(?:v(?=\d))?" if groups[0][0].isdigit() else r"(?<![^\W_])"
+    return re.compile(before + "".join(pattern) + r"(?![^\W_])")
 
 
 def _joined_group(text: str, norm: Normalised, start: int, end: int) -> str:
@@ -1717,7 +1719,8 @@ def _shared_units(numbers: list[_Number], norm: str) -> None:
 
 def _column_units(numbers: list[_Number], norm: Normalised, text: str, lang: str | None) -> None:
     """A unitless number alone in a Markdown table cell takes the unit its column's header
-    names in brackets ("| CA (k€) |" over "| 1 240 |")."""
+    names in brackets ("| CA (k€) |" over "| 1 240 |"), or else the unit its row's first
+    cell names ("| Marketing et ventes (k€) | 210 | 195 |")."""
     if "|" not in text:
         return
     units: list[str | None] | None = None
@@ -1733,8 +1736,11 @@ def _column_units(numbers: list[_Number], norm: Normalised, text: str, lang: str
             units = [m[1] if (m := _HEADER_UNIT.search(cell.strip())) else None for cell in cells]
             continue
         pipes = [start + m.start() for m in re.finditer(r"\|", line)]
+        labelled = _HEADER_UNIT.search(cells[0].strip()) if cells else None
         for column, (low, high) in enumerate(itertools.pairwise(pipes)):
             unit = units[column] if column < len(units) else None
+            if unit is None and column > 0 and labelled is not None:
+                unit = labelled[1]
             if unit is None:
                 continue
             cell = text[low + 1 : high].strip().strip("*_")  # "**1,101**": bold, one number
