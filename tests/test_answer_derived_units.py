@@ -163,3 +163,20 @@ def test_a_figure_no_difference_makes_stays_unsupported() -> None:
     answer = "No: 5 working days' notice are required, so the notice is four working days short."
     facts = answer_facts(answer, "en", text_support(prompt + " 5 working days."), prompt=prompt)
     assert [f.text for f in facts if not f.supported] == ["four working days"]
+
+
+@pytest.mark.parametrize(
+    ("lang", "answer"),
+    [
+        ("en", "- Q1: hosting 96 k€\n- Q4: hosting 115 k€\n\nSo hosting rose by 19 k€."),
+        ("fr", "- T1 : hébergement 96 k€\n- T4 : hébergement 115 k€\n\nSoit une hausse de 19 k€."),
+        ("de", "- Q1: Hosting 96 k€\n- Q4: Hosting 115 k€\n\nDas Hosting stieg also um 19 k€."),
+    ],
+)
+def test_a_difference_of_the_paragraph_before(lang: str, answer: str) -> None:
+    assert _unsupported(answer, lang, "Hébergement cloud : T1 96 k€, T4 115 k€.") == []
+
+
+def test_a_difference_two_paragraphs_away_stays_unsupported() -> None:
+    answer = "- Q1: hosting 96 k€\n\n- Q4: revenue 1 689 k€\n\nSo hosting rose by 19 k€."
+    assert _unsupported(answer, "en", "Hosting Q1 96 k€. Revenue Q4 1 689 k€.") == ["19 k€"]

@@ -507,7 +507,11 @@ def _derived(answer: str, facts: list[Fact], asked: Sequence[Value] = ()) -> lis
                         itertools.islice(
                             (
                                 v
-                                for v in _among(numbers, number_starts, paragraph)
+                                # its paragraph and the one before ("- Q1: 96 k€ …\n- Q4:
+                                # 115 k€ …\n\nSo hosting rose by 19 k€")
+                                for v in _among(
+                                    numbers, number_starts, _with_previous(paragraphs, paragraph)
+                                )
                                 if v.dimension in (fact.dimension, None)
                             ),
                             _DERIVED_OPERANDS,
@@ -588,7 +592,15 @@ def _written_amount(value: Value) -> Decimal | None:
 
 
 def _around(bounds: Sequence[int], position: int) -> tuple[int, int]:
-    return next((low, high) for low, high in itertools.pairwise(bounds) if low <= position < high)
+    """The paragraph (between two of the sorted ``bounds``) holding ``position``."""
+    at = bisect.bisect_right(bounds, position) - 1
+    return bounds[at], bounds[at + 1]
+
+
+def _with_previous(bounds: Sequence[int], paragraph: tuple[int, int]) -> tuple[int, int]:
+    """``paragraph`` widened to the start of the paragraph before it."""
+    at = bisect.bisect_left(bounds, paragraph[0])
+    return bounds[max(at - 1, 0)], paragraph[1]
 
 
 def _close(value: Decimal, target: Value) -> bool:
