@@ -112,6 +112,9 @@ def test_what_is_done_in_practice_after_a_refusal_is_a_guess(lang: str, answer: 
         ("de", "Die Anlage ist ohne Zweifel zugelassen."),
         ("en", "The TVK 220-C is without a doubt approved for beverages."),
         ("fr", "Le TVK 220-C est sans doute homologué pour les boissons."),
+        ("fr", "Les connecteurs natifs sont inclus sans supplément dans tous les plans."),
+        ("de", "Die Konnektoren sind ohne Aufpreis in allen Plänen enthalten."),
+        ("en", "The native connectors are included without extra charge in every plan."),
     ],
 )
 def test_a_negation_word_in_an_idiom_negates_nothing(lang: str, answer: str) -> None:

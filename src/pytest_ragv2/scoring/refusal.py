@@ -323,11 +323,14 @@ class _Clause:
 
 
 # a negation word that negates nothing in these idioms: "ohne Weiteres geeignet" (readily),
-# "sans doute" (probably), "without a doubt", "sans problème"
+# "sans doute" (probably), "without a doubt", "sans problème", "sans supplément"
 _IDIOMS = {
-    "ohne": frozenset({"weiteres", "weitere", "zweifel", "probleme", "problem"}),
-    "sans": frozenset({"doute", "probleme", "difficulte", "reserve", "aucun"}),
-    "without": frozenset({"doubt", "a", "problems", "issue", "issues"}),
+    "ohne": frozenset({"weiteres", "weitere", "zweifel", "probleme", "problem"})
+    # what costs nothing more ("ohne Aufpreis", "sans supplément", "without extra charge")
+    | {"aufpreis", "zusatzkosten", "mehrkosten"},
+    "sans": frozenset({"doute", "probleme", "difficulte", "reserve", "aucun"})
+    | {"supplement", "frais", "surcout"},
+    "without": frozenset({"doubt", "a", "problems", "issue", "issues", "charge", "extra"}),
 }
 
 
