@@ -148,3 +148,19 @@ def test_the_option_switches_the_lookup_off(tmp_path: Path) -> None:
     assert scoring_options({}).corpus_names is None
     with pytest.raises(ValueError, match="corpus_names must be true or false"):
         scoring_options({"corpus_names": "yes"}, corpus=tmp_path)
+
+
+def test_a_corpus_that_cannot_be_listed_is_warned_of_and_changes_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_ragv2.demo_systems as bridge
+
+    def fail(corpus: Path) -> None:
+        raise PermissionError(f"cannot list {corpus.name}")
+
+    monkeypatch.setattr(bridge, "corpus_documents", fail)
+    read_corpus_names.cache_clear()
+    with pytest.warns(CorpusNamesWarning, match="could not be read"):
+        names = read_corpus_names(tmp_path)
+    assert names == CorpusNames()
+    read_corpus_names.cache_clear()

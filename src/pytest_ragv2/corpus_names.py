@@ -41,7 +41,14 @@ def read_corpus_names(corpus: Path) -> CorpusNames:
     from pytest_ragv2.demo_systems import corpus_documents
     from pytest_ragv2.scoring.grounding import CorpusNames
 
-    documents, unread = corpus_documents(corpus)
+    try:
+        documents, unread = corpus_documents(corpus)
+    except OSError as exc:  # the folder went away or cannot be listed: the passages decide
+        warnings.warn(
+            CorpusNamesWarning(f"the corpus could not be read for its identifiers ({exc})"),
+            stacklevel=2,
+        )
+        return CorpusNames()
     if unread:
         warnings.warn(
             CorpusNamesWarning(
