@@ -158,7 +158,8 @@ answers = st.one_of(
 @given(answer=answers)
 def test_random_and_adversarial_answers_cost_a_multiple_of_a_plain_one(answer: str) -> None:
     plain_seconds, plain_peak = _plain_at_cap()
-    took = seconds(lambda: score(answer, CAPPED))
+    # the best of three tries, as for the plain answer: a busy machine slows one try, rarely all
+    took = seconds(lambda: score(answer, CAPPED), tries=3)
     peak = peak_bytes(lambda: score(answer, CAPPED))
     assert took <= 10 * plain_seconds + 0.5, (len(answer), answer[:40], took, plain_seconds)
     assert peak <= 10 * plain_peak + 2 * MB, (len(answer), answer[:40], peak, plain_peak)
