@@ -87,7 +87,9 @@ def test_several_layers_under_xdist_keep_slots_and_counts(layered: pytest.Pytest
         assert summary["runs"]["recorded"] == summary["runs"]["expected"] > 0
 
 
-def test_ragv2_rescore_decides_each_layer_again(layered: pytest.Pytester) -> None:
+def test_ragv2_rescore_reproduces_each_layers_live_summary(layered: pytest.Pytester) -> None:
+    """One pipeline decides live and rescored: the same summary, the diagnosis that reads the
+    layers together, the ceilings and the session's verdict included."""
     from pytest_ragv2.rescore import rescore_run
     from pytest_ragv2.settings import load_settings
 
@@ -97,11 +99,31 @@ def test_ragv2_rescore_decides_each_layer_again(layered: pytest.Pytester) -> Non
     assert list(rescored.summaries) == ["A", "B", "C"]
     for layer in "ABC":
         live = _summary(layered.path, "again", layer)
-        again = rescored.summaries[layer].to_json()
-        assert again["runs"] == live["runs"]
-        assert [gate["decision"] for gate in again["gates"]] == [
-            gate["decision"] for gate in live["gates"]
-        ]
+        assert rescored.summaries[layer].to_json() == live
+        assert live["diagnosis"]["layers"] == ["A", "B", "C"]
+        assert live["session"]["layers"] == ["A", "B", "C"]
+    assert _summary(layered.path, "again", "A")["systems"]["demo-v2"]["ceiling"] is not None
+
+
+def test_a_rescore_without_the_session_end_decides_from_the_raw_runs_alone(
+    layered: pytest.Pytester,
+) -> None:
+    """A run whose session never reached its end (killed) kept no listing of the stored
+    chunks: the rescore decides without ceilings and says nothing it cannot know."""
+    from pytest_ragv2.rescore import rescore_run
+    from pytest_ragv2.settings import load_settings
+
+    _run(layered, "killed")
+    run_dir = layered.path / "raw-runs" / "killed"
+    (run_dir / "session-end.json").unlink()
+    (run_dir / "stored-chunks.json.gz").unlink()
+    rescored = rescore_run(run_dir, load_settings(layered.path, None))
+    live = _summary(layered.path, "killed", "A")
+    again = rescored.summaries["A"].to_json()
+    assert "attainable" in live
+    assert "attainable" not in again
+    assert "ceiling" not in again["systems"]["demo-v2"]
+    assert again["gates"] == live["gates"]
 
 
 def test_an_unknown_layer_is_a_usage_error(bundled: pytest.Pytester) -> None:

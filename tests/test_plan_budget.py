@@ -191,6 +191,20 @@ def test_spent_budget_stops_the_session_cleanly(slow_project: pytest.Pytester) -
     result.stdout.fnmatch_lines(["*not started: the budget of 0.01 min (0.6 s) was spent*"])
 
 
+def test_a_rescore_of_a_spent_budget_is_incomplete_as_the_session_was(
+    slow_project: pytest.Pytester,
+) -> None:
+    from pytest_ragv2.rescore import rescore_run
+    from pytest_ragv2.settings import load_settings
+
+    slow_project.runpytest("--ragv2-layer=A", "--ragv2-max-minutes=0.01", "--ragv2-run-id=budget")
+    rescored = rescore_run(
+        slow_project.path / "raw-runs" / "budget", load_settings(slow_project.path, None)
+    )
+    assert not rescored.passed
+    assert rescored.summary.to_json() == summary_of(slow_project, "budget")
+
+
 def test_spent_budget_under_xdist(slow_project: pytest.Pytester) -> None:
     result = slow_project.runpytest(
         "--ragv2-layer=A", "--ragv2-max-minutes=0.04", "--ragv2-run-id=budget", "-n", "2"

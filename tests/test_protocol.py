@@ -123,6 +123,35 @@ def test_the_holdout_look_is_recorded_and_the_gates_are_final_after_it(
     assert "Protocol flag:" in (report / "report.html").read_text("utf-8")
 
 
+def test_a_lock_frozen_from_another_folder_matches_the_session(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The lock names the case and gold files from the configuration's folder, wherever
+    ``ragv2 freeze-gates --config`` runs, and records the commit of the project's repo."""
+    import subprocess
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+    subprocess.run(["git", "init", "-q"], cwd=project.path, check=True)
+    subprocess.run([*git, "add", "-A"], cwd=project.path, check=True)
+    subprocess.run([*git, "commit", "-qm", "cases"], cwd=project.path, check=True)
+    head = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=project.path, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    elsewhere = project.path.parent / f"{project.path.name}-elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    out = io.StringIO()
+    assert _freeze_gates_command(str(project.path / "pyproject.toml"), out) == 0, out.getvalue()
+    lock = lock_of(project)
+    assert lock["commit"] == head
+    assert f"(commit {head})" in out.getvalue()
+
+    monkeypatch.chdir(project.path)
+    holdout = project.runpytest("--ragv2-layer=A", "--ragv2-split=holdout", "--ragv2-run-id=h")
+    assert holdout.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED), holdout.stderr
+    assert [look["run_id"] for look in lock_of(project)["holdout_seen"]] == ["h"]
+
+
 def test_a_lock_can_be_refrozen_before_the_holdout_is_seen(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -439,18 +439,11 @@ def rescored(
     from pytest_ragv2.cli import rescore_settings
 
     monkeypatch.chdir(pytester.path)
-    seen: list[RunRecord] = []
-    original = rescore.decide
-
-    def spy(records: Sequence[RunRecord], **options: Any) -> Any:
-        seen.extend(records)
-        return original(records, **options)
-
-    monkeypatch.setattr(rescore, "decide", spy)
     run_dir = pytester.path / "raw-runs" / run_id
     manifest = json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
     settings, _ = rescore_settings(run_dir, manifest, None, pytester.path)
-    return rescore.rescore_run(run_dir, settings).summary, seen
+    again = rescore.rescore_run(run_dir, settings)
+    return again.summary, again.records
 
 
 def test_real_layer_a_session(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.collect import CaseItem
+from pytest_ragv2.session_end import BudgetSpent
 
 WORKER_DEADLINE = "ragv2_deadline"
 UNSTARTED_ATTRIBUTE = "ragv2_unstarted"
@@ -60,15 +61,12 @@ class Budget:
         parts = "; ".join(f"layer {layer}: {', '.join(runs)}" for layer, runs in by_layer.items())
         return f"{self.runs_not_started} run(s) not started ({parts})"
 
+    def spent(self) -> BudgetSpent:
+        """What the budget left out, as the session's decision reads it."""
+        return BudgetSpent(self.minutes, dict(self.unstarted))
+
     def to_json(self) -> dict[str, Any]:
-        return {
-            "max_minutes": self.minutes,
-            "runs_not_started": self.runs_not_started,
-            "not_started": [
-                {"layer": layer, "system": system, "runs": count}
-                for (layer, system), count in sorted(self.unstarted.items())
-            ],
-        }
+        return self.spent().to_json()
 
     # hooks ---------------------------------------------------------------------------------
 

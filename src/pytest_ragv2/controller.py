@@ -7,7 +7,6 @@ test reports, so a serial run and a ``-n N`` run aggregate exactly the same data
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import sys
 import threading
@@ -21,17 +20,13 @@ import pytest
 
 from pytest_ragv2.collect import INVALID_ITEM_NAME, CaseItem
 from pytest_ragv2.context import RunContext
-from pytest_ragv2.decision import decide
-from pytest_ragv2.diagnosis import diagnose
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.layer_registry import layer_info, load_layer
 from pytest_ragv2.rawruns import build_manifest, write_manifest
 from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.report.summary import (
     Summary,
-    build_summary,
     render_summary_markdown,
-    session_verdict,
     write_summary,
 )
 from pytest_ragv2.report.terminal import (
@@ -42,13 +37,14 @@ from pytest_ragv2.report.terminal import (
     write_terminal_summary,
 )
 from pytest_ragv2.run_record import RetrievalRecord, RunRecord, as_record
-from pytest_ragv2.session import SessionResults
 
 if TYPE_CHECKING:
     from pytest_ragv2.budget import Budget
+    from pytest_ragv2.pipeline import RunFacts
     from pytest_ragv2.progress import Progress
     from pytest_ragv2.protocol import RunKind
     from pytest_ragv2.report.plot_worker import PlotWorker
+    from pytest_ragv2.session_end import SessionEnd
     from pytest_ragv2.systems.outputs import RetrievedItem
 
 RECORD_ATTRIBUTE = "ragv2"
@@ -286,99 +282,44 @@ class Controller:
     def finish(self, session: pytest.Session) -> None:
         if not self.expected_runs and not self.records:
             return  # no case was collected: pytest's own status stands, nothing is written
+        from pytest_ragv2.pipeline import decide_run
+        from pytest_ragv2.session_end import SessionEnd
+
         status = session.exitstatus
         interrupted = status == pytest.ExitCode.INTERRUPTED
         several = len(self.ctx.layers) > 1
-        decisions = {
-            layer: decide(
-                [record for record in self.records if record.key.layer == layer],
-                layer=layer,
-                settings=self.ctx.settings,
-                roles={name: system.role for name, system in self.ctx.systems.items()},
-                configured_roles=self.ctx.configured_roles,
-                expected_runs=(self.expected_by_layer or {}).get(layer),
-                case_errors=self.case_errors(),
-                allowlist_present=self.ctx.allowlist is not None,
-                adjudications=self.ctx.catalog.adjudications,
-            )
-            for layer in self.ctx.layers
-        }
-        passed = all(decision.passed for decision in decisions.values())
-        # the budget was spent before every run started: the gates did not see every run
-        incomplete = bool(self.budget and self.budget.runs_not_started) and not interrupted
+        self.locations = []
+        cwd = Path.cwd()  # paths on screen as the user typed the command: relative to here
+        protocol = self._run_kind()
+        end = SessionEnd(
+            interrupted=interrupted,
+            stopped=self.raw_write_error is not None,
+            budget=self.budget.spent() if self.budget is not None else None,
+        )
+        stored_chunks = self._stored_chunks()
+        self._keep_session_end(end, stored_chunks)
+        decided = decide_run(self.records, self._facts(protocol, stored_chunks, end))
+        self.decided_records = decided.records
         if status not in KEEP_STATUSES:
-            ok = passed and not self.other_failures and not incomplete
+            ok = decided.passed and not self.other_failures and not decided.incomplete
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             if self.raw_write_error is not None:
                 status = pytest.ExitCode.INTERNAL_ERROR
             session.exitstatus = status
-        self.locations = []
-        cwd = Path.cwd()  # paths on screen as the user typed the command: relative to here
-        protocol = self._run_kind()
-        # several layers: one failure diagnosis reads them together (A's recall, B's answers)
-        diagnosis = (
-            diagnose({layer: d.results.records for layer, d in decisions.items()})
-            if several
-            else None
-        )
-        self.decided_records = [r for d in decisions.values() for r in d.results.records]
-        for layer, decision in decisions.items():
-            results = decision.results
-            # a retrieval layer's figures have a ceiling: what the systems store at all
-            ceilings = {} if layer_info(layer).chat else self._ceilings(results)
-            for name, found in ceilings.items():
-                results.systems[name].ceiling = found["ceiling"]
-            if incomplete:
-                self._name_unstarted(decision.gates, layer)
-            summary = build_summary(
-                run_id=self.ctx.run_id,
-                seed=self.ctx.seed,
-                layer=layer,
-                results=results,
-                gates=decision.gates,
-                passed=decision.passed if several else passed,
-                exit_status=int(status),
-                interrupted=interrupted,
-                descriptors={name: system.descriptors for name, system in self.ctx.systems.items()},
-                raw_runs_dir=_relative(self.ctx.run_dir, self.ctx.rootdir),
-                settings=self.ctx.settings,
-            )
-            summary.extras["protocol"] = protocol.to_json()
-            if ceilings:
-                summary.extras["attainable"] = ceilings
-            if diagnosis is not None:
-                summary.extras["diagnosis"] = diagnosis.only(layer).json_view()
-            if self.budget is not None:
-                summary.extras["budget"] = self.budget.to_json()
-                if incomplete and (not several or self.budget.not_started_in(layer)):
-                    summary.verdict = "incomplete"
-            if several:
-                summary.extras["session"] = {
-                    "layers": list(self.ctx.layers),
-                    "verdict": "incomplete"
-                    if incomplete and not interrupted
-                    else session_verdict(
-                        [gate for d in decisions.values() for gate in d.gates],
-                        passed=passed,
-                        interrupted=interrupted,
-                    ),
-                }
+        for layer, summary in decided.summaries.items():
+            gates = decided.gates_by_layer[layer]
             report_dir = self.ctx.report_dir / layer if several else self.ctx.report_dir
-            if self.raw_write_error is not None:
-                summary.verdict = "stopped"
-                if several:
-                    summary.extras["session"]["verdict"] = "stopped"
             self.summaries[layer] = summary
-            self.gates_by_layer[layer] = decision.gates
+            self.gates_by_layer[layer] = gates
             try:
                 path = write_summary(
                     report_dir,
                     summary,
-                    render_summary_markdown(summary, decision.gates),
+                    render_summary_markdown(summary, gates),
                     page_pieces(
                         summary,
-                        decision.gates,
-                        results.records,
+                        gates,
+                        decided.results_by_layer[layer].records,
                         self.ctx.catalog,
                         self.ctx.run_dir,
                         plots=self.plot_workers.pop(layer, None),
@@ -458,46 +399,60 @@ class Controller:
             flags=[flag] if flag else [],
         )
 
-    def _name_unstarted(self, gates: list[GateResult], layer: str) -> None:
-        """The runs_complete gate names the runs the budget left out."""
-        assert self.budget is not None
-        missing = self.budget.not_started_in(layer)
-        for index, gate in enumerate(gates):
-            if gate.name == "runs_complete" and missing:
-                expected = (self.expected_by_layer or {}).get(layer, 0)
-                recorded = gate.value if isinstance(gate.value, int) else 0
-                lost = expected - recorded - missing
-                reason = (
-                    f"{recorded} of {expected} runs recorded; {missing} not started: the "
-                    f"budget of {self.budget.minutes:g} min was spent"
-                    + (f"; {lost} lost" if lost > 0 else "")
-                )
-                gates[index] = dataclasses.replace(gate, decision="fail", reason=reason)
+    def _stored_chunks(self) -> dict[str, list[RetrievedItem] | None]:
+        """What each system's service stores: listed at the preflight, else at the end."""
+        stored: dict[str, list[RetrievedItem] | None] = dict(self.stored_chunks)
+        if self.ctx.preflight is not None:
+            for name, chunks in self.ctx.preflight.stored_chunks.items():
+                if chunks is not None or name not in stored:
+                    stored[name] = chunks
+        return stored
 
-    def _ceilings(self, results: SessionResults) -> dict[str, dict[str, Any]]:
-        """Each system's attainable ceiling (:mod:`pytest_ragv2.attainable`), for the
-        systems whose service listed what it stores (at the preflight, or at the session's
-        end: ``read_stored_chunks``)."""
-        from pytest_ragv2.attainable import CaseGold, ceiling
+    def _facts(
+        self,
+        protocol: RunKind,
+        stored_chunks: Mapping[str, Sequence[RetrievedItem] | None],
+        end: SessionEnd,
+    ) -> RunFacts:
+        from pytest_ragv2.pipeline import RunFacts
 
-        found: dict[str, dict[str, Any]] = {}
-        for name in results.systems:
-            stored = self.ctx.preflight.stored_chunks.get(name) if self.ctx.preflight else None
-            if stored is None:
-                stored = self.stored_chunks.get(name)
-            if stored is None:
-                continue
-            ran = sorted({(r.key.case, r.key.lang) for r in results.records_of(name)})
-            cases = []
-            for case_id, lang in ran:
-                loaded = self.ctx.catalog.find(case_id)
-                if loaded is not None:
-                    case = loaded.case
-                    cases.append(
-                        CaseGold(case_id, case.category, lang, tuple(case.evidence_for(lang)))
-                    )
-            found[name] = ceiling(cases, stored).to_json()
-        return found
+        ctx = self.ctx
+        return RunFacts(
+            run_id=ctx.run_id,
+            seed=ctx.seed,
+            layers=tuple(ctx.layers),
+            settings=ctx.settings,
+            roles={name: system.role for name, system in ctx.systems.items()},
+            configured_roles=ctx.configured_roles,
+            expected_by_layer=self.expected_by_layer or {},
+            case_errors=self.case_errors(),
+            allowlist_present=ctx.allowlist is not None,
+            adjudications=ctx.catalog.adjudications,
+            descriptors={name: system.descriptors for name, system in ctx.systems.items()},
+            raw_runs=_relative(ctx.run_dir, ctx.rootdir),
+            protocol=protocol,
+            catalog=ctx.catalog,
+            stored_chunks=stored_chunks,
+            end=end,
+        )
+
+    def _keep_session_end(
+        self, end: SessionEnd, stored_chunks: Mapping[str, Sequence[RetrievedItem] | None]
+    ) -> None:
+        """How the session ended and what the systems store, beside the raw runs, so that
+        ``ragv2 rescore`` decides as the session did; a failure to keep them is reported
+        and costs nothing else."""
+        from pytest_ragv2.rawruns import write_stored_chunks
+
+        try:
+            end.write(self.ctx.run_dir)
+            if stored_chunks:
+                write_stored_chunks(self.ctx.run_dir, stored_chunks)
+        except OSError as exc:
+            self.report_errors.append(
+                f"the session's end could not be kept beside the raw runs: "
+                f"{exc.filename or self.ctx.run_dir}: {exc.strerror or exc}"
+            )
 
     def terminal_summary(self, reporter: Any) -> None:
         """The tables, the runs that missed, the gates and the verdict, last on screen (the

@@ -120,7 +120,16 @@ def gate_settings(settings: Settings) -> dict[str, Any]:
     return frozen
 
 
+def project_root(settings: Settings, root: Path) -> Path:
+    """The folder the lock names files from: the configuration file's, else ``root`` (the
+    rootdir). pytest and ``ragv2 freeze-gates --config`` run from any folder agree on it,
+    so a lock frozen from elsewhere matches the session."""
+    return settings.source.parent.resolve() if settings.source is not None else root
+
+
 def fingerprint(settings: Settings, root: Path) -> Fingerprint:
+    root = project_root(settings, root)
+
     def under(directory: Path | None, exclude: Path | None = None) -> list[Path]:
         if directory is None or not directory.is_dir():
             return []
@@ -178,7 +187,7 @@ def freeze_gates(settings: Settings, root: Path, path: Path) -> Lock:
             f"{path}: the holdout was seen (run {first.run_id}, {first.time}); the gates "
             "are final for it and cannot be frozen again"
         )
-    lock = Lock(fingerprint(settings, root), _now(), git_commit(root))
+    lock = Lock(fingerprint(settings, root), _now(), git_commit(project_root(settings, root)))
     write_lock(path, lock)
     return lock
 

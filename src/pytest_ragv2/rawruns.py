@@ -17,7 +17,7 @@ import re
 import subprocess
 import sys
 import zlib
-from collections.abc import Container, Iterable, Iterator, Mapping
+from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from importlib import metadata
@@ -26,6 +26,7 @@ from typing import Any
 
 from pytest_ragv2.fingerprint import sha256
 from pytest_ragv2.safe_text import json_dumps
+from pytest_ragv2.systems.outputs import RetrievedItem
 
 MANIFEST_NAME = "manifest.json"
 PACKAGES_RECORDED = ("pytest", "pytest-xdist", "pytest-html", "httpx", "pydantic", "scipy")
@@ -177,6 +178,36 @@ def write_manifest(run_dir: Path, manifest: Mapping[str, Any]) -> Path:
     tmp.write_text(json_dumps(manifest, indent=2, sort_keys=True, default=str), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+STORED_CHUNKS_NAME = "stored-chunks.json.gz"
+
+
+def write_stored_chunks(
+    run_dir: Path, chunks: Mapping[str, Sequence[RetrievedItem] | None]
+) -> None:
+    """What each system's service listed as stored for the gold files, kept so that a
+    rescore computes the same attainable ceilings (None: the listing failed)."""
+    listed = {
+        name: [item.to_json() for item in items] if items is not None else None
+        for name, items in sorted(chunks.items())
+    }
+    path = run_dir / STORED_CHUNKS_NAME
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(gzip.compress(json_dumps(listed).encode("utf-8"), mtime=0))
+    os.replace(tmp, path)
+
+
+def read_stored_chunks(run_dir: Path) -> dict[str, list[RetrievedItem] | None]:
+    """The listings :func:`write_stored_chunks` kept; none for a run that kept none."""
+    path = run_dir / STORED_CHUNKS_NAME
+    if not path.is_file():
+        return {}
+    listed: dict[str, list[dict[str, Any]] | None] = json.loads(gzip.decompress(path.read_bytes()))
+    return {
+        name: [RetrievedItem.from_json(item) for item in items] if items is not None else None
+        for name, items in listed.items()
+    }
 
 
 def build_manifest(

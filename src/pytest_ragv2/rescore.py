@@ -10,25 +10,24 @@ import dataclasses
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.cases import Catalog, load_catalog
-from pytest_ragv2.decision import decide
 from pytest_ragv2.gates import GateResult
 from pytest_ragv2.inputs import present
 from pytest_ragv2.layer_registry import load_layer
 from pytest_ragv2.located_yaml import CaseLoadError
-from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs
+from pytest_ragv2.pipeline import RunFacts, decide_run
+from pytest_ragv2.rawruns import MANIFEST_NAME, read_raw_runs, read_stored_chunks
 from pytest_ragv2.report.page import page_pieces
-from pytest_ragv2.report.summary import (
-    Summary,
-    build_summary,
-    render_summary_markdown,
-    write_summary,
-)
+from pytest_ragv2.report.summary import Summary, render_summary_markdown, write_summary
 from pytest_ragv2.run_record import RunRecord
+from pytest_ragv2.session_end import SessionEnd
 from pytest_ragv2.settings import Settings
+
+if TYPE_CHECKING:
+    from pytest_ragv2.protocol import RunKind
 
 
 @dataclass(slots=True)
@@ -104,64 +103,62 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     }
     case_errors = [str(error) for error in catalog.errors] + allowlist_errors
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
-    decisions = {
-        layer: decide(
-            [record for record in records if record.key.layer == layer],
-            layer=layer,
-            settings=settings,
-            roles=roles,
-            configured_roles=configured,
-            expected_runs=expected_by_layer.get(layer),
-            case_errors=case_errors,
-            allowlist_present=allow is not None,
-            adjudications=catalog.adjudications,
-        )
-        for layer in layers
-    }
-    passed = all(decision.passed for decision in decisions.values())
-    summaries = {
-        layer: build_summary(
-            run_id=str(manifest["run_id"]),
-            seed=int(manifest["seed"]),
-            layer=layer,
-            results=decision.results,
-            gates=decision.gates,
-            passed=decision.passed,
-            exit_status=0 if passed else 1,
-            interrupted=False,
-            descriptors={
-                name: system.get("descriptors", {}) for name, system in manifest_systems.items()
-            },
-            raw_runs_dir=run_dir,
-            settings=settings,
-        )
-        for layer, decision in decisions.items()
-    }
-    kind = _run_kind(manifest, records, settings)
-    for summary in summaries.values():
-        summary.extras["protocol"] = kind
-    gates = {layer: decision.gates for layer, decision in decisions.items()}
-    # the records as decided: with the reviewers' rulings, as the live report shows them
-    decided = [record for decision in decisions.values() for record in decision.results.records]
-    return Rescored(summaries, gates, passed, unknown, decided, catalog, run_dir)
+    root = Path(str(manifest.get("rootdir") or "."))
+    facts = RunFacts(
+        run_id=str(manifest["run_id"]),
+        seed=int(manifest["seed"]),
+        layers=tuple(layers),
+        settings=settings,
+        roles=roles,
+        configured_roles=configured,
+        expected_by_layer=expected_by_layer,
+        case_errors=case_errors,
+        allowlist_present=allow is not None,
+        adjudications=catalog.adjudications,
+        descriptors={
+            name: system.get("descriptors", {}) for name, system in manifest_systems.items()
+        },
+        raw_runs=_relative(run_dir, root),
+        protocol=_run_kind(manifest, records, settings, root),
+        catalog=catalog,
+        stored_chunks=read_stored_chunks(run_dir),
+        end=SessionEnd.read(run_dir),
+    )
+    decided = decide_run(records, facts)
+    return Rescored(
+        decided.summaries,
+        decided.gates_by_layer,
+        decided.passed and not decided.incomplete,
+        unknown,
+        decided.records,
+        catalog,
+        run_dir,
+    )
+
+
+def _relative(path: Path, root: Path) -> Path:
+    """The raw runs as the live summary names them: relative to the run's rootdir."""
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return path
 
 
 def _run_kind(
-    manifest: dict[str, Any], records: list[RunRecord], settings: Settings
-) -> dict[str, Any]:
+    manifest: dict[str, Any], records: list[RunRecord], settings: Settings, root: Path
+) -> RunKind:
     """The run's kind as the live session labelled it: development, holdout or formal, with
     the flag of gates changed after the holdout was seen (read from today's lock)."""
     from pytest_ragv2.protocol import gates_changed_after_holdout, lock_path, run_kind
 
     options = manifest.get("options") or {}
-    root = Path(str(manifest.get("rootdir") or "."))
     flag = gates_changed_after_holdout(settings, root, lock_path(settings, root))
     return run_kind(
         {record.key.case: record.gold_status for record in records},
         holdout="holdout" in (options.get("splits") or []),
         formal=bool(options.get("ragv2_formal")),
         flags=[flag] if flag else [],
-    ).to_json()
+    )
 
 
 def write_rescored(rescored: Rescored, output: Path) -> Path:

@@ -68,6 +68,10 @@ class RetrievedItem:
             "metadata": self.metadata,
         }
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RetrievedItem:
+        return cls(**data)
+
 
 @dataclass(frozen=True, slots=True)
 class RunError:
