@@ -7,12 +7,18 @@ import gc
 import json
 import math
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from pytest_ragv2.report.summary import summary_json_text, write_summary
+from pytest_ragv2.report.summary import summary_json_pieces, write_summary
+
+
+def summary_json_text(data: Mapping[str, Any]) -> str:
+    return "".join(summary_json_pieces(data))
+
 
 # records every thread a session starts, by name, into threads.txt at its end
 THREAD_LOG = textwrap.dedent(

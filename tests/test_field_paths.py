@@ -85,3 +85,24 @@ def test_no_warning_when_the_paths_resolve(project: pytest.Pytester, server: Ser
     result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=f")
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     assert "FieldPathWarning" not in result.stdout.str()
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [(7, 7), (7.0, 7), ("7", 7), (" 12 ", 12), ("-2", -2), (-2, -2), (True, None), (7.5, None),
+     ("7a", None), ("", None), (None, None)],
+)  # fmt: skip
+def test_every_json_adapter_reads_an_integer_alike(value: object, read: int | None) -> None:
+    """One reader for the retrieval and the chat adapter: a page written as a string, signed
+    or not, is the same number in both."""
+    from pytest_ragv2.systems.field_values import as_int, int_at
+    from pytest_ragv2.systems.http_json import map_item
+    from pytest_ragv2.systems.http_json_chat import HttpJsonCitationFields, map_citation
+
+    assert as_int(value) == read
+    assert int_at({"meta": {"page": value}}, "meta.page") == read
+    item = map_item(
+        1, {"text": "t", "file_id": "f", "page": value}, HttpJsonFields(page="page", page_base=1)
+    )
+    citation = map_citation(1, {"file_id": "f", "page": value}, HttpJsonCitationFields(page="page"))
+    assert item.page == citation.page == read

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,7 +15,7 @@ import pytest_ragv2.report.case_view as case_view
 import pytest_ragv2.report.page as page_module
 from pytest_ragv2.cases import load_catalog
 from pytest_ragv2.report.excerpts import excerpt
-from pytest_ragv2.report.page import render_page
+from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.rescore import rescore_run
 from pytest_ragv2.settings import load_settings
 from tests.conftest import REPO_ROOT, pyproject
@@ -23,6 +24,10 @@ from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 from tests.test_plugin import summary_of
 
 HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
+
+
+def render_page(*args: Any, **kwargs: Any) -> str:
+    return "".join(page_pieces(*args, **kwargs))
 
 
 def report(pytester: pytest.Pytester, run_id: str, layer: str | None = None) -> str:

@@ -221,10 +221,6 @@ def paired_cases(
     )
 
 
-def _mean(values: Sequence[float]) -> float:
-    return sum(values) / len(values)
-
-
 BaselineState = Literal["none", "not_run", "run"]
 
 

@@ -379,10 +379,6 @@ class ExpectTools(StrictModel):
         gathered["tools"] = {k: v for k, v in value.items() if k not in EXPECT_TOOLS_KEYS}
         return gathered
 
-    @property
-    def is_empty(self) -> bool:
-        return self == no_tool_expectations()
-
 
 @functools.cache
 def no_tool_expectations() -> ExpectTools:

@@ -698,19 +698,6 @@ def _skipped_html(cases: Sequence[CaseView]) -> str:
     return f"<section id='skipped'><h2>Skipped runs and why</h2><ul>{''.join(items)}</ul></section>"
 
 
-def render_page(
-    summary: Summary,
-    gates: Sequence[GateResult],
-    records: Sequence[RunRecord] = (),
-    catalog: Catalog | None = None,
-    run_dir: Path | None = None,
-) -> str:
-    """The page. ``records`` (the session's, of any layer: this layer's are taken), the
-    case ``catalog`` and the ``run_dir`` holding the raw runs feed the case panels; each
-    may be missing, and the page says what it then cannot show."""
-    return "".join(page_pieces(summary, gates, records, catalog, run_dir))
-
-
 def page_pieces(
     summary: Summary,
     gates: Sequence[GateResult],
@@ -719,8 +706,11 @@ def page_pieces(
     run_dir: Path | None = None,
     plots: PlotWorker | None = None,
 ) -> Iterator[str]:
-    """:func:`render_page`'s text in pieces, made as they are written (a page of 20,000
-    cases is 40 MB: joined, then encoded, it was held three times over). The plots are
+    """The page, in pieces made as they are written (a page of 20,000 cases is 40 MB:
+    joined, then encoded, it was held three times over). ``records`` (the session's, of any
+    layer: this layer's are taken), the case ``catalog`` and the ``run_dir`` holding the raw
+    runs feed the case panels; each may be missing, and the page says what it then cannot
+    show. The plots are
     handed to their helper at once; the page is built as its pieces are asked for, after
     summary.json is written."""
     layer_records = [record for record in records if record.key.layer == summary.layer]

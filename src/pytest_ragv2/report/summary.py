@@ -281,14 +281,9 @@ Depths = Mapping[str, "Depths"] | int | None
 _LINE_DEPTH: Depths = {"by_case": 2, "unmet_runs": 1, "diagnosis": {"cases": 1}}
 
 
-def summary_json_text(data: Mapping[str, Any]) -> str:
-    """summary.json's text: as ``json.dumps(indent=2)``, except that each entry of the
-    per-case tables stands on one line."""
-    return "".join(summary_json_pieces(data))
-
-
 def summary_json_pieces(data: Mapping[str, Any], *, allow_nan: bool = True) -> Iterator[str]:
-    """:func:`summary_json_text` piece by piece, as it is written: the text of 100,000
+    """summary.json's text, as ``json.dumps(indent=2)`` except that each entry of the
+    per-case tables stands on one line, piece by piece as it is written: the text of 100,000
     per-case rows is never held whole. ``allow_nan=False``: a NaN or an infinity raises
     ``ValueError`` (as :func:`json.dumps` does)."""
     return _outline(data, "", _LINE_DEPTH, allow_nan)

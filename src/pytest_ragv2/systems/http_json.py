@@ -32,6 +32,7 @@ from pytest_ragv2.systems.config import (
     StrictConfig,
     seconds_field,
 )
+from pytest_ragv2.systems.field_values import MISSING, as_int, describe, resolve, text_at
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 
@@ -119,13 +120,6 @@ def check_placeholders(templates: Mapping[str, Any], known: Sequence[str]) -> No
             raise ValueError(
                 f"{where}: unknown placeholder {{{name}}}{hint}; the adapter fills {filled}"
             )
-
-
-class _Missing:
-    """Marks a path that leads nowhere (distinct from a JSON null)."""
-
-
-MISSING = _Missing()
 
 
 class FieldPathWarning(pytest.PytestWarning):
@@ -235,7 +229,7 @@ class HttpJsonRetriever(HttpAdapter):
             path = self.config.items_path
             where = f" at items_path {path!r}" if path else ""
             raise AdapterFailure(
-                "malformed", f"answer of {reply.url} has no list{where} (found {_describe(found)})"
+                "malformed", f"answer of {reply.url} has no list{where} (found {describe(found)})"
             )
         items = [
             map_item(rank, raw, self.config.fields) for rank, raw in enumerate(found[:k], start=1)
@@ -266,40 +260,21 @@ def as_text(value: Any) -> str:
     return str(value)
 
 
-def resolve(value: Any, path: str) -> Any:
-    """The value at a dotted path ("" = ``value`` itself), or ``MISSING``."""
-    if not path:
-        return value
-    for segment in path.split("."):
-        if isinstance(value, dict):
-            if segment not in value:
-                return MISSING
-            value = value[segment]
-        elif isinstance(value, list):
-            try:
-                value = value[int(segment)]
-            except (ValueError, IndexError):
-                return MISSING
-        else:
-            return MISSING
-    return value
-
-
 def map_item(rank: int, raw: Any, fields: HttpJsonFields) -> RetrievedItem:
     text = resolve(raw, fields.text)
     if not isinstance(text, str):
         raise AdapterFailure(
-            "malformed", f"item {rank}: no text at {fields.text!r} (found {_describe(text)})"
+            "malformed", f"item {rank}: no text at {fields.text!r} (found {describe(text)})"
         )
     metadata: dict[str, Any] = {}
     if isinstance(raw, dict):
         # The text is the item's payload; keeping it twice would double every raw record.
         metadata = {key: value for key, value in raw.items() if key != fields.text}
-    file_id, filename = _text_at(raw, fields.file_id), _text_at(raw, fields.filename)
+    file_id, filename = text_at(raw, fields.file_id), text_at(raw, fields.filename)
     if file_id is None and filename is None:
         # a configuration mistake (both paths wrong), not a file outside the allow-list:
         # the run is the adapter's error, never a leak
-        keys = ", ".join(sorted(raw)) if isinstance(raw, dict) else _describe(raw)
+        keys = ", ".join(sorted(raw)) if isinstance(raw, dict) else describe(raw)
         raise AdapterFailure(
             "adapter",
             f"item {rank}: no file identity: fields.file_id {fields.file_id!r} and "
@@ -311,41 +286,20 @@ def map_item(rank: int, raw: Any, fields: HttpJsonFields) -> RetrievedItem:
         file_id=file_id,
         filename=filename,
         page=_one_based_at(raw, fields.page, fields.page_base),
-        section=_text_at(raw, fields.section),
-        table=_text_at(raw, fields.table),
+        section=text_at(raw, fields.section),
+        table=text_at(raw, fields.table),
         row=_one_based_at(raw, fields.row, fields.row_base),
-        row_key=_text_at(raw, fields.row_key),
+        row_key=text_at(raw, fields.row_key),
         score=_number_at(raw, fields.score),
         metadata=metadata,
     )
 
 
-def _text_at(raw: Any, path: str | None) -> str | None:
-    if path is None:
-        return None
-    value = resolve(raw, path)
-    if value is MISSING or value is None or value == "":
-        return None
-    return str(value)
-
-
 def _one_based_at(raw: Any, path: str | None, base: int) -> int | None:
     if path is None:
         return None
-    number = _as_int(resolve(raw, path))
+    number = as_int(resolve(raw, path))
     return None if number is None else number + 1 - base
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value.strip())
-    return None
 
 
 def _number_at(raw: Any, path: str | None) -> float | None:
@@ -355,9 +309,3 @@ def _number_at(raw: Any, path: str | None) -> float | None:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
     return float(value)
-
-
-def _describe(value: Any) -> str:
-    if value is MISSING:
-        return "nothing"
-    return "null" if value is None else type(value).__name__

@@ -40,13 +40,12 @@ from pytest_ragv2.systems.config import (
     StrictConfig,
     seconds_field,
 )
+from pytest_ragv2.systems.field_values import MISSING, describe, int_at, resolve, text_at
 from pytest_ragv2.systems.http_json import (
-    MISSING,
     HttpJsonFields,
     check_placeholders,
     fill_template,
     map_item,
-    resolve,
 )
 from pytest_ragv2.systems.openai_wire import flatten_usage, parse_arguments
 from pytest_ragv2.systems.outputs import RunError
@@ -184,7 +183,7 @@ class HttpJsonChat(HttpAdapter):
             raise AdapterFailure(
                 "malformed",
                 f"no answer text at answer_path {config.answer_path!r} "
-                f"(found {_describe(text)}): {excerpt(answer)}",
+                f"(found {describe(text)}): {excerpt(answer)}",
             )
         turn.answer = text
         if config.conversation_id_path is not None:
@@ -222,21 +221,21 @@ def _list_at(answer: Any, path: str | None) -> list[Any]:
         return []
     if not isinstance(found, list):
         raise AdapterFailure(
-            "malformed", f"no list at {path!r} (found {_describe(found)}): {excerpt(answer)}"
+            "malformed", f"no list at {path!r} (found {describe(found)}): {excerpt(answer)}"
         )
     return found
 
 
 def map_citation(position: int, raw: Any, fields: HttpJsonCitationFields) -> Citation:
     """One citation object; ``position`` (1-based) makes the marker when none is mapped."""
-    marker = _text_at(raw, fields.marker)
-    page = _int_at(raw, fields.page)
+    marker = text_at(raw, fields.marker)
+    page = int_at(raw, fields.page)
     return Citation(
         marker=marker if marker is not None else f"[{position}]",
-        file_id=_text_at(raw, fields.file_id),
-        filename=_text_at(raw, fields.filename),
+        file_id=text_at(raw, fields.file_id),
+        filename=text_at(raw, fields.filename),
         page=None if page is None else page + 1 - fields.page_base,
-        content=_text_at(raw, fields.content),
+        content=text_at(raw, fields.content),
     )
 
 
@@ -255,38 +254,8 @@ def map_tool_call(position: int, raw: Any, fields: HttpJsonToolCallFields) -> To
         elif found is not MISSING and found is not None:
             result = json.dumps(found, ensure_ascii=False)
     return ToolCall(
-        id=_text_at(raw, fields.id) or f"call_{position}",
+        id=text_at(raw, fields.id) or f"call_{position}",
         name=name,
         arguments={} if arguments is MISSING or arguments is None else parse_arguments(arguments),
         result=result,
     )
-
-
-def _text_at(raw: Any, path: str | None) -> str | None:
-    if path is None:
-        return None
-    value = resolve(raw, path)
-    if value is MISSING or value is None or value == "":
-        return None
-    return str(value)
-
-
-def _int_at(raw: Any, path: str | None) -> int | None:
-    if path is None:
-        return None
-    value = resolve(raw, path)
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
-
-
-def _describe(value: Any) -> str:
-    if value is MISSING:
-        return "nothing"
-    return "null" if value is None else type(value).__name__

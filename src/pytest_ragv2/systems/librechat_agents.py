@@ -76,6 +76,7 @@ from pytest_ragv2.systems.base import (
 )
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
+from pytest_ragv2.systems.field_values import as_int
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
@@ -345,7 +346,7 @@ def source_item(
     """One attachment source as a ``RetrievedItem`` (page made 1-based)."""
     content = source.get("content")
     pages = source.get("pages")
-    first_page = _as_int(pages[0]) if isinstance(pages, list) and pages else None
+    first_page = as_int(pages[0]) if isinstance(pages, list) and pages else None
     relevance = source.get("relevance")
     metadata = {key: value for key, value in source.items() if key != "content"}
     if tool_call_id is not None:
@@ -367,18 +368,6 @@ def source_item(
 
 def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
-
-
-def _as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return None
 
 
 # ---------------------------------------------------------------------------------------
