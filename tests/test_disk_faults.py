@@ -175,7 +175,12 @@ def test_a_resumption_on_a_full_disk_leaves_the_run_resumable(project: pytest.Py
     assert done.returncode == pytest.ExitCode.INTERNAL_ERROR
     assert "raw runs could not be written: " in _one_line(done)
     run_dir = project.path / "raw-runs" / "r"
-    assert sorted(path.name for path in run_dir.iterdir()) == ["manifest.json", "runs-main.jsonl"]
+    # the first session's raw runs and its end, untouched by the resumption that failed
+    assert sorted(path.name for path in run_dir.iterdir()) == [
+        "manifest.json",
+        "runs-main.jsonl",
+        "session-end.json",
+    ]
     (project.path / "conftest.py").unlink()
     again = _session(project, "--ragv2-resume=r")
     assert again.returncode == pytest.ExitCode.OK, again.stdout + again.stderr

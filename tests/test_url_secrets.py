@@ -195,7 +195,7 @@ def test_a_credential_in_a_configured_url_reaches_no_artifact(project: pytest.Py
     for text_of in [
         result.stdout.str(),
         result.stderr.str(),
-        *(Path(path).read_text(encoding="utf-8") for path in written),
+        *(artifact_text(Path(path)) for path in written),
     ]:
         assert PASSWORD not in text_of
         assert "c0de" not in text_of

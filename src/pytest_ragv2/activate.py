@@ -609,4 +609,6 @@ def _start_controller(
         # user's choice (--html); report.html from the summary is always written
         from pytest_ragv2.report.html import HtmlHooks
 
-        config.pluginmanager.register(HtmlHooks(controller, ctx.layers), "ragv2-html")
+        config.pluginmanager.register(
+            HtmlHooks(controller, ctx.layers, ctx.settings.gates.recall_k), "ragv2-html"
+        )

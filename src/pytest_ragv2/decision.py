@@ -60,7 +60,13 @@ def decide(
     def decided(given: Iterable[RunRecord | Mapping[str, Any]], errors: Sequence[str]) -> Decision:
         # a run the scorer could not decide, and no reviewer has ruled on, decides nothing
         held = [held_for_review(as_record(record)) for record in given]
-        results = aggregate(held, roles=roles, expected_runs=expected_runs, layer=layer)
+        results = aggregate(
+            held,
+            roles=roles,
+            expected_runs=expected_runs,
+            layer=layer,
+            recall_k=settings.gates.recall_k,
+        )
         gates = load_layer(layer).gates(
             results,
             settings,

@@ -1,7 +1,7 @@
 """Failure diagnosis: per case and system, the layer most likely at fault (pure).
 
 The evaluation protocol's diagnosis table read on the session's records: layer A says
-whether a system's retrieval found the required evidence (recall@5), layer C whether the
+whether a system's retrieval found the required evidence (recall@k), layer C whether the
 frozen evidence held it (``evidence_recall``), layers B and C whether the answer was right.
 Put side by side per case, they name the failing layer — "retrieval missed", "retrieval
 found it, the answer lost it", "the model refused despite evidence", "answered without
@@ -53,7 +53,6 @@ FAILURES = frozenset(
 
 RETRIEVAL_LAYER = "A"
 ANSWER_LAYERS = ("B", "C")
-RETRIEVAL_RECALL = "recall@5"  # layer A: the required evidence in the top 5
 FROZEN_RECALL = "evidence_recall"  # layer C: recall@5 of the frozen evidence itself
 # the gold-related reasons a failure is compared on across systems ("the same way")
 GOLD_REASONS = (
@@ -159,8 +158,9 @@ class CasesJson(Mapping[str, dict[str, dict[str, str]]]):
         return len(self._by_case)
 
 
-def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]]) -> Diagnosis:
-    """The diagnosis of a session: its records grouped by layer (any of A, B, C)."""
+def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]], recall_k: int = 5) -> Diagnosis:
+    """The diagnosis of a session: its records grouped by layer (any of A, B, C); layer A's
+    evidence is its runs' recall@``recall_k`` (the gates' k)."""
     by_layer = {
         layer: [record for record in records if not record.skipped]
         for layer, records in records_by_layer.items()
@@ -197,7 +197,7 @@ def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]]) -> Diagnosis:
             layer = evidence_layers[-1]
             found = {
                 lang: _diagnose_language(
-                    case, label, layer, runs, retrieval.get((case, system), [])
+                    case, label, layer, runs, retrieval.get((case, system), []), recall_k
                 )
                 for lang, runs in _by_language(records).items()
             }
@@ -233,17 +233,19 @@ def _diagnose_language(
     layer: str,
     records: Sequence[RunRecord],
     retrieval: Sequence[RunRecord],
+    recall_k: int,
 ) -> CaseDiagnosis:
     """One language of a case: its runs in ``layer``, with the evidence that layer reads."""
+    recall = f"recall@{recall_k}"
     if layer == RETRIEVAL_LAYER:
-        return _retrieval_only(case, label, records)
+        return _retrieval_only(case, label, records, recall)
     if layer == "C":
         recalls = [record.metric(FROZEN_RECALL) for record in records]
         source = "the frozen evidence's recall@5"
     else:
         lang = records[0].key.lang
-        recalls = [r.metric(RETRIEVAL_RECALL) for r in retrieval if r.key.lang == lang and r.ok]
-        source = "layer-A recall@5"
+        recalls = [r.metric(recall) for r in retrieval if r.key.lang == lang and r.ok]
+        source = f"layer-A {recall}"
     return _answered(case, label, layer, records, recalls, source)
 
 
@@ -323,13 +325,15 @@ def _recall_text(recalls: Sequence[float | None], source: str) -> str:
     return mean if len(values) == 1 else f"{mean} (mean of {len(values)} runs)"
 
 
-def _retrieval_only(case: str, label: str, records: Sequence[RunRecord]) -> CaseDiagnosis:
+def _retrieval_only(
+    case: str, label: str, records: Sequence[RunRecord], recall: str
+) -> CaseDiagnosis:
     ran = [record for record in records if record.ok]
     if not ran:
         return CaseDiagnosis(case, label, RUNS_FAILED, f"all {len(records)} run(s) failed")
-    recalls = [record.metric(RETRIEVAL_RECALL) for record in ran]
+    recalls = [record.metric(recall) for record in ran]
     state = evidence_state(recalls)
-    text = _recall_text(recalls, "recall@5")
+    text = _recall_text(recalls, recall)
     if state is None:
         return CaseDiagnosis(case, label, OK, "no required evidence to retrieve")
     if state == "found":

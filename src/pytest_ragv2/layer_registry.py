@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults, SystemRow
+    from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
 
 
@@ -39,8 +39,13 @@ class LayerInfo:
     module: str  # the module whose ``LAYER`` implements :class:`Layer`
     chat: bool  # runs systems' chat paths: one inference slot at a time (slot scheduling)
     default_repetitions: int
-    headline_metric: str  # the per-case metric whose interval the system tables show
+    # the per-case metric whose interval the system tables show; "{k}": the gates' recall_k
+    headline_metric: str
     answer_models_only: bool = False  # its systems are answer models (no search, no runner)
+
+    def headline(self, recall_k: int = 5) -> str:
+        """The headline metric's name, ``recall@{recall_k}`` at a retrieval layer."""
+        return self.headline_metric.format(k=recall_k)
 
 
 LAYERS: Mapping[str, LayerInfo] = {
@@ -50,7 +55,7 @@ LAYERS: Mapping[str, LayerInfo] = {
         module="pytest_ragv2.layers.retrieval_layer",
         chat=False,
         default_repetitions=1,
-        headline_metric="recall@5",
+        headline_metric="recall@{k}",
     ),
     "B": LayerInfo(
         name="B",
@@ -171,7 +176,7 @@ class Layer(Protocol):
         quality score reads the settings' weights)."""
         ...
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
+    def case_table(self, summary: Summary) -> Table:
         """One row per case, every system side by side."""
         ...
 

@@ -108,7 +108,12 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
     status = 2 if end.interrupted else 3 if end.stopped else 0 if passed and not incomplete else 1
     # several layers: one failure diagnosis reads them together (A's recall, B's answers)
     diagnosis = (
-        diagnose({layer: d.results.records for layer, d in decisions.items()}) if several else None
+        diagnose(
+            {layer: d.results.records for layer, d in decisions.items()},
+            facts.settings.gates.recall_k,
+        )
+        if several
+        else None
     )
     summaries: dict[str, Summary] = {}
     gates_by_layer: dict[str, list[GateResult]] = {}

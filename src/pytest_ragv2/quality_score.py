@@ -79,11 +79,20 @@ def _declared(metrics: tuple[Metric, ...], *names: str) -> tuple[Metric, ...]:
 
 
 # the declared metrics each area reads, per kind of layer (metrics.py declares them once)
-RETRIEVAL_AREAS: dict[Area, tuple[Metric, ...]] = {
-    "retrieval_quality": _declared(
-        RETRIEVAL_METRICS, "recall@5", "mrr", "exact_metadata", "table_integrity", "duplicate_rate"
-    ),
-}
+def retrieval_areas(recall_k: int = 5) -> dict[Area, tuple[Metric, ...]]:
+    """A retrieval layer's areas: its recall is at the gates' ``recall_k``."""
+    return {
+        "retrieval_quality": _declared(
+            RETRIEVAL_METRICS,
+            f"recall@{recall_k}",
+            "mrr",
+            "exact_metadata",
+            "table_integrity",
+            "duplicate_rate",
+        ),
+    }
+
+
 ANSWER_AREAS: dict[Area, tuple[Metric, ...]] = {
     "answer_correctness": _declared(ANSWER_METRICS, "exact_answer", "claim_correctness"),
     "citation_grounding": _declared(
@@ -220,10 +229,15 @@ def _parts(metrics: tuple[Metric, ...], figures: SystemFigures) -> tuple[Part, .
 
 
 def score_system(
-    figures: SystemFigures, *, answers: bool, weights: Weights, p95_limit_s: float
+    figures: SystemFigures,
+    *,
+    answers: bool,
+    weights: Weights,
+    p95_limit_s: float,
+    recall_k: int = 5,
 ) -> SystemScore:
     """One system's weighted score at a retrieval (``answers=False``) or an answer layer."""
-    areas = ANSWER_AREAS if answers else RETRIEVAL_AREAS
+    areas = ANSWER_AREAS if answers else retrieval_areas(recall_k)
     found: list[tuple[Area, tuple[Part, ...]]] = []
     for area in AREAS:
         if area == "latency_reliability":
@@ -255,11 +269,18 @@ def score_layer(
     answers: bool,
     weights: Weights,
     p95_limit_s: float,
+    recall_k: int = 5,
 ) -> QualityScores:
     return QualityScores(
         layer,
         tuple(
-            score_system(figures, answers=answers, weights=weights, p95_limit_s=p95_limit_s)
+            score_system(
+                figures,
+                answers=answers,
+                weights=weights,
+                p95_limit_s=p95_limit_s,
+                recall_k=recall_k,
+            )
             for figures in systems
         ),
     )
@@ -293,4 +314,11 @@ def session_scores(
     weights = Weights(**found.score_weights.model_dump())
     limit = found.answer_gates.e2e_p95_max_s if answers else found.gates.retrieval_p95_max_s
     systems = [figures_of(name, row, vetoes.get(name, ())) for name, row in results.systems.items()]
-    return score_layer(layer, systems, answers=answers, weights=weights, p95_limit_s=limit)
+    return score_layer(
+        layer,
+        systems,
+        answers=answers,
+        weights=weights,
+        p95_limit_s=limit,
+        recall_k=results.recall_k,
+    )

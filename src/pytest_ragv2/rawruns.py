@@ -187,26 +187,29 @@ def write_stored_chunks(
     run_dir: Path, chunks: Mapping[str, Sequence[RetrievedItem] | None]
 ) -> None:
     """What each system's service listed as stored for the gold files, kept so that a
-    rescore computes the same attainable ceilings (None: the listing failed)."""
+    rescore computes the same attainable ceilings; a system that could not list them (None)
+    is left out, and no file is written when none could."""
     listed = {
-        name: [item.to_json() for item in items] if items is not None else None
+        name: [item.to_json() for item in items]
         for name, items in sorted(chunks.items())
+        if items is not None
     }
+    if not listed:
+        return
     path = run_dir / STORED_CHUNKS_NAME
     tmp = path.with_suffix(".tmp")
     tmp.write_bytes(gzip.compress(json_dumps(listed).encode("utf-8"), mtime=0))
     os.replace(tmp, path)
 
 
-def read_stored_chunks(run_dir: Path) -> dict[str, list[RetrievedItem] | None]:
+def read_stored_chunks(run_dir: Path) -> dict[str, list[RetrievedItem]]:
     """The listings :func:`write_stored_chunks` kept; none for a run that kept none."""
     path = run_dir / STORED_CHUNKS_NAME
     if not path.is_file():
         return {}
-    listed: dict[str, list[dict[str, Any]] | None] = json.loads(gzip.decompress(path.read_bytes()))
+    listed: dict[str, list[dict[str, Any]]] = json.loads(gzip.decompress(path.read_bytes()))
     return {
-        name: [RetrievedItem.from_json(item) for item in items] if items is not None else None
-        for name, items in listed.items()
+        name: [RetrievedItem.from_json(item) for item in items] for name, items in listed.items()
     }
 
 

@@ -244,6 +244,7 @@ def summarize(
     with_intervals: bool = False,
     layer: str = "A",
     case_means: Mapping[str, Mapping[str, float]] | None = None,
+    recall_k: int = 5,
 ) -> SystemRow:
     """One table row: the metrics of a group of runs (intervals only where asked: they cost
     a bootstrap each). Skipped runs are counted, and left out of every figure.
@@ -288,7 +289,7 @@ def summarize(
         row.latency_p50 = estimate_json(order_statistic_ci(latencies, 50))
         row.latency_p95 = estimate_json(order_statistic_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
-        headline = implementation.info.headline_metric
+        headline = implementation.info.headline(recall_k)
         values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
         row.headline_ci = (headline, estimate_json(clustered_mean_ci(values)))
     return row
@@ -349,6 +350,7 @@ class SessionResults:
     roles: dict[str, str]
     expected_runs: int | None
     layer: str = "A"
+    recall_k: int = 5  # the gates' recall@k: the headline of a retrieval layer's tables
     systems: dict[str, SystemRow] = field(default_factory=dict)
     by_category: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
     by_language: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
@@ -384,6 +386,7 @@ def aggregate(
     roles: Mapping[str, str],
     expected_runs: int | None = None,
     layer: str = "A",
+    recall_k: int = 5,
 ) -> SessionResults:
     """Deduplicate by run key (the last record wins) and build every table."""
     unique: dict[RunKey, RunRecord] = {}
@@ -392,7 +395,11 @@ def aggregate(
         unique[record.key] = record
     ordered = [unique[key] for key in sorted(unique, key=RunKey.sort_key)]
     results = SessionResults(
-        records=ordered, roles=dict(roles), expected_runs=expected_runs, layer=layer
+        records=ordered,
+        roles=dict(roles),
+        expected_runs=expected_runs,
+        layer=layer,
+        recall_k=recall_k,
     )
     rank = {"baseline": 0, "candidate": 1, "reference": 2}
     by_system = group(ordered, _system)
@@ -405,7 +412,11 @@ def aggregate(
         case_means = case_metric_means(system_records, metrics_named)
         means_of = functools.partial(_means_of_cases, case_means)
         results.systems[system] = summarize(
-            system_records, with_intervals=True, layer=layer, case_means=case_means
+            system_records,
+            with_intervals=True,
+            layer=layer,
+            case_means=case_means,
+            recall_k=recall_k,
         )
         results.systems[system].role = roles.get(system, "unknown")
         results.by_category[system] = {

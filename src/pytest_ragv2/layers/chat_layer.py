@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults, SystemRow
+    from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
 
 KbPath = Literal["agentic", "systematic", "any"]
@@ -130,17 +130,17 @@ class ChatLayer:
             "vetoes_by_system": vetoes,
             "quality_score": scores.to_json(),
             "rubric": rubric_counts(results),
-            "diagnosis": diagnose({self.info.name: results.records}).json_view(),
+            "diagnosis": diagnose({self.info.name: results.records}, results.recall_k).json_view(),
         }
         judged = judge_counts(results)
         if judged:
             extras["judge"] = judged
         return extras
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
+    def case_table(self, summary: Summary) -> Table:
         from pytest_ragv2.report.tables import answer_case_table
 
-        return answer_case_table(by_case)
+        return answer_case_table(summary.by_case)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         from pytest_ragv2.report.tables import (

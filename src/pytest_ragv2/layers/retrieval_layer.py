@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
     from pytest_ragv2.run_record import RunRecord
     from pytest_ragv2.schema import Case
-    from pytest_ragv2.session import SessionResults, SystemRow
+    from pytest_ragv2.session import SessionResults
     from pytest_ragv2.settings import Settings, SystemSettings
 
 
@@ -100,14 +100,14 @@ class RetrievalLayer:
         }
         scores = session_scores(self.info.name, results, settings, vetoes, answers=False)
         return {
-            "diagnosis": diagnose({self.info.name: results.records}).json_view(),
+            "diagnosis": diagnose({self.info.name: results.records}, results.recall_k).json_view(),
             "quality_score": scores.to_json(),
         }
 
-    def case_table(self, by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
+    def case_table(self, summary: Summary) -> Table:
         from pytest_ragv2.report.tables import retrieval_case_table
 
-        return retrieval_case_table(by_case)
+        return retrieval_case_table(summary.by_case, summary.recall_k)
 
     def sections(self, summary: Summary) -> list[tuple[str, Table]]:
         from pytest_ragv2.report.tables import (

@@ -516,9 +516,8 @@ def build_case_views(
     """Every case of the layer's records, in case order, each with its runs (candidate
     first, then by system, language and repetition); past ``limit`` cases, only those
     :func:`shown_cases` keeps."""
-    from pytest_ragv2.layer_registry import layer_info
 
-    headline = layer_info(summary.layer).headline_metric
+    headline = summary.headline_metric
     layer_records = [record for record in records if record.key.layer == summary.layer]
     kept = shown_cases(layer_records, limit)
     by_case: dict[str, list[RunRecord]] = defaultdict(list)

@@ -22,11 +22,12 @@ from pytest_ragv2.report.tables import answer_system_table, gate_table, system_t
 from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, as_record
 from pytest_ragv2.safe_text import html_escape as escape
 
-COLUMNS = ("System", "Case", "Lang", "Rep", "R@5", "MRR", "Latency ms")
+# "{k}": the gates' recall_k
+COLUMNS = ("System", "Case", "Lang", "Rep", "R@{k}", "MRR", "Latency ms")
 CHAT_COLUMNS = ("System", "Case", "Lang", "Rep", "Exact", "Rubric", "Vetoes", "Latency s")
 # a session of a retrieval and a chat layer: every column named for the layer it is of
 MIXED_COLUMNS = (
-    "System", "Case", "Lang", "Rep", "Layer", "A: R@5", "A: MRR", "B/C: Exact", "B/C: Rubric",
+    "System", "Case", "Lang", "Rep", "Layer", "A: R@{k}", "A: MRR", "B/C: Exact", "B/C: Rubric",
     "B/C: Vetoes", "Latency s",
 )  # fmt: skip
 REASONS_SHOWN = 20
@@ -64,12 +65,14 @@ def _escape_test_id(report: pytest.TestReport, cells: list[str]) -> None:
 
 
 class HtmlHooks:
-    def __init__(self, decided: Decided, layers: Sequence[str]) -> None:
+    def __init__(self, decided: Decided, layers: Sequence[str], recall_k: int = 5) -> None:
         self._controller = decided
         chat = [layer_info(layer).chat for layer in layers]
         self._chat = any(chat)
         self._mixed = any(chat) and not all(chat)
-        self._columns = MIXED_COLUMNS if self._mixed else CHAT_COLUMNS if self._chat else COLUMNS
+        columns = MIXED_COLUMNS if self._mixed else CHAT_COLUMNS if self._chat else COLUMNS
+        self._columns = tuple(name.format(k=recall_k) for name in columns)
+        self._recall = f"recall@{recall_k}"
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
@@ -90,14 +93,14 @@ class HtmlHooks:
             row = [
                 *where,
                 _cell(key.layer),
-                *([_cell(None)] * 2 if chat else _retrieval_cells(record)),
+                *([_cell(None)] * 2 if chat else _retrieval_cells(record, self._recall)),
                 *(_chat_cells(record) if isinstance(record, ChatRecord) else [_cell(None)] * 3),
                 _cell(record.latency_s),
             ]
         elif isinstance(record, ChatRecord):
             row = [*where, *_chat_cells(record), _cell(record.latency_s)]
         else:
-            row = [*where, *_retrieval_cells(record), _cell(record.latency_s * 1000)]
+            row = [*where, *_retrieval_cells(record, self._recall), _cell(record.latency_s * 1000)]
         # a session of several layers shows every run under one header: as many cells
         width = len(self._columns)
         cells[2:2] = (row + ["<td></td>"] * width)[:width]
@@ -127,8 +130,8 @@ class HtmlHooks:
         prefix.append("<h3>Systems</h3>" + table_html(table(result.systems)))
 
 
-def _retrieval_cells(record: RunRecord) -> list[str]:
-    return [_cell(record.metric("recall@5")), _cell(record.metric("mrr"))]
+def _retrieval_cells(record: RunRecord, recall: str) -> list[str]:
+    return [_cell(record.metric(recall)), _cell(record.metric("mrr"))]
 
 
 def _chat_cells(record: ChatRecord) -> list[str]:

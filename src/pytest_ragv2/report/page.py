@@ -727,9 +727,8 @@ def _page_pieces(
     run_dir: Path | None,
     plots: PlotWorker | None,
 ) -> Iterator[str]:
-    from pytest_ragv2.layer_registry import layer_info
 
-    headline = layer_info(summary.layer).headline_metric
+    headline = summary.headline_metric
     trouble = ""
     try:
         cases = build_case_views(summary, layer_records, catalog, run_dir, CASE_PANELS_SHOWN)
@@ -759,7 +758,7 @@ def _page_pieces(
             for title, table in metric_sections(summary)
         ),
         "<h2>Cases</h2>",
-        _case_table_html(case_table(summary.by_case, summary.layer), cases),
+        _case_table_html(case_table(summary), cases),
         [trouble]
         if trouble
         else _cases_html(

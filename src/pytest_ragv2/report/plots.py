@@ -307,6 +307,7 @@ class PlotInputs:
     # only: what the per-case figure reads of a row (a float per case, not a row per case)
     case_values: dict[str, dict[str, Any]] = field(default_factory=dict)
     case_metric: str = ""
+    headline: str = "met"  # the layer's headline metric (recall@k at a retrieval layer)
 
 
 def _plot_row(row: SystemRow) -> PlotRow:
@@ -339,11 +340,12 @@ def plot_inputs(summary: Summary) -> PlotInputs:
             for gate in summary.gates
         ),
         extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
+        headline=summary.headline_metric,
     )
     compared = [_role_system(inputs, "candidate"), _role_system(inputs, "baseline")]
     if None in compared:
         return inputs
-    metric = _compared_metric(inputs) if summary.layer == "A" else "exact_answer"
+    metric = inputs.headline
     values = {
         str(name): {case: row.metrics.get(metric) for case, row in summary.by_case[name].items()}
         for name in compared
@@ -555,7 +557,6 @@ _DETAIL = re.compile(
     r"(?P<high>[+-]\d+\.\d+)\] \((?P<confidence>[\d.]+)% [^)]*\), (?P<n>\d+) cases"
 )
 _SIGNED = re.compile(r"[+-]\d+\.\d+")
-_METRIC = re.compile(r"recall@\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -630,24 +631,12 @@ def _margin(gate: Any) -> float | None:
     return float(match.group(0)) if match else None
 
 
-def _compared_metric(summary: PlotInputs) -> str:
-    from pytest_ragv2.layer_registry import LAYERS
-
-    for name in ("recall_improvement", "category_regression"):
-        gate = next((g for g in summary.gates if g.name == name), None)
-        match = _METRIC.search(gate.description) if gate is not None else None
-        if match:
-            return match.group(0)
-    info = LAYERS.get(summary.layer)
-    return info.headline_metric if info is not None else "met"
-
-
 def _category_deltas(summary: PlotInputs) -> _Plot | None:
     candidate = _role_system(summary, "candidate")
     baseline = _role_system(summary, "baseline")
     if candidate is None or baseline is None:
         return None
-    metric = _compared_metric(summary)
+    metric = summary.headline
     intervals = _regression_intervals(summary)
     with_intervals = bool(intervals)
     if not intervals:

@@ -62,6 +62,19 @@ class Summary:
     extras: dict[str, Any] = field(default_factory=dict)
     # the runs the scorer could not decide, waiting for a reviewer's ruling
     review_queue: list[dict[str, Any]] = field(default_factory=list)
+    recall_k: int = 5  # the gates' recall@k, which a retrieval layer's tables show
+
+    @property
+    def headline_metric(self) -> str:
+        from pytest_ragv2.layer_registry import layer_info
+
+        return layer_info(self.layer).headline(self.recall_k)
+
+    @property
+    def _reads_recall_k(self) -> bool:
+        from pytest_ragv2.layer_registry import layer_info
+
+        return "{k}" in layer_info(self.layer).headline_metric
 
     def to_json(self) -> dict[str, Any]:
         cleaned: dict[str, Any] = _clean(self._json_as_built())
@@ -73,6 +86,7 @@ class Summary:
             "run_id": self.run_id,
             "seed": self.seed,
             "layer": self.layer,
+            **({"recall_k": self.recall_k} if self._reads_recall_k else {}),
             "verdict": self.verdict,
             "exit_status": self.exit_status,
             "raw_runs": self.raw_runs,
@@ -123,6 +137,7 @@ def build_summary(
         gates=list(gates),
         unmet_runs=unmet_runs(results),
         review_queue=review_queue(results),
+        recall_k=results.recall_k,
         extras=load_layer(layer).summary_extras(results, settings)
         | ({"adjudication": results.adjudication} if results.adjudication else {}),
     )

@@ -257,20 +257,22 @@ def render_markdown(table: Table) -> list[str]:
     return [line(header), line(["---"] * len(header)), *(line(row) for row in rows)]
 
 
-def case_table(by_case: Mapping[str, Mapping[str, SystemRow]], layer: str = "A") -> Table:
+def case_table(summary: Summary) -> Table:
     """One row per case, every system side by side: the layer's case table."""
     from pytest_ragv2.layer_registry import load_layer
 
-    return load_layer(layer).case_table(by_case)
+    return load_layer(summary.layer).case_table(summary)
 
 
-def retrieval_case_table(by_case: Mapping[str, Mapping[str, SystemRow]]) -> Table:
-    """Layer A: runs met, recall@5 and MRR of every system side by side."""
+def retrieval_case_table(
+    by_case: Mapping[str, Mapping[str, SystemRow]], recall_k: int = 5
+) -> Table:
+    """Layer A: runs met, recall@k and MRR of every system side by side."""
     systems = list(by_case)
     cases = sorted({case for rows in by_case.values() for case in rows})
     header = ["case"]
     for system in systems:
-        header += [f"{system} met", f"{system} R@5", f"{system} MRR"]
+        header += [f"{system} met", f"{system} R@{recall_k}", f"{system} MRR"]
     rows = []
     for case in cases:
         row = [case]
@@ -281,7 +283,8 @@ def retrieval_case_table(by_case: Mapping[str, Mapping[str, SystemRow]]) -> Tabl
                 continue
             met = data.value("met")
             met_runs = "—" if met is None else f"{round(met * data.runs)}/{data.runs}"
-            row += [met_runs, fmt_rate(data.value("recall@5")), fmt_rate(data.value("mrr"))]
+            recall = data.value(f"recall@{recall_k}")
+            row += [met_runs, fmt_rate(recall), fmt_rate(data.value("mrr"))]
         rows.append(row)
     return header, rows
 
@@ -297,18 +300,19 @@ def metric_sections(summary: Summary) -> list[tuple[str, Table]]:
 def retrieval_sections(summary: Summary) -> list[tuple[str, Table]]:
     """Layer A's tables: systems, recall by category and language, the attainable ceiling."""
     roles = roles_of(summary.systems)
+    recall = summary.headline_metric
     return [
         (
             "Systems (rates are means of per-case means; latency over runs, 95 % bootstrap CI)",
             system_table(summary.systems),
         ),
         (
-            "Recall@5 by category",
-            breakdown_table("category", summary.by_category, "recall@5", roles),
+            f"Recall@{summary.recall_k} by category",
+            breakdown_table("category", summary.by_category, recall, roles),
         ),
         (
-            "Recall@5 by language",
-            breakdown_table("language", summary.by_language, "recall@5", roles),
+            f"Recall@{summary.recall_k} by language",
+            breakdown_table("language", summary.by_language, recall, roles),
         ),
         *(
             [("Attainable ceiling by category", ceiling_table(summary))]
@@ -319,13 +323,13 @@ def retrieval_sections(summary: Summary) -> list[tuple[str, Table]]:
 
 
 def ceiling_table(summary: Summary) -> Table:
-    """Recall@5 beside the attainable ceiling (a perfect ranker over what the system
+    """Recall@k beside the attainable ceiling (a perfect ranker over what the system
     stores), per category and system: a low ceiling is a loader or gold problem, a recall
     far under its ceiling a ranking problem."""
     attainable: Mapping[str, Mapping[str, Any]] = summary.extras["attainable"]
     systems = list(attainable)
     categories = sorted({c for found in attainable.values() for c in found["by_category"]})
-    header = ["category", *(f"{name} R@5 / ceiling" for name in systems)]
+    header = ["category", *(f"{name} R@{summary.recall_k} / ceiling" for name in systems)]
     rows = []
     for category in [*categories, "all"]:
         cells = [category]
@@ -336,7 +340,7 @@ def ceiling_table(summary: Summary) -> Table:
             else:
                 row = summary.by_category.get(name, {}).get(category)
                 limit = attainable[name]["by_category"].get(category)
-            recall = row.value("recall@5") if row is not None else None
+            recall = row.value(summary.headline_metric) if row is not None else None
             cells.append(f"{fmt_rate(recall)} / {fmt_rate(limit)}")
         rows.append(cells)
     return header, rows
