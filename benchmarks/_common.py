@@ -172,8 +172,8 @@ def bundled_config(folder: Path) -> Path:
     """A copy of the repository's ``[tool.ragv2]`` configuration in ``folder`` whose paths
     are absolute and whose raw runs and reports go to ``folder``: the bundled benchmark run
     from the repository root leaves the repository as it was."""
-    from pytest_ragv2.configfile import read_config
-    from pytest_ragv2.settings import PATH_FIELDS, Settings
+    from pytest_ragv2.config.file import read_config
+    from pytest_ragv2.config.settings import PATH_FIELDS, Settings
 
     config: dict[str, Any] = read_config(REPO / "pyproject.toml")
     defaults = Settings()
@@ -318,7 +318,7 @@ def write_chat_project(root: Path, url: str, items: int, latency_ms: float) -> N
 def chat_run_times(run_dir: Path) -> tuple[float, float, int]:
     """(harness-executed search time, conversation time, conversations) of one layer-B run's
     raw runs."""
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.run.rawruns import read_raw_runs
 
     search = conversations = 0.0
     count = 0

@@ -330,7 +330,7 @@ def typed_claim(fact: dict[str, Any], *, severity: str | None = None) -> dict[st
     """A corpus fact as a typed claim where its kind is a value kind and the schema takes its
     value as one (:func:`typed_value_problem`); anything else as a text claim (its value,
     as written)."""
-    from pytest_ragv2.schema import typed_value_problem
+    from pytest_ragv2.gold.schema import typed_value_problem
 
     value = str(fact.get("value") or fact.get("fact"))
     kind = fact.get("kind")
@@ -357,7 +357,7 @@ def source_type(question: Question) -> str:
 
 
 def gold_case(question: Question, form: str = "authored") -> Any:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
 
     if form == "authored" and question.authored is not None:
         # the gold a gold author wrote for this prompt, without seeing answers or grades
@@ -412,13 +412,13 @@ class Scored:
 def score_all(
     questions: Iterable[Question], stats: EvidenceStats, form: str = "authored"
 ) -> list[Scored]:
-    from pytest_ragv2.allowlist import load_allowlist
-    from pytest_ragv2.keys import RunKey
-    from pytest_ragv2.layers.chat import chat_record, scoring_options
-    from pytest_ragv2.run_record import held_for_review
+    from pytest_ragv2.deciding.records import held_for_review
+    from pytest_ragv2.gold.allowlist import load_allowlist
+    from pytest_ragv2.layers.chat.run import chat_record, scoring_options
+    from pytest_ragv2.run.keys import RunKey
     from pytest_ragv2.scoring.answers import allowed_files
     from pytest_ragv2.systems.kb_tool import resolve_citations
-    from pytest_ragv2.transcripts import ChatTurn, Transcript
+    from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
     files = allowed_files(load_allowlist(ROOT / "gold" / "allowlist.yaml"))
     # the plugin's defaults, over the bundled corpus directory as a session's [tool.ragv2] corpus

@@ -51,7 +51,7 @@ def bundled_run(folder: Path) -> Path:
 
 
 def _support_texts(raw: dict[str, Any]) -> list[str]:
-    from pytest_ragv2.transcripts import Transcript
+    from pytest_ragv2.systems.transcripts import Transcript
 
     texts = []
     for turn in Transcript.from_json(raw["transcript"]).turns:
@@ -63,10 +63,10 @@ def _support_texts(raw: dict[str, Any]) -> list[str]:
 
 def measure(run_dir: Path) -> dict[str, float]:
     """Both passes and the uncached support parse over ``run_dir`` (in this process)."""
-    from pytest_ragv2.allowlist import load_allowlist
-    from pytest_ragv2.cases import load_catalog
-    from pytest_ragv2.layers.chat import score_raw_chat_run, scoring_options
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.gold.allowlist import load_allowlist
+    from pytest_ragv2.gold.cases import load_catalog
+    from pytest_ragv2.layers.chat.run import score_raw_chat_run, scoring_options
+    from pytest_ragv2.run.rawruns import read_raw_runs
     from pytest_ragv2.scoring.grounding import text_support
     from pytest_ragv2.scoring.language import rank_languages
     from pytest_ragv2.scoring.normalisation import normalise

@@ -19,11 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from pytest_ragv2.decision import decide
-from pytest_ragv2.keys import RunKey
+from pytest_ragv2.config.settings import Settings
+from pytest_ragv2.deciding.decision import decide
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.summary import Summary, build_summary
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
-from pytest_ragv2.settings import Settings
+from pytest_ragv2.run.keys import RunKey
 
 ROLES = {"demo-v1": "baseline", "demo-v2": "candidate", "demo-ref": "reference"}
 CATEGORIES = [f"category_{n}" for n in range(12)]

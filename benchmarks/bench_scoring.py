@@ -54,12 +54,12 @@ def answer(shape: str, size: int, seed: int = 1) -> str:
 
 
 def _score(text: str) -> None:
-    from pytest_ragv2.allowlist import load_allowlist
-    from pytest_ragv2.cases import load_catalog
-    from pytest_ragv2.keys import RunKey
-    from pytest_ragv2.layers.chat import chat_record
+    from pytest_ragv2.gold.allowlist import load_allowlist
+    from pytest_ragv2.gold.cases import load_catalog
+    from pytest_ragv2.layers.chat.run import chat_record
+    from pytest_ragv2.run.keys import RunKey
     from pytest_ragv2.scoring.answers import AnswerScoringOptions, allowed_files
-    from pytest_ragv2.transcripts import ChatTurn, Transcript
+    from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
     allowlist = load_allowlist(ROOT / "gold" / "allowlist.yaml")
     catalog = load_catalog(ROOT / "cases", ROOT / "gold", allowlist=allowlist)

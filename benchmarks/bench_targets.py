@@ -674,7 +674,7 @@ class Bench:
     def target_raw_runs(self) -> list[Row]:
         """The bundled benchmark, run from the repository root; its raw runs and reports go
         to a temporary folder through a configuration naming every path absolutely."""
-        from pytest_ragv2.rawruns import read_raw_runs
+        from pytest_ragv2.run.rawruns import read_raw_runs
 
         folder = self.directory / "bundled"
         folder.mkdir()

@@ -46,7 +46,7 @@ def run_layers(out: Path, seed: int) -> None:
         ]  # fmt: skip
         done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=False)
         print(f"layer {layers}: exit status {done.returncode}", file=sys.stderr)
-        rescore = [sys.executable, "-m", "pytest_ragv2.cli", "rescore", f"raw-runs/{run_id}"]
+        rescore = [sys.executable, "-m", "pytest_ragv2.tools.cli", "rescore", f"raw-runs/{run_id}"]
         subprocess.run(rescore, cwd=ROOT, capture_output=True, text=True, check=False)
         target = out / run_id
         shutil.rmtree(target, ignore_errors=True)

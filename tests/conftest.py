@@ -21,9 +21,9 @@ import matplotlib.backends.backend_svg  # report.html's plots
 import matplotlib.figure  # noqa: F401
 import pytest
 
-import pytest_ragv2.activate
-import pytest_ragv2.controller
-import pytest_ragv2.report.html  # noqa: F401
+import pytest_ragv2.plugin.activate
+import pytest_ragv2.plugin.controller
+import pytest_ragv2.plugin.html  # noqa: F401
 from tests.browser import browser_page, chromium_browser, page_errors  # noqa: F401
 
 try:  # the demo extra: numpy-based engine and document parsers

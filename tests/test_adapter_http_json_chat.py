@@ -17,7 +17,7 @@ import pytest_ragv2.systems.http_json_chat as http_json_chat
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json_chat import HttpJsonChat, HttpJsonChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import Citation, ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 
 TOKEN = "svc-token-0123456789abcdef"

@@ -23,7 +23,7 @@ from pytest_ragv2.systems.librechat_agents import (
     strip_citation_markers,
 )
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import Citation, ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 
 API_KEY = "lc-key-0123456789abcdef-do-not-leak"

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.demo_systems import v2_search_retrieval
+from pytest_ragv2.run.demo import v2_search_retrieval
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.http_json import HttpJsonRetriever
@@ -33,7 +33,7 @@ from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
-from pytest_ragv2.transcripts import Citation, ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import Citation, ToolCall, Transcript
 from ragv2_demo.chunks import Chunk
 from ragv2_demo.engine import DemoIndex
 from ragv2_demo.server import DemoServer

@@ -10,16 +10,16 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.adjudication import (
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.gold.adjudication import (
     Adjudications,
     adjudication_lines,
     adjudication_markdown,
     apply,
     load_adjudications,
 )
-from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.keys import RunKey
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.run.keys import RunKey
 from tests.test_plugin import RUN_ID, gate, summary_of
 
 CASES = """\
@@ -260,7 +260,7 @@ def test_apply_is_pure_and_the_most_specific_entry_wins(tmp_path: Path) -> None:
     assert [len(item.runs) for item in applied] == [2, 1]  # case-wide first, then the run
     assert RetrievalRecord is type(v2)
     # the record's JSON carries the ruling (per-run views, xdist) and reads back
-    from pytest_ragv2.run_record import as_record
+    from pytest_ragv2.deciding.records import as_record
 
     assert as_record(v2.to_json()) == v2
 
@@ -360,7 +360,7 @@ FLIP = """\
 
 
 def _rescore(project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, output: str) -> int:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     monkeypatch.chdir(project.path)
     return main(["rescore", "raw-runs/testrun", "--output", output])
@@ -502,7 +502,7 @@ def test_disputed_gold_leaves_a_case_out_of_the_comparison_and_names_it(
 def test_an_invalid_file_fails_gold_valid_and_validate_reports_it(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     (project.path / "gold" / "adjudications.yaml").write_text(
         "- reviewer: R\n  date: 2026-11-30\n  case: C01\n  system: v9\n  met: true\n  note: n\n"
@@ -593,8 +593,8 @@ def _chat(case: str, system: str, exact: float) -> ChatRecord:
 def test_layer_b_a_ruling_lifts_a_veto_and_flips_the_verdict_through_decide(
     tmp_path: Path,
 ) -> None:
-    from pytest_ragv2.decision import decide
-    from pytest_ragv2.settings import Settings
+    from pytest_ragv2.config.settings import Settings
+    from pytest_ragv2.deciding.decision import decide
 
     adjudications = _entries(
         tmp_path,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.claims import claim_found, contradicting_value
 
 FUSE = Claim(
@@ -53,7 +53,7 @@ def test_a_claim_that_denies_its_value_is_not_made_by_that_value() -> None:
 
 
 def test_a_tempting_value_given_with_its_own_role_beside_the_gold_value_is_not_offered() -> None:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
 
     expected = ExpectedAnswer(
@@ -126,7 +126,7 @@ def test_a_text_claim_half_of_whose_words_one_sentence_holds_may_be_said_otherwi
 def test_a_claims_value_is_found_in_a_short_answer_that_leaves_its_subject_to_the_question() -> (
     None
 ):
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer(

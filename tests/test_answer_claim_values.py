@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.claim_values import content_words, contradicted_values
 from pytest_ragv2.scoring.claims import score_claims
 from pytest_ragv2.scoring.grounding import answer_facts, text_support

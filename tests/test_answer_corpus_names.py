@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.corpus_names import (
+from pytest_ragv2.gold.corpus_names import (
     CorpusNamesWarning,
     corpus_names_source,
     read_corpus_names,
 )
-from pytest_ragv2.layers.chat import scoring_options
+from pytest_ragv2.layers.chat.run import scoring_options
 from pytest_ragv2.scoring.answer_records import AnswerScore
 from pytest_ragv2.scoring.answers import score_transcript
 from pytest_ragv2.scoring.grounding import CorpusNames, Fact
@@ -153,7 +153,7 @@ def test_the_option_switches_the_lookup_off(tmp_path: Path) -> None:
 def test_a_corpus_that_cannot_be_listed_is_warned_of_and_changes_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import pytest_ragv2.demo_systems as bridge
+    import pytest_ragv2.run.demo as bridge
 
     def fail(corpus: Path) -> None:
         raise PermissionError(f"cannot list {corpus.name}")

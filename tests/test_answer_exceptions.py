@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.modality import weakened
 
 CARRY_OVER = {

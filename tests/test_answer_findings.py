@@ -354,7 +354,7 @@ def test_de_a_refusal_claim_is_credited_only_by_a_refusal_of_its_kind() -> None:
 
 
 def test_an_allow_list_is_normalised_once_for_every_conversation_scored_against_it() -> None:
-    from pytest_ragv2.allowlist import AllowedFile, Allowlist
+    from pytest_ragv2.gold.allowlist import AllowedFile, Allowlist
     from pytest_ragv2.scoring.vetoes import Allowed
 
     allowlist = Allowlist(

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_format import format_ok, requested_format
 from pytest_ragv2.scoring.answer_text import sentence_spans
 from pytest_ragv2.scoring.claims import claim_found
@@ -315,7 +315,7 @@ def test_a_text_claim_that_states_values_is_found_by_them(
 
 
 def test_a_forbidden_text_claim_is_made_only_as_written() -> None:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
@@ -344,7 +344,7 @@ def test_a_negated_limit_states_its_value(lang: str, answer: str) -> None:
 
 
 def test_a_name_a_real_source_also_holds_is_no_use_of_a_synthetic_one() -> None:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from pytest_ragv2.systems.outputs import RetrievedItem
     from tests.test_answer_scoring import NO_LANGID, kinds, one_turn
@@ -442,7 +442,7 @@ def test_each_marker_of_a_sentence_cites_the_part_before_it() -> None:
 
 
 def test_a_claim_said_in_other_words_is_reviewed_only_where_the_ruling_decides() -> None:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from pytest_ragv2.systems.outputs import RetrievedItem
     from tests.test_answer_scoring import NO_LANGID, one_turn
@@ -510,7 +510,7 @@ def test_a_missing_certification_is_a_fact_unless_it_is_for_a_use(
 
 
 def test_a_tempting_operand_beside_the_right_result_is_context() -> None:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
 
     expected = ExpectedAnswer.model_validate(
@@ -569,7 +569,7 @@ def test_a_text_claim_said_with_another_value_is_contradicted(
 
 
 def _missed_after_scoring(lang: str, claim: str, answer: str) -> list[str]:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from tests.test_answer_scoring import NO_LANGID, one_turn
 
@@ -706,7 +706,7 @@ def test_a_value_given_as_approximate_or_usual_is_hedged(
 
 
 def _swaps(lang: str, claims: list[dict[str, str]], answer: str) -> list[tuple[str, str]]:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claim_values import swapped_values
     from pytest_ragv2.scoring.claims import score_claims
 
@@ -763,7 +763,7 @@ def test_a_value_given_for_a_missed_claim_of_its_kind_is_swapped_onto_it() -> No
     ],
 )
 def test_a_number_that_names_beside_the_right_one_is_context(answer: str, offered: bool) -> None:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
 
     expected = ExpectedAnswer.model_validate(
@@ -1061,7 +1061,7 @@ def test_a_table_cell_takes_the_unit_its_column_header_names(
 def test_an_answer_in_another_language_has_its_numbers_read_that_way(
     lang: str, prompt: str, claim: dict[str, str], answer: str
 ) -> None:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from tests.test_answer_scoring import one_turn
 
@@ -1081,7 +1081,7 @@ def test_an_answer_in_another_language_has_its_numbers_read_that_way(
 
 
 def test_a_claim_subject_is_not_looked_for_in_an_answer_of_another_language() -> None:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from tests.test_answer_scoring import one_turn
 
@@ -1314,7 +1314,7 @@ def test_an_impersonal_pointer_elsewhere_is_courtesy(lang: str, text: str) -> No
     ],
 )
 def test_a_value_inside_a_refusal_is_not_offered(lang: str, answer: str) -> None:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
 
     expected = ExpectedAnswer.model_validate(
@@ -1456,7 +1456,7 @@ def test_an_adjective_of_frequency_is_no_value(lang: str, text: str) -> None:
 
 
 def _offered(lang: str, answer: str, required: list[dict[str, str]], forbidden: str) -> bool:
-    from pytest_ragv2.schema import ExpectedAnswer
+    from pytest_ragv2.gold.schema import ExpectedAnswer
     from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
 
     expected = ExpectedAnswer.model_validate(
@@ -1495,7 +1495,7 @@ def test_a_table_row_states_its_own_thing(lang: str, row: str, offered: bool) ->
 
 
 def test_a_missed_claim_of_no_unsure_kind_waits_for_no_ruling() -> None:
-    from pytest_ragv2.schema import Case
+    from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.scoring.answers import score_transcript
     from tests.test_answer_scoring import one_turn
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.schema import Case
+from pytest_ragv2.gold.schema import Case
 from tests.test_answer_scoring import item, kinds
 from tests.test_answer_verdicts import gold, scored
 

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.allowlist import load_allowlist
-from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.schema import Case
+from pytest_ragv2.gold.allowlist import load_allowlist
+from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.gold.schema import Case
 from pytest_ragv2.scoring.answers import (
     AnswerScore,
     AnswerScoringOptions,
@@ -20,7 +20,7 @@ from pytest_ragv2.scoring.answers import (
     turn_golds,
 )
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import ChatTurn, Citation, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 NNBSP = "\u202f"

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from pytest_ragv2.schema import ExpectTools
+from pytest_ragv2.gold.schema import ExpectTools
 from pytest_ragv2.scoring.grounding import Support, answer_facts, text_support
 from pytest_ragv2.scoring.tools import ToolCheck, check_tools
 from pytest_ragv2.systems.outputs import RunError
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall
+from pytest_ragv2.systems.transcripts import ChatTurn, Citation, ToolCall
 
 PY_RESULT = (
     '{"results": [{"url": "https://www.python.org/downloads/release/python-3131/", '

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.schema import Case
+from pytest_ragv2.gold.schema import Case
 from pytest_ragv2.scoring.answer_records import AnswerScore
 from pytest_ragv2.scoring.answers import score_transcript
 from pytest_ragv2.systems.outputs import RetrievedItem

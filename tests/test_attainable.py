@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.attainable import CaseGold, best_step, ceiling
-from pytest_ragv2.schema import Evidence
+from pytest_ragv2.gold.schema import Evidence
+from pytest_ragv2.run.attainable import CaseGold, best_step, ceiling
 from pytest_ragv2.systems.outputs import RetrievedItem
 
 ROW = Evidence(file_id="fin", filename="fin.xlsx", table="CA", row=4, anchor="T4 | 1 689 | 33")

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.systems.command import CUT_KEY, CommandConfig, CommandRunner
-from pytest_ragv2.transcripts import Transcript
+from pytest_ragv2.systems.transcripts import Transcript
 
 MB = 1024 * 1024
 

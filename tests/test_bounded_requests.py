@@ -533,7 +533,7 @@ def _wait_for(
 
 
 def test_a_listing_with_a_malformed_document_keeps_the_others() -> None:
-    from pytest_ragv2.attainable import fetch_stored_chunks
+    from pytest_ragv2.run.attainable import fetch_stored_chunks
 
     listing = [
         {"page_content": "max 16 bar", "metadata": {"file_id": "datasheet", "page": 1}},

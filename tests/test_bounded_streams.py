@@ -21,7 +21,7 @@ from pytest_ragv2.systems.librechat_agents import LibreChatAgents, LibreChatAgen
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.python_callable import PythonRetrieval, PythonRetriever
-from pytest_ragv2.transcripts import Transcript
+from pytest_ragv2.systems.transcripts import Transcript
 from tests.conftest import QuietHTTPServer
 from tests.scripted_server import Reply, Seen, Server, serve
 

@@ -12,7 +12,7 @@ from tests.test_plugin import gate
 
 
 def _raw(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.run.rawruns import read_raw_runs
 
     return list(read_raw_runs(pytester.path / "raw-runs" / run_id))
 

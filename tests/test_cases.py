@@ -13,10 +13,10 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_ragv2.allowlist import AllowedFile, Allowlist, load_allowlist
-from pytest_ragv2.cases import load_case_file, load_catalog, warning_text
-from pytest_ragv2.located_yaml import CaseError, CaseLoadError, SourceLocation
-from pytest_ragv2.schema import Claim, Evidence
+from pytest_ragv2.config.located_yaml import CaseError, CaseLoadError, SourceLocation
+from pytest_ragv2.gold.allowlist import AllowedFile, Allowlist, load_allowlist
+from pytest_ragv2.gold.cases import load_case_file, load_catalog, warning_text
+from pytest_ragv2.gold.schema import Claim, Evidence
 
 
 @pytest.fixture(autouse=True)
@@ -837,7 +837,7 @@ def test_an_invalid_split_is_a_located_error_that_excludes_the_file() -> None:
 
 
 def test_an_unknown_category_is_a_located_warning_with_a_suggestion(tmp_path: Path) -> None:
-    from pytest_ragv2.cases import load_catalog
+    from pytest_ragv2.gold.cases import load_catalog
 
     cases = tmp_path / "cases"
     cases.mkdir()
@@ -866,7 +866,7 @@ def test_an_unknown_category_is_a_located_warning_with_a_suggestion(tmp_path: Pa
 def test_a_case_file_is_composed_one_case_at_a_time(monkeypatch: pytest.MonkeyPatch) -> None:
     import weakref
 
-    import pytest_ragv2.cases as cases
+    import pytest_ragv2.gold.cases as cases
 
     write("cases/dev.yaml", "".join(GOOD_CASE.replace("B01", f"B{n:02d}") for n in range(5)))
     nodes: list[weakref.ref[yaml.Node]] = []
@@ -1078,7 +1078,7 @@ def test_a_case_or_gold_file_that_is_no_regular_file_is_a_located_error_within_5
 
 
 def test_a_case_file_larger_than_its_limit_is_refused_unread() -> None:
-    from pytest_ragv2.inputs import CASE_FILE_MAX_BYTES
+    from pytest_ragv2.config.inputs import CASE_FILE_MAX_BYTES
 
     write("cases/a_ok.yaml", GOOD_CASE)
     with open("cases/b_huge.yaml", "wb") as stream:

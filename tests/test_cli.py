@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.cli import main, schema_text
+from pytest_ragv2.tools.cli import main, schema_text
 from tests import conftest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -178,7 +178,7 @@ def test_validate_reports_a_broken_allowlist(
 def test_validate_as_a_real_subprocess(project: Path) -> None:
     write("cases/holdout.yaml", "- id: H01\n  category: [\n")
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest_ragv2.cli", "validate"],
+        [sys.executable, "-m", "pytest_ragv2.tools.cli", "validate"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -325,7 +325,7 @@ def test_validate_as_a_subprocess_reads_ragv2_yaml(project: Path) -> None:
     write("suite/dev.yaml", "- id: S01\n  category: semantic\n  prompt_en: Which?\n")
     write("ragv2.yaml", "ragv2:\n  cases: suite\n  gold: suite-gold\n")
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest_ragv2.cli", "validate"],
+        [sys.executable, "-m", "pytest_ragv2.tools.cli", "validate"],
         capture_output=True,
         text=True,
         timeout=60,
@@ -381,7 +381,7 @@ def test_rescore_from_another_folder_uses_the_runs_configuration(
 ) -> None:
     run_dir = _layer_a_run(pytester, monkeypatch, elsewhere)
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest_ragv2.cli", "rescore", str(run_dir)],
+        [sys.executable, "-m", "pytest_ragv2.tools.cli", "rescore", str(run_dir)],
         cwd=elsewhere,
         capture_output=True,
         text=True,

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.systems.command import DUPLICATE_KEYS, CommandConfig, CommandRunner
-from pytest_ragv2.transcripts import ChatTurn, Transcript
+from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex"
 SERVER_USAGE: dict[str, Any] = json.loads((FIXTURES / "server-usage.json").read_text("utf-8"))

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.config_errors import toml_key_lines, toml_line
-from pytest_ragv2.configfile import SettingsError
-from pytest_ragv2.settings import load_settings
+from pytest_ragv2.config.errors import toml_key_lines, toml_line
+from pytest_ragv2.config.file import SettingsError
+from pytest_ragv2.config.settings import load_settings
 
 PYPROJECT = """\
 [project]
@@ -201,7 +201,7 @@ def test_a_session_stops_with_the_located_error(project: pytest.Pytester) -> Non
 def test_validate_prints_every_located_error(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)
     completed = subprocess.run(
-        [sys.executable, "-m", "pytest_ragv2.cli", "validate"],
+        [sys.executable, "-m", "pytest_ragv2.tools.cli", "validate"],
         capture_output=True,
         text=True,
         cwd=tmp_path,

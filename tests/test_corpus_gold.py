@@ -41,7 +41,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_ragv2.schema import Case, Claim, Evidence, ExpectedAnswer
+from pytest_ragv2.gold.schema import Case, Claim, Evidence, ExpectedAnswer
 from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.claims import claim_found
 from pytest_ragv2.scoring.normalisation import normalise
@@ -958,7 +958,7 @@ def test_the_check_fails_when_a_tarnwald_location_is_altered(
 def test_an_incompatible_project_trips_its_veto_only_when_presented_as_a_match(
     answer: str, presented: bool
 ) -> None:
-    from pytest_ragv2.cases import load_catalog
+    from pytest_ragv2.gold.cases import load_catalog
     from pytest_ragv2.scoring.claims import claim_found
 
     found = load_catalog(REPO / "cases", REPO / "gold", allowlist=None).find("K05")

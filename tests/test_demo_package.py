@@ -2,7 +2,7 @@
 
 Each ``ragv2_demo`` module is imported alone in a fresh interpreter, and none of the
 scorers, the session, the case catalog or the gold may have been imported with it; the
-plugin reaches the demo through ``pytest_ragv2.demo_systems`` only.
+plugin reaches the demo through ``pytest_ragv2.run.demo`` only.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ import ragv2_demo
 
 FORBIDDEN = (
     "pytest_ragv2.scoring",
-    "pytest_ragv2.session",
-    "pytest_ragv2.cases",
-    "pytest_ragv2.gold",
+    "pytest_ragv2.deciding.aggregate",
+    "pytest_ragv2.gold.cases",
+    "pytest_ragv2.gold.answers",
 )
 DEMO_MODULES = sorted(
     f"ragv2_demo.{info.name}" for info in pkgutil.iter_modules(ragv2_demo.__path__)
@@ -74,5 +74,5 @@ def test_only_the_bridge_imports_the_demo() -> None:
         for path in plugin.rglob("*.py")
         if DEMO_NAME.search(path.read_text(encoding="utf-8"))
     )
-    # cli.py names the server once, lazily, for `ragv2 demo serve`
-    assert importers == ["cli.py", "demo_systems.py"]
+    # tools/cli.py names the server once, lazily, for `ragv2 demo serve`
+    assert importers == ["run/demo.py", "tools/cli.py"]

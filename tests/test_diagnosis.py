@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import pytest
 
-from pytest_ragv2.diagnosis import (
+from pytest_ragv2.deciding.diagnosis import (
     ANSWER_LOST,
     ANSWER_WRONG,
     ANSWERED_WITHOUT_EVIDENCE,
@@ -24,9 +24,9 @@ from pytest_ragv2.diagnosis import (
     Diagnosis,
     diagnose,
 )
-from pytest_ragv2.keys import RunKey
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.tables import diagnosis_sections
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.systems.outputs import RunError
 from tests.conftest import REPO_ROOT
 

@@ -37,7 +37,7 @@ ARGS = ("--ragv2-reps=3", "-rs")
 def test_raw_runs_that_cannot_be_written_stop_the_session_with_exit_3(
     project: pytest.Pytester, workers: list[str]
 ) -> None:
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.run.rawruns import read_raw_runs
 
     (project.path / "pyproject.toml").write_text(pyproject())
     project.makeconftest(LIMITED.format(limit=4_000))  # the manifest fits, a few runs do
@@ -106,7 +106,7 @@ def test_a_torn_line_is_cut_back_and_the_writer_refuses_later_lines(
     import signal
     from pathlib import Path
 
-    from pytest_ragv2.rawruns import RawRunWriteError, RawRunWriter, read_raw_runs
+    from pytest_ragv2.run.rawruns import RawRunWriteError, RawRunWriter, read_raw_runs
 
     folder = Path(str(tmp_path))
     writer = RawRunWriter(folder, "main")
@@ -247,7 +247,7 @@ def test_a_holdout_look_that_cannot_be_recorded_stops_the_session_in_one_line(
 ) -> None:
     """A holdout run records its look in the gate lock before its first run; a disk that
     cannot take it stops the session (exit status 3) in one line, the lock unchanged."""
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     (project.path / "pyproject.toml").write_text(pyproject())
     with pytest.MonkeyPatch.context() as patch:

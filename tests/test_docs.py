@@ -7,8 +7,8 @@ from pathlib import Path
 
 import yaml
 
-from pytest_ragv2.schema import Case
-from pytest_ragv2.settings import load_settings
+from pytest_ragv2.config.settings import load_settings
+from pytest_ragv2.gold.schema import Case
 from tests.conftest import REPO_ROOT
 
 README = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
@@ -45,7 +45,7 @@ CONFIGURATION = (REPO_ROOT / "docs" / "configuration.md").read_text(encoding="ut
 
 
 def test_configuration_doc_tables_are_current() -> None:
-    from pytest_ragv2.config_docs import adapter_tables
+    from pytest_ragv2.config.docs import adapter_tables
 
     start, end = "<!-- adapter-fields:start -->\n", "<!-- adapter-fields:end -->"
     shown = CONFIGURATION.split(start, 1)[1].split(end, 1)[0]
@@ -67,7 +67,7 @@ def test_configuration_doc_examples_load(tmp_path: Path) -> None:
 
 
 def test_committed_config_schema_is_current() -> None:
-    from pytest_ragv2.config_docs import config_schema_text
+    from pytest_ragv2.config.docs import config_schema_text
 
     committed = REPO_ROOT / "schemas" / "ragv2-config.schema.json"
     assert committed.read_text(encoding="utf-8") == config_schema_text(), (

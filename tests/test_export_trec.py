@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.cli import main
-from pytest_ragv2.export_trec import plugin_means
+from pytest_ragv2.tools.cli import main
+from pytest_ragv2.tools.export_trec import plugin_means
 from tests.conftest import pyproject
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 

@@ -111,7 +111,7 @@ def test_summary_json_text_puts_each_case_row_and_unmet_run_on_one_line() -> Non
 
 
 def test_each_case_of_the_diagnosis_stands_on_one_line_made_when_written() -> None:
-    from pytest_ragv2.diagnosis import CaseDiagnosis, CasesJson
+    from pytest_ragv2.deciding.diagnosis import CaseDiagnosis, CasesJson
 
     entries = [
         CaseDiagnosis("Q2", "v1", "ok", "found"),
@@ -206,9 +206,9 @@ RUN_FREEZE_LOG = textwrap.dedent(
 
     import pytest
 
-    import pytest_ragv2.plugin
+    import pytest_ragv2.plugin.hooks
 
-    pytest_ragv2.plugin.FREEZE_EVERY_RUNS = 2
+    pytest_ragv2.plugin.hooks.FREEZE_EVERY_RUNS = 2
     FROZEN = {}
     CYCLES = []
 

@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 from filelock import FileLock, Timeout
 
-from pytest_ragv2.rawruns import read_raw_runs
+from pytest_ragv2.run.rawruns import read_raw_runs
 from tests.artifacts import artifact_text
 from tests.fault_server import Reply, Request, gzip_bomb, serve
 

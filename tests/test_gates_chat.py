@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.gates import verdict
-from pytest_ragv2.gates_chat import evaluate_layer_b, vetoes_by_system
-from pytest_ragv2.session import aggregate
-from pytest_ragv2.settings import AnswerGateSettings
+from pytest_ragv2.config.settings import AnswerGateSettings
+from pytest_ragv2.deciding.aggregate import aggregate
+from pytest_ragv2.deciding.gates import verdict
+from pytest_ragv2.layers.chat.gates import evaluate_layer_b, vetoes_by_system
 
 ROLES = {"v1": "baseline", "v2": "candidate"}
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.decision import Decision, decide
-from pytest_ragv2.settings import Settings
+from pytest_ragv2.config.settings import Settings
+from pytest_ragv2.deciding.decision import Decision, decide
 
 ROLES = {"v1": "baseline", "v2": "candidate"}
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.schema import Evidence
+from pytest_ragv2.gold.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, match_step
 from tests.extractors import RAG_API_EXTRACTORS, extract
 from tests.test_corpus_gold import CORPUS_ROOT, all_gold_units

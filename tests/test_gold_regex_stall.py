@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer, claim_pattern_problem
+from pytest_ragv2.gold.schema import Claim, ExpectedAnswer, claim_pattern_problem
 from pytest_ragv2.scoring.claims import PatternTimedOut, claim_found, score_claims
 from tests.test_layer_b import CHAT_CASES, CHATBOT, RUN_ID, chat_pyproject
 from tests.test_plugin import raw_lines, summary_of

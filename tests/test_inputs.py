@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.inputs import (
+from pytest_ragv2.config.inputs import (
     CASE_FILE_MAX_BYTES,
     InputFileError,
     read_input_bytes,

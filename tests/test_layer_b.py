@@ -232,8 +232,8 @@ def test_a_system_without_a_chat_path_is_a_usage_error(project: pytest.Pytester)
 def test_rescore_rebuilds_the_layer_b_verdict_from_raw_runs(
     chat_project: pytest.Pytester,
 ) -> None:
-    from pytest_ragv2.rescore import rescore_run
-    from pytest_ragv2.settings import load_settings
+    from pytest_ragv2.config.settings import load_settings
+    from pytest_ragv2.tools.rescore import rescore_run
 
     (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="fabricate"))
     chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
@@ -251,7 +251,7 @@ def test_rescore_rebuilds_the_layer_b_verdict_from_raw_runs(
 def test_rescore_of_compressed_layer_b_raw_runs_writes_the_live_summary_byte_for_byte(
     chat_project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="fabricate"))
     chat_project.runpytest("--ragv2-layer=B", *RUN_ID)
@@ -353,7 +353,7 @@ def test_an_unreachable_judge_is_recorded_and_costs_nothing(
 
 
 def test_the_judge_reply_is_parsed_from_json_or_a_grade_word() -> None:
-    from pytest_ragv2.judge import parse_grade
+    from pytest_ragv2.layers.chat.judge import parse_grade
 
     assert parse_grade('Sure. {"grade": "partial", "reason": "one claim missing"}') == (
         "PARTIAL",
@@ -366,8 +366,8 @@ def test_the_judge_reply_is_parsed_from_json_or_a_grade_word() -> None:
 def test_rescore_keeps_the_configured_roles_and_the_judge(
     chat_project: pytest.Pytester, judge_url: str
 ) -> None:
-    from pytest_ragv2.rescore import rescore_run
-    from pytest_ragv2.settings import load_settings
+    from pytest_ragv2.config.settings import load_settings
+    from pytest_ragv2.tools.rescore import rescore_run
 
     judge = f'judge = {{adapter = "openai-chat", url = "{judge_url}", model = "judge-7b"}}'
     (chat_project.path / "pyproject.toml").write_text(chat_pyproject(extra=judge))

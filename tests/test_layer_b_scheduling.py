@@ -137,6 +137,6 @@ def test_systems_alternate_order_from_one_case_to_the_next(
     ],
 )
 def test_the_system_is_read_from_the_node_id(node_id: str, system: str | None) -> None:
-    from pytest_ragv2.xdist import system_of_node
+    from pytest_ragv2.plugin.xdist import system_of_node
 
     assert system_of_node(node_id, ["v1", "demo-v2", "demo-v2-extra"]) == system

@@ -12,15 +12,15 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.frozen import (
+from pytest_ragv2.layers.frozen.package import (
     PackageError,
     freeze,
     freeze_run_dir,
     load_package,
     write_package,
 )
-from pytest_ragv2.frozen_prompt import messages, parse_user
-from pytest_ragv2.rawruns import read_raw_runs
+from pytest_ragv2.layers.frozen.prompt import messages, parse_user
+from pytest_ragv2.run.rawruns import read_raw_runs
 from tests.conftest import REPO_ROOT
 from tests.scripted_server import Reply, Seen, serve
 
@@ -279,7 +279,7 @@ def test_an_answer_model_that_asks_for_a_tool_fails_its_item(
 def test_ragv2_freeze_writes_a_package_a_layer_c_session_accepts(
     project: pytest.Pytester, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     project.runpytest("--ragv2-layer=A", "--ragv2-run-id=retrieval")
     run_dir = project.path / "raw-runs" / "retrieval"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.layer_registry import LAYERS, load_layer
-from pytest_ragv2.metrics import ANSWER_METRICS, EVIDENCE_RECALL, RETRIEVAL_METRICS, Metric
+from pytest_ragv2.layers.registry import LAYERS, load_layer
 from pytest_ragv2.report.tables import ANSWER_COLUMNS, DISCIPLINE_COLUMNS, SYSTEM_COLUMNS
+from pytest_ragv2.scoring.metrics import ANSWER_METRICS, EVIDENCE_RECALL, RETRIEVAL_METRICS, Metric
 
 DECLARED = {metric.name: metric for metric in (*RETRIEVAL_METRICS, *ANSWER_METRICS)}
 
@@ -36,8 +36,8 @@ def test_every_answer_metric_but_met_is_read_from_the_score() -> None:
 
 def test_a_declared_metric_reaches_records_rows_and_tables() -> None:
     """Adding a metric is its declaration: the row means and the table read it from there."""
+    from pytest_ragv2.deciding.aggregate import summarize
     from pytest_ragv2.report.tables import columns
-    from pytest_ragv2.session import summarize
 
     extra = Metric("answer_chars", "chars", "neither", "answer length", tables=("answers",))
     assert ("answer_chars", "chars") in columns((*ANSWER_METRICS, extra), "answers")

@@ -90,8 +90,8 @@ def test_several_layers_under_xdist_keep_slots_and_counts(layered: pytest.Pytest
 def test_ragv2_rescore_reproduces_each_layers_live_summary(layered: pytest.Pytester) -> None:
     """One pipeline decides live and rescored: the same summary, the diagnosis that reads the
     layers together, the ceilings and the session's verdict included."""
-    from pytest_ragv2.rescore import rescore_run
-    from pytest_ragv2.settings import load_settings
+    from pytest_ragv2.config.settings import load_settings
+    from pytest_ragv2.tools.rescore import rescore_run
 
     _run(layered, "again")
     settings = load_settings(layered.path, None)
@@ -110,8 +110,8 @@ def test_a_rescore_without_the_session_end_decides_from_the_raw_runs_alone(
 ) -> None:
     """A run whose session never reached its end (killed) kept no listing of the stored
     chunks: the rescore decides without ceilings and says nothing it cannot know."""
-    from pytest_ragv2.rescore import rescore_run
-    from pytest_ragv2.settings import load_settings
+    from pytest_ragv2.config.settings import load_settings
+    from pytest_ragv2.tools.rescore import rescore_run
 
     _run(layered, "killed")
     run_dir = layered.path / "raw-runs" / "killed"

@@ -38,7 +38,7 @@ def summary_of(pytester: pytest.Pytester, run_id: str) -> dict[str, Any]:
 
 
 def raw_lines(pytester: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.run.rawruns import read_raw_runs
 
     return list(read_raw_runs(pytester.path / "raw-runs" / run_id))
 
@@ -194,8 +194,8 @@ def test_spent_budget_stops_the_session_cleanly(slow_project: pytest.Pytester) -
 def test_a_rescore_of_a_spent_budget_is_incomplete_as_the_session_was(
     slow_project: pytest.Pytester,
 ) -> None:
-    from pytest_ragv2.rescore import rescore_run
-    from pytest_ragv2.settings import load_settings
+    from pytest_ragv2.config.settings import load_settings
+    from pytest_ragv2.tools.rescore import rescore_run
 
     slow_project.runpytest("--ragv2-layer=A", "--ragv2-max-minutes=0.01", "--ragv2-run-id=budget")
     rescored = rescore_run(

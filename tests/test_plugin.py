@@ -25,7 +25,7 @@ def gate(summary: dict[str, Any], name: str) -> dict[str, Any]:
 
 def raw_lines(pytester: pytest.Pytester, run_id: str = "testrun") -> list[dict[str, Any]]:
     """Every line of the run's raw-run files, plain or compressed, none left out."""
-    from pytest_ragv2.rawruns import raw_run_files
+    from pytest_ragv2.run.rawruns import raw_run_files
     from tests.artifacts import artifact_text
 
     lines: list[dict[str, Any]] = []
@@ -325,7 +325,7 @@ def test_interrupt_keeps_pytest_status_and_writes_partial_results(
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnknownMarkWarning")  # data-derived names
 def test_chat_layer_items_carry_their_slot_group_from_creation() -> None:
-    from pytest_ragv2.collect import item_marks, slot_group
+    from pytest_ragv2.plugin.collect import item_marks, slot_group
 
     chat = item_marks("B", "exact_lookup", "v2", "de", slot="qwen-slot")
     groups = [m.kwargs.get("name") for m in chat if m.name == "xdist_group"]
@@ -338,7 +338,7 @@ def test_chat_layer_items_carry_their_slot_group_from_creation() -> None:
 def test_rescore_from_raw_runs_reproduces_the_session(
     project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     result = project.runpytest("--ragv2-layer=A", *RUN_ID)
     assert result.ret == pytest.ExitCode.OK
@@ -551,7 +551,7 @@ def test_the_session_keeps_no_listed_items_past_a_runs_last_report(
     """A layer-A record lists its first items for pytest-html, which shows them at the
     item's last report; from there the session keeps the record without them (the case
     panels read the raw run), on the report too: no second form of it stays."""
-    from pytest_ragv2.run_record import RetrievalRecord
+    from pytest_ragv2.deciding.records import RetrievalRecord
 
     recorder = project.inline_run("--ragv2-layer=A", *RUN_ID, *workers, "--html=html.html")
     calls = [

@@ -8,8 +8,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from pytest_ragv2.preflight import run_preflight
-from pytest_ragv2.settings import SystemSettings
+from pytest_ragv2.config.settings import SystemSettings
+from pytest_ragv2.run.preflight import run_preflight
 from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.rag_api import RagApiRetrieval
 from ragv2_demo.chunks import Chunk

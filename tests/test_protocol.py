@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.cli import _freeze_gates_command
-from pytest_ragv2.protocol import LOCK_FILE
+from pytest_ragv2.deciding.formal import LOCK_FILE
+from pytest_ragv2.tools.cli import _freeze_gates_command
 
 USAGE_ERROR = pytest.ExitCode.USAGE_ERROR
 

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.configfile import SettingsError
-from pytest_ragv2.quality_score import (
+from pytest_ragv2.config.file import SettingsError
+from pytest_ragv2.config.settings import load_settings
+from pytest_ragv2.deciding.quality_score import (
     MetricValue,
     SystemFigures,
     Weights,
     score_system,
 )
-from pytest_ragv2.settings import load_settings
 
 
 def figures(vetoes: tuple[str, ...] = (), **metrics: float | None) -> SystemFigures:

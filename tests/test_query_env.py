@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.settings import SystemSettings
+from pytest_ragv2.config.settings import SystemSettings
 from pytest_ragv2.systems.query_env import redact_query
 from pytest_ragv2.systems.registry import build_chat, build_retriever
 from tests.artifacts import artifact_text

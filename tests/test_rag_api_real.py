@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.schema import Evidence
+from pytest_ragv2.gold.schema import Evidence
 from pytest_ragv2.scoring.evidence import FULL_STEP, match_step
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.rag_api import document_to_item, parse_pairs

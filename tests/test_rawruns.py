@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.rawruns import (
+from pytest_ragv2.run.rawruns import (
     RawRunWriter,
     build_manifest,
     git_commit,
@@ -153,7 +153,7 @@ def test_two_sessions_with_the_same_seed_in_the_same_second_get_their_own_folder
     from concurrent.futures import ThreadPoolExecutor
     from datetime import UTC, datetime
 
-    from pytest_ragv2.rawruns import claim_run_dir
+    from pytest_ragv2.run.rawruns import claim_run_dir
 
     now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
     with ThreadPoolExecutor(8) as pool:
@@ -170,7 +170,7 @@ def test_two_sessions_with_the_same_seed_in_the_same_second_get_their_own_folder
 def test_an_unsafe_run_id_is_refused_before_anything_is_written(
     tmp_path: Path, run_id: str
 ) -> None:
-    from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+    from pytest_ragv2.run.rawruns import RunIdError, claim_run_dir
 
     with pytest.raises(RunIdError, match="a run id is 1 to 128 letters"):
         claim_run_dir(tmp_path / "raw-runs", run_id, 1)
@@ -178,7 +178,7 @@ def test_an_unsafe_run_id_is_refused_before_anything_is_written(
 
 
 def test_a_given_run_id_is_claimed_once(tmp_path: Path) -> None:
-    from pytest_ragv2.rawruns import RunIdError, claim_run_dir
+    from pytest_ragv2.run.rawruns import RunIdError, claim_run_dir
 
     assert claim_run_dir(tmp_path, "nightly-2026.12.01_a", 1) == "nightly-2026.12.01_a"
     with pytest.raises(RunIdError, match="already exists"):
@@ -194,7 +194,7 @@ def test_runs_of_cases_not_asked_for_are_skipped_and_every_asked_one_read(
 ) -> None:
     import json
 
-    import pytest_ragv2.rawruns as rawruns
+    import pytest_ragv2.run.rawruns as rawruns
 
     writer = RawRunWriter(tmp_path, "main", compress=compress)
     for case in ("C0", "C1", 'Q"7', "C2"):  # an id JSON escapes is read by parsing

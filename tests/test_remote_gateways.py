@@ -143,7 +143,7 @@ def _keys(lines: list[dict[str, Any]]) -> list[str]:
 
 
 def _rescored(project: Path, run_id: str, monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
 
     monkeypatch.chdir(project)
     main(["rescore", f"raw-runs/{run_id}", "--output", f"rescored-{run_id}"])
@@ -258,8 +258,8 @@ def test_resuming_with_workers_on_other_hosts_is_refused(project: pytest.Pyteste
 def test_shipped_lines_are_written_byte_for_byte_as_a_local_worker_writes_them(
     tmp_path: Path, compress: bool
 ) -> None:
-    from pytest_ragv2.gateways import ShippedRawRuns
-    from pytest_ragv2.rawruns import RawRunWriter, ShippingWriter
+    from pytest_ragv2.plugin.gateways import ShippedRawRuns
+    from pytest_ragv2.run.rawruns import RawRunWriter, ShippingWriter
 
     records = [{"key": {"case": "C01", "rep": n}, "answer": "Druck: 16 bar ✓"} for n in (1, 2)]
     local = RawRunWriter(tmp_path / "local", "w", compress=compress)
@@ -281,7 +281,7 @@ def test_shipped_lines_are_written_byte_for_byte_as_a_local_worker_writes_them(
 
 
 def test_differing_files_names_each_difference() -> None:
-    from pytest_ragv2.gateways import differing_files
+    from pytest_ragv2.plugin.gateways import differing_files
 
     here = {"cases/a.yaml": "1" * 64, "cases/b.yaml": "2" * 64, "pyproject.toml": "3" * 64}
     there = {"cases/a.yaml": "1" * 64, "cases/c.yaml": "4" * 64, "pyproject.toml": None}

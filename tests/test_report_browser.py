@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragv2.cli import main
+from pytest_ragv2.tools.cli import main
 from tests.browser import PageErrors, open_file
 
 if TYPE_CHECKING:

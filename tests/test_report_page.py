@@ -13,11 +13,11 @@ import pytest
 
 import pytest_ragv2.report.case_view as case_view
 import pytest_ragv2.report.page as page_module
-from pytest_ragv2.cases import load_catalog
+from pytest_ragv2.config.settings import load_settings
+from pytest_ragv2.gold.cases import load_catalog
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.page import page_pieces
-from pytest_ragv2.rescore import rescore_run
-from pytest_ragv2.settings import load_settings
+from pytest_ragv2.tools.rescore import rescore_run
 from tests.conftest import REPO_ROOT, pyproject
 from tests.test_adjudication import FLIP
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject

@@ -16,8 +16,9 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.decision import decide
-from pytest_ragv2.keys import RunKey
+from pytest_ragv2.config.settings import Settings
+from pytest_ragv2.deciding.decision import decide
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import (
     PLOTTED_EXTRAS,
@@ -28,8 +29,7 @@ from pytest_ragv2.report.plots import (
     run_latencies,
 )
 from pytest_ragv2.report.summary import Summary, build_summary
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
-from pytest_ragv2.settings import Settings
+from pytest_ragv2.run.keys import RunKey
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -213,7 +213,7 @@ def test_category_intervals_are_the_gates_own(layer_a: tuple[Summary, list[RunRe
 def test_plotted_intervals_are_the_gates_numbers(
     layer_a: tuple[Summary, list[RunRecord]],
 ) -> None:
-    from pytest_ragv2.gates import fmt_delta
+    from pytest_ragv2.deciding.gates import fmt_delta
     from pytest_ragv2.report.plots import _overall_interval, _regression_intervals
 
     summary, _ = layer_a
@@ -409,7 +409,7 @@ def test_matplotlib_is_not_imported_at_start_up() -> None:
     import subprocess
 
     code = (
-        "import sys, pytest_ragv2.plugin, pytest_ragv2.report.plots; "
+        "import sys, pytest_ragv2.plugin.hooks, pytest_ragv2.report.plots; "
         "print('matplotlib' in sys.modules)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -435,8 +435,8 @@ def rescored(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, run_id: str
 ) -> tuple[Summary, list[RunRecord]]:
     """The session's summary and records, rebuilt from its raw runs as ``ragv2 rescore``."""
-    import pytest_ragv2.rescore as rescore
-    from pytest_ragv2.cli import rescore_settings
+    import pytest_ragv2.tools.rescore as rescore
+    from pytest_ragv2.tools.cli import rescore_settings
 
     monkeypatch.chdir(pytester.path)
     run_dir = pytester.path / "raw-runs" / run_id
@@ -562,7 +562,7 @@ def test_the_plot_helper_unpickles_its_inputs_without_the_summarys_modules(
         f"inputs, latencies = pickle.loads(open({str(sent)!r}, 'rb').read())\n"
         "assert isinstance(inputs, plots.PlotInputs)\n"
         "heavy = ['pytest', 'pydantic', 'httpx', 'pytest_ragv2.report.summary',\n"
-        "         'pytest_ragv2.gates', 'pytest_ragv2.session']\n"
+        "         'pytest_ragv2.deciding.gates', 'pytest_ragv2.deciding.aggregate']\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

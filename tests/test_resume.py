@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.rawruns import read_raw_runs
-from pytest_ragv2.resume import ResumeError, SessionLock
+from pytest_ragv2.run.rawruns import read_raw_runs
+from pytest_ragv2.run.resume import ResumeError, SessionLock
 from tests.conftest import SYSTEMS_MODULE, pyproject
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
@@ -195,7 +195,7 @@ def test_resume_with_retry_errors_makes_only_the_failed_runs_again(
     ]
     # every reader takes the new run in place of the failed one: rescore agrees
     rescored = subprocess.run(
-        [sys.executable, "-m", "pytest_ragv2.cli", "rescore", "raw-runs/r"],
+        [sys.executable, "-m", "pytest_ragv2.tools.cli", "rescore", "raw-runs/r"],
         cwd=project.path,
         capture_output=True,
         text=True,
@@ -324,7 +324,7 @@ def test_a_lock_naming_no_session_is_refused_with_what_to_do(tmp_path: Path) -> 
 def test_a_lock_that_cannot_be_written_is_not_left_behind(tmp_path: Path) -> None:
     import resource
 
-    from pytest_ragv2.rawruns import RawRunWriteError
+    from pytest_ragv2.run.rawruns import RawRunWriteError
 
     soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
     previous = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
@@ -342,7 +342,7 @@ def test_a_lock_that_cannot_be_written_is_not_left_behind(tmp_path: Path) -> Non
 def test_a_stale_lock_is_removed_only_if_it_is_still_the_one_judged(tmp_path: Path) -> None:
     """Two sessions may judge the same stale lock; the one that takes it over second must
     not remove the lock the first one put there meanwhile."""
-    from pytest_ragv2.resume import _set_aside, _Stale
+    from pytest_ragv2.run.resume import _set_aside, _Stale
 
     lock = tmp_path / "session.lock"
     lock.write_text("")

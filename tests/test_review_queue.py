@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.adjudication import load_adjudications
-from pytest_ragv2.decision import decide
+from pytest_ragv2.config.settings import Settings
+from pytest_ragv2.deciding.decision import decide
+from pytest_ragv2.gold.adjudication import load_adjudications
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown
-from pytest_ragv2.settings import Settings
 from tests.test_gates_chat import FABRICATED, ROLES, record
 
 UNCLEAR = "neither refuses nor answers: 'Je vous invite à contacter le support.'"
@@ -176,7 +176,7 @@ def test_a_session_waits_for_a_ruling_and_rescore_decides_as_ruled(
     """A hedge where a refusal is due ("Hmm, I'm not sure.") is neither a refusal nor an
     answer: the run waits, the verdict is REVIEW (exit 1), the queue lists it; a ruling in
     gold/adjudications.yaml settles it and `ragv2 rescore` decides PASS."""
-    from pytest_ragv2.cli import main
+    from pytest_ragv2.tools.cli import main
     from tests.conftest import ALLOWLIST, SYSTEMS_MODULE
     from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 

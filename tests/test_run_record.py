@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.keys import RunKey
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
+from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.systems.outputs import RunError
 
 KEY_A = RunKey("K03", "v2", 2, "de", "A")
@@ -110,7 +110,7 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
     import dataclasses
     import pickle
 
-    from pytest_ragv2.run_record import RecordMetrics
+    from pytest_ragv2.deciding.records import RecordMetrics
 
     def made(recall: float, mrr: float | None) -> RunRecord:
         metrics = {"recall@5": recall, "mrr": mrr, "leaked": []}
@@ -141,7 +141,7 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
 
 
 def test_equal_list_metrics_are_one_list_kept_by_every_record_with_them() -> None:
-    from pytest_ragv2.run_record import RecordMetrics
+    from pytest_ragv2.deciding.records import RecordMetrics
 
     def hits(full: int | None) -> list[dict[str, Any]]:
         ranks = {"document": 1, "page": 1, "section": None, "full": full}

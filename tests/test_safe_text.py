@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.collect import mark_names
-from pytest_ragv2.rawruns import RawRunWriter, read_raw_runs, write_manifest
+from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.plugin.collect import mark_names
 from pytest_ragv2.report.page import table_html
+from pytest_ragv2.report.safe_text import html_escape, json_dumps, printable
 from pytest_ragv2.report.tables import md_text
-from pytest_ragv2.safe_text import html_escape, json_dumps, printable
+from pytest_ragv2.run.rawruns import RawRunWriter, read_raw_runs, write_manifest
 
 # what the tests call unsafe, written out here, not taken from the module under test
 RAW = re.compile(

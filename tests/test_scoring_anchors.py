@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragv2.schema import Evidence, TableCells
+from pytest_ragv2.gold.schema import Evidence, TableCells
 from pytest_ragv2.scoring.evidence import (
     ANCHOR_CELL_GAP,
     FULL_STEP,

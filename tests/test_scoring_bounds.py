@@ -21,10 +21,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_ragv2.allowlist import load_allowlist
-from pytest_ragv2.cases import load_catalog
-from pytest_ragv2.keys import RunKey
-from pytest_ragv2.layers.chat import (
+from pytest_ragv2.deciding.aggregate import summarize
+from pytest_ragv2.deciding.records import ChatRecord
+from pytest_ragv2.gold.allowlist import load_allowlist
+from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.gold.schema import Case
+from pytest_ragv2.layers.chat.run import (
     chat_record,
     raw_chat_run,
     score_raw_chat_run,
@@ -32,8 +34,7 @@ from pytest_ragv2.layers.chat import (
     scoring_options,
     text_fingerprint,
 )
-from pytest_ragv2.run_record import ChatRecord
-from pytest_ragv2.schema import Case
+from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
 from pytest_ragv2.scoring.answers import (
     MAX_SCORED_CHARS,
@@ -45,9 +46,8 @@ from pytest_ragv2.scoring.answers import (
     score_transcript,
 )
 from pytest_ragv2.scoring.language import language_text
-from pytest_ragv2.session import summarize
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import ChatTurn, Citation, ToolCall, Transcript
 
 ROOT = Path(__file__).resolve().parent.parent
 PLAIN = "The maximum operating pressure of the valve is 16 bar at 20 °C, see the datasheet. "

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 import yaml
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.claims import claim_found, score_claims
 from pytest_ragv2.scoring.normalisation import normalise_answer_text
 from pytest_ragv2.scoring.numbers import normalise_unit, parse_numbers

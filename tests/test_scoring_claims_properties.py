@@ -13,7 +13,7 @@ pytest.importorskip("hypothesis")
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.claims import claim_found
 from pytest_ragv2.scoring.numbers import parse_numbers
 

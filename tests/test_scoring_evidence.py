@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.schema import Case, Evidence, TableCells
+from pytest_ragv2.gold.schema import Case, Evidence, TableCells
 from pytest_ragv2.scoring.evidence import (
     FULL_STEP,
     GRANULARITIES,

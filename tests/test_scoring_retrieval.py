@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.schema import Case, Evidence
+from pytest_ragv2.gold.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import (
     UNIDENTIFIED,
     count_duplicates,

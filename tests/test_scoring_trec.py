@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from pytest_ragv2.schema import Case, Evidence
+from pytest_ragv2.gold.schema import Case, Evidence
 from pytest_ragv2.scoring.retrieval import score_retrieval
 from pytest_ragv2.systems.outputs import RetrievedItem
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.session import aggregate
+from pytest_ragv2.deciding.aggregate import aggregate
 
 
 def record(
@@ -76,7 +76,7 @@ def _failed(case: str, rep: int, kind: str, message: str, latency: float) -> dic
 
 
 def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
-    from pytest_ragv2.session import summarize
+    from pytest_ragv2.deciding.aggregate import summarize
 
     records = [
         record("A", "v2", 1, 1.0, latency=0.5),
@@ -92,8 +92,8 @@ def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
 
 
 def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:
-    from pytest_ragv2.gates import error_rate_gate, latency_gate
-    from pytest_ragv2.session import summarize
+    from pytest_ragv2.deciding.aggregate import summarize
+    from pytest_ragv2.deciding.gates import error_rate_gate, latency_gate
 
     records = [_failed(f"C{n}", 1, "http", "401 Unauthorized", 0.002) for n in range(4)]
     row = summarize(records, with_intervals=True)
@@ -159,7 +159,7 @@ def test_a_case_row_holds_its_runs_mean_and_reads_as_a_mapping() -> None:
 
 
 def test_metric_means_need_a_value_per_name() -> None:
-    from pytest_ragv2.session import MetricMeans
+    from pytest_ragv2.deciding.aggregate import MetricMeans
 
     with pytest.raises(ValueError, match="2 metric names for 1 values"):
         MetricMeans(("recall@5", "mrr"), (1.0,))
@@ -168,7 +168,7 @@ def test_metric_means_need_a_value_per_name() -> None:
 def test_per_case_rows_hold_compact_latencies_and_share_equal_extras() -> None:
     import pickle
 
-    from pytest_ragv2.session import PointEstimate
+    from pytest_ragv2.deciding.aggregate import PointEstimate
 
     records = [
         record(case, "v2", 1, 1.0, latency=latency) for case, latency in (("A", 0.2), ("B", 0.4))
@@ -191,8 +191,8 @@ def test_per_case_rows_hold_compact_latencies_and_share_equal_extras() -> None:
 
 @pytest.mark.parametrize("latency", [0.25, 0.0, math.inf, -math.inf, math.nan])
 def test_a_one_run_row_reads_its_latency_as_the_percentile_would(latency: float) -> None:
-    from pytest_ragv2.session import _percentile
-    from pytest_ragv2.stats import percentile
+    from pytest_ragv2.deciding.aggregate import _percentile
+    from pytest_ragv2.deciding.stats import percentile
 
     expected = percentile([latency], 95)
     found = _percentile([latency], 95)

@@ -64,7 +64,7 @@ def test_sigterm_stops_the_session_with_its_report(
 
 
 def test_a_second_signal_while_the_verdict_is_written_is_held(project: pytest.Pytester) -> None:
-    from pytest_ragv2.signals import shielded
+    from pytest_ragv2.plugin.signals import shielded
 
     received: list[int] = []
     previous = signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
@@ -136,7 +136,7 @@ def _interrupt_self() -> None:
 def test_one_more_interrupt_after_an_interrupted_session_is_noted_the_next_obeyed(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    from pytest_ragv2.signals import interrupt_once
+    from pytest_ragv2.plugin.signals import interrupt_once
 
     before = signal.getsignal(signal.SIGINT)
     restore = interrupt_once()
@@ -153,7 +153,7 @@ def test_one_more_interrupt_after_an_interrupted_session_is_noted_the_next_obeye
 
 
 def test_a_session_that_was_not_interrupted_gives_the_handlers_straight_back() -> None:
-    from pytest_ragv2.signals import hold, interrupt_once
+    from pytest_ragv2.plugin.signals import hold, interrupt_once
 
     before = signal.getsignal(signal.SIGINT)
     restore = interrupt_once()

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from pytest_ragv2.stats import (
+from pytest_ragv2.deciding.stats import (
     Estimate,
     clustered_mean_ci,
     percentile,
@@ -182,7 +182,7 @@ def test_a_small_degenerate_interval_is_numpys_to_the_bit(
 ) -> None:
     """Without numpy for a few clusters of a few values with equal means, and the very
     bits numpy gives (numpy sums fewer than eight values one after the other)."""
-    import pytest_ragv2.stats as stats
+    import pytest_ragv2.deciding.stats as stats
 
     if alike:  # every cluster the same values: the degenerate case
         first = next(iter(clusters.values()), [])
@@ -203,7 +203,7 @@ def test_a_one_case_session_computes_its_intervals_without_importing_numpy() -> 
 
     probe = (
         "import sys\n"
-        "from pytest_ragv2.stats import clustered_mean_ci, percentile_ci\n"
+        "from pytest_ragv2.deciding.stats import clustered_mean_ci, percentile_ci\n"
         "one = clustered_mean_ci({'C01': [1.0, 1.0, 1.0]})\n"
         "alike = clustered_mean_ci({'C01': [0.5], 'C02': [0.5]})\n"
         "latency = percentile_ci([0.012], 95)\n"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from pytest_ragv2.comparisons import improvement_gate, paired_values
-from pytest_ragv2.stats import (
+from pytest_ragv2.deciding.comparisons import improvement_gate, paired_values
+from pytest_ragv2.deciding.stats import (
     _exact_sign_flip_p,
     _monte_carlo_sign_flip_p,
     clustered_mean_ci,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_ragv2.secret_policy import REDACTED
 from pytest_ragv2.systems.command import NON_JSON_KEY, CommandConfig, CommandRunner
+from pytest_ragv2.systems.secret_policy import REDACTED
 
 USAGE = {
     "input_tokens": 1200,

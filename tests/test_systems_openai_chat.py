@@ -17,7 +17,7 @@ import pytest
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
 from pytest_ragv2.systems.openai_wire import UNPARSED_ARGUMENTS
 from pytest_ragv2.systems.outputs import RunError
-from pytest_ragv2.transcripts import ToolCall, Transcript
+from pytest_ragv2.systems.transcripts import ToolCall, Transcript
 from tests.scripted_server import Reply, Seen, Server, serve
 
 API_KEY = "sk-test-0123456789abcdef-do-not-leak"

@@ -10,7 +10,7 @@ from typing import Any, Literal
 import pydantic
 import pytest
 
-from pytest_ragv2.settings import SystemSettings
+from pytest_ragv2.config.settings import SystemSettings
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.command import CommandRunner
 from pytest_ragv2.systems.config import AdapterConfig

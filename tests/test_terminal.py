@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.collect import REASONS_SHOWN, shown_reasons
-from pytest_ragv2.keys import RunKey
-from pytest_ragv2.metrics import RETRIEVAL_METRICS
-from pytest_ragv2.progress import Progress, fmt_duration, progress_interval
+from pytest_ragv2.deciding.records import RetrievalRecord
+from pytest_ragv2.plugin.collect import REASONS_SHOWN, shown_reasons
+from pytest_ragv2.plugin.progress import Progress, fmt_duration, progress_interval
 from pytest_ragv2.report.tables import column_legend, render_text
 from pytest_ragv2.report.terminal import clip
-from pytest_ragv2.run_record import RetrievalRecord
+from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.metrics import RETRIEVAL_METRICS
 from tests.conftest import pyproject
 
 WIDTH = 120
@@ -267,7 +267,7 @@ def test_control_characters_from_a_system_never_reach_the_terminal_raw(
 
 
 def test_printable_escapes_controls_and_bidi_overrides() -> None:
-    from pytest_ragv2.safe_text import printable
+    from pytest_ragv2.report.safe_text import printable
 
     assert (
         printable("a\x1b[31mb\x07c\x9bd\u202ee\u2066f") == "a\\x1b[31mb\\x07c\\x9bd\\u202ee\\u2066f"

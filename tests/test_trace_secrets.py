@@ -14,14 +14,14 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from pytest_ragv2.secret_policy import REDACTED, secret_values
-from pytest_ragv2.trace_secrets import (
+from pytest_ragv2.plugin.trace_secrets import (
     TraceScrubber,
     configured_secrets,
     scrub_representation,
     scrub_text,
     trace_forms,
 )
+from pytest_ragv2.systems.secret_policy import REDACTED, secret_values
 from tests.artifacts import artifact_text
 from tests.conftest import pyproject
 from tests.scripted_server import Reply, Seen, Server, serve
@@ -347,7 +347,7 @@ def test_the_secret_is_really_in_an_unscrubbed_traceback(
     env = _secret_project(project, server, LONG)
     project.makeconftest(SEEN_EXIT)
     (project.path / "unscrubbed.py").write_text(
-        "import pytest_ragv2.trace_secrets as t\nt.register = lambda config, systems: None\n"
+        "import pytest_ragv2.plugin.trace_secrets as t\nt.register = lambda config, systems: None\n"
     )
     code, out, err = _run(project, env, "-p", "unscrubbed", "-l")
     assert code == pytest.ExitCode.TESTS_FAILED, out + err
@@ -368,8 +368,8 @@ def test_raw_runs_record_the_header_name_not_its_value(
 
 
 def test_remembered_secrets_stay_the_configured_values_however_often_scrubbed() -> None:
-    from pytest_ragv2 import secret_registry
-    from pytest_ragv2.secret_policy import redact_url, url_secrets
+    from pytest_ragv2.systems import secrets as secret_registry
+    from pytest_ragv2.systems.secret_policy import redact_url, url_secrets
 
     secret_values(["tok/en+with=signs"])  # percent-encodes to a different form
     before = secret_registry.remembered()

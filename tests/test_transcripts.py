@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from pytest_ragv2.systems.outputs import RetrievedItem, RunError
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
+from pytest_ragv2.systems.transcripts import (
+    ChatTurn,
+    Citation,
+    ToolCall,
+    Transcript,
+    run_conversation,
+)
 
 
 def test_a_failed_turn_ends_the_conversation_and_a_bug_is_an_internal_error() -> None:

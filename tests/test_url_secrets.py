@@ -24,7 +24,7 @@ import httpx
 import pytest
 from filelock import FileLock
 
-from pytest_ragv2.secret_policy import (
+from pytest_ragv2.systems.secret_policy import (
     REDACTED,
     credential_name,
     redact_url,
@@ -138,7 +138,7 @@ def test_every_form_of_a_secret_is_scrubbed_and_short_ones_only_as_words() -> No
 
 
 def test_a_log_record_loses_every_secret_before_any_handler_sees_it() -> None:
-    from pytest_ragv2.log_secrets import install
+    from pytest_ragv2.plugin.log_secrets import install
 
     token = "ghp_T0ken5ecret"
     seen: list[str] = []

@@ -2,7 +2,7 @@
 
 Its own package, shipped in the ``pytest-ragv2`` distribution (the ``demo`` extra holds its
 dependencies). It uses the plugin's public contracts — the knowledge-base tool
-(``pytest_ragv2.systems.kb_tool``), layer C's prompt (``pytest_ragv2.frozen_prompt``), the
+(``pytest_ragv2.systems.kb_tool``), layer C's prompt (``pytest_ragv2.layers.frozen.prompt``), the
 rag_api upload names — and never the scorers, the session, the cases or the gold. The plugin
-reaches it through one module, ``pytest_ragv2.demo_systems``.
+reaches it through one module, ``pytest_ragv2.run.demo``.
 """

@@ -103,7 +103,7 @@ import re
 import zlib
 from typing import TYPE_CHECKING
 
-from pytest_ragv2.frozen_prompt import parse_user
+from pytest_ragv2.layers.frozen.prompt import parse_user
 from pytest_ragv2.systems.kb_tool import SEARCH_TOOL_NAME, parse_sources
 from ragv2_demo.answer_language import (
     _CITATION,

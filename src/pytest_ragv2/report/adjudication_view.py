@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.adjudication import ADJUDICATIONS_FILE, adjudication_found
-from pytest_ragv2.safe_text import html_escape
+from pytest_ragv2.gold.adjudication import ADJUDICATIONS_FILE, adjudication_found
+from pytest_ragv2.report.safe_text import html_escape
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary

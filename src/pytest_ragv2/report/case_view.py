@@ -22,14 +22,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.keys import RunKey
+from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.excerpts import excerpt
-from pytest_ragv2.run_record import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.run.keys import RunKey
 
 if TYPE_CHECKING:
-    from pytest_ragv2.cases import Catalog
+    from pytest_ragv2.gold.cases import Catalog
+    from pytest_ragv2.gold.schema import Case, Evidence
     from pytest_ragv2.report.summary import Summary
-    from pytest_ragv2.schema import Case, Evidence
     from pytest_ragv2.systems.outputs import RetrievedItem
 
 ITEMS_SHOWN = 10  # of a ranked list; the rest is counted and is in the raw runs
@@ -163,7 +163,7 @@ def iter_layer_raw_runs(
     can be)."""
     if run_dir is None or not run_dir.is_dir():
         return
-    from pytest_ragv2.rawruns import read_raw_runs
+    from pytest_ragv2.run.rawruns import read_raw_runs
 
     try:
         for raw in read_raw_runs(run_dir, cases):
@@ -254,7 +254,7 @@ def listed_from_record(record: RetrievalRecord, *, raw_missing: bool = True) -> 
 
 
 def _evidence_marks(record: RetrievalRecord, required: Sequence[Evidence]) -> tuple[GoldMark, ...]:
-    from pytest_ragv2.layers.retrieval import describe_evidence
+    from pytest_ragv2.layers.retrieval.run import describe_evidence
 
     hits = {
         int(hit.get("index", -1)): hit.get("first_rank") or {}
@@ -320,7 +320,7 @@ def _turn_views(
 ) -> tuple[TurnView, ...]:
     """The turns of a conversation; ``required`` holds each turn's gold evidence."""
     from pytest_ragv2.scoring.evidence import normalise_filename
-    from pytest_ragv2.transcripts import Transcript
+    from pytest_ragv2.systems.transcripts import Transcript
 
     transcript = Transcript.from_json(raw["transcript"])
     views = []
@@ -390,7 +390,7 @@ def run_view(
     }
     if isinstance(record, RetrievalRecord):
         if raw is not None:
-            from pytest_ragv2.layers.retrieval import items_from_raw
+            from pytest_ragv2.layers.retrieval.run import items_from_raw
 
             retrieved = _listed(items_from_raw(dict(raw)), required)
         else:
@@ -450,7 +450,7 @@ def _gold_of(case: Case) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, 
 
 
 def _evidence_of(case: Case) -> tuple[str, ...]:
-    from pytest_ragv2.layers.retrieval import describe_evidence
+    from pytest_ragv2.layers.retrieval.run import describe_evidence
 
     entries = [("", entry) for entry in case.evidence] + [
         (f"turn {number}: ", entry)

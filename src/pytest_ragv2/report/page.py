@@ -21,8 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.gates import GateResult
-from pytest_ragv2.keys import NOT_DECISIVE
+from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.report.case_view import (
     OUTCOMES,
     CaseView,
@@ -33,14 +32,15 @@ from pytest_ragv2.report.case_view import (
     build_case_views,
 )
 from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
+from pytest_ragv2.report.safe_text import html_escape as escape
 from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
-from pytest_ragv2.safe_text import html_escape as escape
+from pytest_ragv2.run.keys import NOT_DECISIVE
 
 if TYPE_CHECKING:
-    from pytest_ragv2.cases import Catalog
+    from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.gold.cases import Catalog
     from pytest_ragv2.report.plot_worker import PlotWorker
     from pytest_ragv2.report.summary import Summary
-    from pytest_ragv2.run_record import RunRecord
 
 UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every one)
 # case panels, past which only the cases with a run not met and the first met ones get one:

@@ -36,15 +36,15 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.safe_text import printable
+from pytest_ragv2.report.safe_text import printable
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure as MplFigure
 
+    from pytest_ragv2.deciding.aggregate import SystemRow
+    from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.report.summary import Summary
-    from pytest_ragv2.run_record import RunRecord
-    from pytest_ragv2.session import SystemRow
 
 
 @dataclass(frozen=True, slots=True)
@@ -806,7 +806,7 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
 
 
 def _rubric(summary: PlotInputs) -> _Plot | None:
-    from pytest_ragv2.metrics import GRADES
+    from pytest_ragv2.scoring.metrics import GRADES
 
     table = summary.extras.get("rubric")
     if not isinstance(table, Mapping):

@@ -10,16 +10,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.adjudication import adjudication_markdown
-from pytest_ragv2.gates import GateResult
-from pytest_ragv2.layer_registry import load_layer
+from pytest_ragv2.deciding.aggregate import SessionResults, SystemRow
+from pytest_ragv2.deciding.gates import GateResult
+from pytest_ragv2.deciding.records import ChatRecord
+from pytest_ragv2.gold.adjudication import adjudication_markdown
+from pytest_ragv2.layers.registry import load_layer
+from pytest_ragv2.report.safe_text import json_safe
 from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
-from pytest_ragv2.run_record import ChatRecord
-from pytest_ragv2.safe_text import json_safe
-from pytest_ragv2.session import SessionResults, SystemRow
 
 if TYPE_CHECKING:
-    from pytest_ragv2.settings import Settings
+    from pytest_ragv2.config.settings import Settings
 
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
@@ -66,13 +66,13 @@ class Summary:
 
     @property
     def headline_metric(self) -> str:
-        from pytest_ragv2.layer_registry import layer_info
+        from pytest_ragv2.layers.registry import layer_info
 
         return layer_info(self.layer).headline(self.recall_k)
 
     @property
     def _reads_recall_k(self) -> bool:
-        from pytest_ragv2.layer_registry import layer_info
+        from pytest_ragv2.layers.registry import layer_info
 
         return "{k}" in layer_info(self.layer).headline_metric
 
@@ -146,7 +146,7 @@ def build_summary(
 def session_verdict(gates: Sequence[GateResult], *, passed: bool, interrupted: bool) -> str:
     """ "pass", "fail", "interrupted", or "review" when runs waiting for a reviewer's ruling
     are all that keeps the gates from holding (exit status 1 all the same)."""
-    from pytest_ragv2.gates_chat import only_review_pending
+    from pytest_ragv2.layers.chat.gates import only_review_pending
 
     if interrupted:
         return "interrupted"

@@ -10,17 +10,17 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.gates import GateResult, fmt_delta
-from pytest_ragv2.metrics import (
+from pytest_ragv2.deciding.aggregate import SystemRow
+from pytest_ragv2.deciding.gates import GateResult, fmt_delta
+from pytest_ragv2.report.excerpts import excerpt
+from pytest_ragv2.report.safe_text import html_escape
+from pytest_ragv2.scoring.metrics import (
     ANSWER_METRICS,
     RETRIEVAL_METRICS,
     RUBRIC_COLUMNS,
     Metric,
     columns,
 )
-from pytest_ragv2.report.excerpts import excerpt
-from pytest_ragv2.safe_text import html_escape
-from pytest_ragv2.session import SystemRow
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
@@ -259,7 +259,7 @@ def render_markdown(table: Table) -> list[str]:
 
 def case_table(summary: Summary) -> Table:
     """One row per case, every system side by side: the layer's case table."""
-    from pytest_ragv2.layer_registry import load_layer
+    from pytest_ragv2.layers.registry import load_layer
 
     return load_layer(summary.layer).case_table(summary)
 
@@ -292,7 +292,7 @@ def retrieval_case_table(
 def metric_sections(summary: Summary) -> list[tuple[str, Table]]:
     """The metric tables every report shows, titled, in order (gates are shown apart): the
     sections of the summary's layer."""
-    from pytest_ragv2.layer_registry import load_layer
+    from pytest_ragv2.layers.registry import load_layer
 
     return load_layer(summary.layer).sections(summary)
 
@@ -575,10 +575,10 @@ REASON_CHARS = 200  # a diagnosis' reason in a table (summary.json holds it whol
 
 
 def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
-    """The failure diagnosis (:mod:`pytest_ragv2.diagnosis`, in ``extras["diagnosis"]``):
+    """The failure diagnosis (:mod:`pytest_ragv2.deciding.diagnosis`, in ``extras["diagnosis"]``):
     cases per diagnosis and system, then every case a system did not get right, with the
     diagnosis and its reason; nothing when the summary holds none."""
-    from pytest_ragv2.diagnosis import DIAGNOSES, OK
+    from pytest_ragv2.deciding.diagnosis import DIAGNOSES, OK
 
     data: Mapping[str, Any] = summary.extras.get("diagnosis") or {}
     counts: Mapping[str, Mapping[str, int]] = data.get("counts") or {}
@@ -612,11 +612,11 @@ def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
 
 
 def quality_sections(summary: Summary) -> list[tuple[str, Table]]:
-    """The weighted quality score (:mod:`pytest_ragv2.quality_score`, in
+    """The weighted quality score (:mod:`pytest_ragv2.deciding.quality_score`, in
     ``extras["quality_score"]``) per system, behind its hard vetoes: the vetoes, the score
     (``VETO`` when any tripped), then each area's value and renormalised weight; nothing
     when the summary holds none."""
-    from pytest_ragv2.quality_score import AREA_LABELS, AREAS
+    from pytest_ragv2.deciding.quality_score import AREA_LABELS, AREAS
 
     data: Mapping[str, Any] = summary.extras.get("quality_score") or {}
     systems: Mapping[str, Mapping[str, Any]] = data.get("systems") or {}

@@ -11,14 +11,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.gates import GateResult
-from pytest_ragv2.keys import NOT_DECISIVE
-from pytest_ragv2.layer_registry import layer_info
-from pytest_ragv2.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
+from pytest_ragv2.deciding.gates import GateResult
+from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.report.excerpts import excerpt
+from pytest_ragv2.report.safe_text import printable
 from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
-from pytest_ragv2.run_record import ChatRecord, RunRecord
-from pytest_ragv2.safe_text import printable
+from pytest_ragv2.run.keys import NOT_DECISIVE
+from pytest_ragv2.scoring.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
 
 if TYPE_CHECKING:
     from pytest_ragv2.report.summary import Summary
@@ -216,7 +216,7 @@ def _adjudication(screen: Screen, summary: Summary) -> None:
     if not summary.extras.get("adjudication"):
         return
     try:
-        from pytest_ragv2.adjudication import adjudication_lines
+        from pytest_ragv2.gold.adjudication import adjudication_lines
     except ImportError:
         return
     screen.line()

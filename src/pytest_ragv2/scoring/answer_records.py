@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from pytest_ragv2.schema import VetoKind
+from pytest_ragv2.gold.schema import VetoKind
 from pytest_ragv2.scoring.citations import CitationCheck
 from pytest_ragv2.scoring.tools import ToolCheck
 

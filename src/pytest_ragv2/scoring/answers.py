@@ -82,8 +82,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
-from pytest_ragv2.schema import Case, Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import Case, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_format import format_ok, requested_format
 from pytest_ragv2.scoring.answer_records import (
     AnswerScore,
@@ -120,6 +119,7 @@ from pytest_ragv2.scoring.grounding import (
     text_support,
 )
 from pytest_ragv2.scoring.language import LanguageGuess, identify_language, other_language_part
+from pytest_ragv2.scoring.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.scoring.modality import weakened_claims
 from pytest_ragv2.scoring.phrases import (
     CONFLICT_PHRASES,
@@ -144,7 +144,7 @@ from pytest_ragv2.scoring.vetoes import (
     weakened_numbers,
 )
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import ChatTurn, Transcript
+from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
 SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
 
@@ -250,7 +250,8 @@ class AnswerScoringOptions:
 
 
 def allowed_files(allowlist: Any) -> frozenset[str]:
-    """The ``allowlist_files`` set of a :class:`pytest_ragv2.cases.Allowlist`: ids and names."""
+    """The ``allowlist_files`` set of an allow-list (:mod:`pytest_ragv2.gold.allowlist`): its
+    file ids and names."""
     return frozenset(allowlist.file_ids) | frozenset(allowlist.filenames)
 
 

@@ -39,7 +39,7 @@ from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import Fact, fact_supported, text_support
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import Citation
+from pytest_ragv2.systems.transcripts import Citation
 
 CitationVerdict = Literal["correct", "wrong", "dangling", "unverifiable"]
 

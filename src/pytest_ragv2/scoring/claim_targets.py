@@ -16,7 +16,7 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.numbers import normalise_unit, unit_scale
 from pytest_ragv2.scoring.values import Value, ValueKind, read_value
 

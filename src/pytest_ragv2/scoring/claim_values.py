@@ -45,7 +45,7 @@ import re
 from collections.abc import Sequence
 from decimal import Decimal
 
-from pytest_ragv2.schema import Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
 from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value, unsigned_difference

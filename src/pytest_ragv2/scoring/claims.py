@@ -41,7 +41,7 @@ from typing import Literal
 
 import regex
 
-from pytest_ragv2.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
+from pytest_ragv2.gold.schema import CLAIM_PATTERN_FLAGS, Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern

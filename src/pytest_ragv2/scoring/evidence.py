@@ -81,7 +81,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.schema import Evidence, TableCells
+from pytest_ragv2.gold.schema import Evidence, TableCells
 from pytest_ragv2.systems.outputs import RetrievedItem
 
 Granularity = Literal["document", "page", "section", "row"]

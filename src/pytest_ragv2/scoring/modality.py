@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.answer_text import find_phrase, fold, sentence_spans
 from pytest_ragv2.scoring.values import read_values
 

@@ -76,7 +76,7 @@ from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.schema import Claim
+from pytest_ragv2.gold.schema import Claim
 from pytest_ragv2.scoring.answer_text import abbreviation_at, find_phrase, fold
 from pytest_ragv2.scoring.refusal_lexicon import LEXICONS, Lexicon
 

@@ -60,7 +60,7 @@ from functools import lru_cache
 from itertools import islice
 from typing import Any
 
-from pytest_ragv2.schema import Case, Evidence
+from pytest_ragv2.gold.schema import Case, Evidence
 from pytest_ragv2.scoring.evidence import (
     FULL_STEP,
     GRANULARITIES,

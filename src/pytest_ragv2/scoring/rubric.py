@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pytest_ragv2.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.scoring.answer_records import _RANK, Grade, TurnScore
+from pytest_ragv2.scoring.metrics import RUBRIC_DIMENSIONS
 
 ACCURACY_VETOES = frozenset(
     {

@@ -25,10 +25,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ragv2.schema import ExpectTools, ToolExpectation
+from pytest_ragv2.gold.schema import ExpectTools, ToolExpectation
 from pytest_ragv2.scoring.answer_text import URL, fold
 from pytest_ragv2.scoring.grounding import Fact, Support, fact_supported, text_support
-from pytest_ragv2.transcripts import ChatTurn, ToolCall
+from pytest_ragv2.systems.transcripts import ChatTurn, ToolCall
 
 KB_TOOL = "search_knowledge_base"
 ANY_TOOL = "any_tool"

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_ragv2.schema import Case, Evidence, ExpectedAnswer, ExpectTools
+from pytest_ragv2.gold.schema import Case, Evidence, ExpectedAnswer, ExpectTools
 
 
 @dataclass(frozen=True, slots=True)

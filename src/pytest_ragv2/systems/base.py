@@ -23,14 +23,6 @@ from typing import Any, Protocol
 
 import httpx
 
-from pytest_ragv2.secret_policy import (
-    REDACTED,
-    redact_url,
-    redact_urls_in,
-    scrub,
-    secret_values,
-    url_secrets,
-)
 from pytest_ragv2.systems.call_deadline import CALL, keep_call_deadlines
 from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy, RetryReason
@@ -40,6 +32,14 @@ from pytest_ragv2.systems.outputs import (
     RetrievalResult,
     RetrievedItem,
     RunError,
+)
+from pytest_ragv2.systems.secret_policy import (
+    REDACTED,
+    redact_url,
+    redact_urls_in,
+    scrub,
+    secret_values,
+    url_secrets,
 )
 
 _BODY_EXCERPT_CHARS = 300

@@ -72,13 +72,18 @@ from typing import IO, Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.secret_policy import ALWAYS_PASSED_ENV, env_pass_values, scrub, secret_values
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RESPONSE_MB_MAX, seconds_field
 from pytest_ragv2.systems.kb_tool import item_from_source, parse_sources, resolve_citations
 from pytest_ragv2.systems.outputs import ErrorKind, Exchange, RunError
 from pytest_ragv2.systems.process_tree import MARK_VARIABLE, ProcessTree
-from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
+from pytest_ragv2.systems.secret_policy import (
+    ALWAYS_PASSED_ENV,
+    env_pass_values,
+    scrub,
+    secret_values,
+)
+from pytest_ragv2.systems.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 PROMPT_PLACEHOLDER = "{prompt}"
 THREAD_PLACEHOLDER = "{thread_id}"

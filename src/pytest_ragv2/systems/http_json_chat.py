@@ -24,7 +24,6 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_ragv2.secret_policy import scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
@@ -50,7 +49,14 @@ from pytest_ragv2.systems.http_json import (
 from pytest_ragv2.systems.openai_wire import flatten_usage, parse_arguments
 from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
+from pytest_ragv2.systems.secret_policy import scrub, secret_values, url_secrets
+from pytest_ragv2.systems.transcripts import (
+    ChatTurn,
+    Citation,
+    ToolCall,
+    Transcript,
+    run_conversation,
+)
 
 DEFAULT_BODY: dict[str, str] = {"messages": "{messages}", "conversation_id": "{conversation_id}"}
 

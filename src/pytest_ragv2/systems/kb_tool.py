@@ -30,7 +30,7 @@ from dataclasses import replace
 from typing import Any
 
 from pytest_ragv2.systems.outputs import RetrievedItem
-from pytest_ragv2.transcripts import Citation
+from pytest_ragv2.systems.transcripts import Citation
 
 SEARCH_TOOL_NAME = "search_knowledge_base"
 SEARCH_TOOL: dict[str, Any] = {

@@ -66,7 +66,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.secret_policy import scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
@@ -80,7 +79,14 @@ from pytest_ragv2.systems.field_values import as_int
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
-from pytest_ragv2.transcripts import ChatTurn, Citation, ToolCall, Transcript, run_conversation
+from pytest_ragv2.systems.secret_policy import scrub, secret_values, url_secrets
+from pytest_ragv2.systems.transcripts import (
+    ChatTurn,
+    Citation,
+    ToolCall,
+    Transcript,
+    run_conversation,
+)
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
 FILE_SEARCH = "file_search"

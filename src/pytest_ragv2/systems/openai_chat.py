@@ -60,7 +60,6 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.secret_policy import redact_url, scrub, secret_values, url_secrets
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     HttpAdapter,
@@ -87,7 +86,8 @@ from pytest_ragv2.systems.kb_tool import (
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
-from pytest_ragv2.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
+from pytest_ragv2.systems.secret_policy import redact_url, scrub, secret_values, url_secrets
+from pytest_ragv2.systems.transcripts import ChatTurn, ToolCall, Transcript, run_conversation
 
 DEFAULT_SEARCH_K = 10  # when neither search_k nor the retrieval adapter says how many
 

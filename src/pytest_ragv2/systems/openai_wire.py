@@ -19,7 +19,6 @@ from typing import Any
 
 import httpx
 
-from pytest_ragv2.secret_policy import scrub
 from pytest_ragv2.systems.base import (
     AdapterFailure,
     Streamed,
@@ -30,7 +29,8 @@ from pytest_ragv2.systems.base import (
 from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy
 from pytest_ragv2.systems.outputs import Exchange
-from pytest_ragv2.transcripts import ToolCall
+from pytest_ragv2.systems.secret_policy import scrub
+from pytest_ragv2.systems.transcripts import ToolCall
 
 DONE = "[DONE]"
 UNPARSED_ARGUMENTS = "_unparsed"  # key holding tool-call arguments that are not a JSON object

@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import Field
 
-from pytest_ragv2.secret_policy import REDACTED
 from pytest_ragv2.systems.base import env_secret
+from pytest_ragv2.systems.secret_policy import REDACTED
 
 _LOCK = threading.Lock()
 _NAMES: set[str] = set()

@@ -30,7 +30,7 @@ from pytest_ragv2.systems.python_callable import (
     callable_problem,
 )
 from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever
-from pytest_ragv2.transcripts import Transcript
+from pytest_ragv2.systems.transcripts import Transcript
 
 R = TypeVar("R", bound=RetrievalAdapterConfig)
 C = TypeVar("C", bound=AdapterConfig)

@@ -1,0 +1,543 @@
+"""Controller-side aggregation of item records into per-system, -category, -language tables.
+
+Repetitions are nested in cases, so every rate below is a mean of per-case means (the case
+is the unit), except latency percentiles and error rates, which are over runs. A run that
+failed (timeout, transport, non-2xx, malformed body) is scored as an empty result list: an
+error costs the system its recall, it is never dropped from the denominator.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, ItemsView, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pytest_ragv2.deciding.records import ChatRecord, RunRecord, as_record, as_records
+from pytest_ragv2.deciding.stats import Estimate, clustered_mean_ci, order_statistic_ci, percentile
+from pytest_ragv2.layers.registry import load_layer
+from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.metrics import (
+    ANSWER_METRICS,
+    GRADES,
+    RETRIEVAL_METRICS,
+    RUBRIC_COLUMNS,
+    case_metric_names,
+)
+from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
+
+# the per-run metrics of each layer, averaged per case then over cases (metrics.py)
+CASE_MEAN_METRICS = case_metric_names(RETRIEVAL_METRICS)
+ANSWER_CASE_MEAN_METRICS = case_metric_names(ANSWER_METRICS)
+
+Row = dict[str, Any]  # a row's JSON form, as summary.json holds it
+
+
+class MetricMeans(Mapping[str, float | None]):
+    """A row's metric means, read as a mapping: the layer's metric names (one tuple every
+    row shares) and the values in their order. A per-case table has a row per case and
+    system; a dict of a dozen means is three times the bytes of the tuple."""
+
+    __slots__ = ("_names", "_values")
+
+    def __init__(self, names: tuple[str, ...], values: tuple[float | None, ...]) -> None:
+        if len(names) != len(values):
+            raise ValueError(f"{len(names)} metric names for {len(values)} values")
+        self._names = names
+        self._values = values
+
+    def __getitem__(self, name: str) -> float | None:
+        try:
+            return self._values[self._names.index(name)]
+        except ValueError:
+            raise KeyError(name) from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def items(self) -> ItemsView[str, float | None]:
+        return _MeansItems(self)
+
+    def __repr__(self) -> str:
+        return f"MetricMeans({dict(zip(self._names, self._values, strict=True))!r})"
+
+    def __reduce__(self) -> tuple[type[MetricMeans], tuple[tuple[str, ...], tuple[Any, ...]]]:
+        return MetricMeans, (self._names, self._values)
+
+
+class PointEstimate(Mapping[str, float | None]):
+    """A figure without an interval, read as its JSON form ``{"value": x}``: each per-case
+    row holds two latencies, and a one-entry dict is four times the bytes."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: float | None) -> None:
+        self.value = value
+
+    def __getitem__(self, name: str) -> float | None:
+        if name != "value":
+            raise KeyError(name)
+        return self.value
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(("value",))
+
+    def __len__(self) -> int:
+        return 1
+
+    def __repr__(self) -> str:
+        return f"PointEstimate({self.value!r})"
+
+    def __reduce__(self) -> tuple[type[PointEstimate], tuple[float | None]]:
+        return PointEstimate, (self.value,)
+
+
+# the layers' per-row figures, one dict per distinct content (most per-case rows hold
+# zeros): shared, so read-only (``SystemRow.extras`` is a Mapping)
+_SHARED_EXTRAS: dict[tuple[tuple[str, Any], ...], Mapping[str, Any]] = {}
+_SHARED_EXTRAS_KEPT = 1024
+
+
+def _shared_extras(extras: dict[str, Any]) -> Mapping[str, Any]:
+    try:
+        key = tuple(extras.items())
+        shared = _SHARED_EXTRAS.get(key)
+    except TypeError:  # a value that cannot be hashed (a list): kept as it is
+        return extras
+    if shared is None:
+        if len(_SHARED_EXTRAS) >= _SHARED_EXTRAS_KEPT:
+            return extras
+        shared = _SHARED_EXTRAS[key] = extras
+    return shared
+
+
+class _MeansItems(ItemsView[str, float | None]):
+    _mapping: MetricMeans
+
+    def __iter__(self) -> Iterator[tuple[str, float | None]]:
+        means = self._mapping
+        return zip(means._names, means._values, strict=True)
+
+
+@dataclass(slots=True)
+class SystemRow:
+    """One table row — a system, or one of its categories, languages or cases: counts, the
+    case means of the layer's declared metrics, the layer's own figures and latencies."""
+
+    runs: int
+    cases: int
+    errors: int
+    error_rate: float | None
+    skipped: int
+    metrics: Mapping[str, float | None]  # the case means of the layer's per-run metrics
+    latency_p50: Mapping[str, Any]  # an estimate: value (and low, high, method with intervals)
+    latency_p95: Mapping[str, Any]
+    error_kinds: Mapping[str, int] = field(default_factory=dict)  # most frequent first
+    error_example: str = ""
+    extras: Mapping[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
+    headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
+    role: str | None = None
+    ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
+    scoring_errors: int = 0  # runs not scored within the scoring bound (not in ``errors``)
+
+    def value(self, name: str) -> Any:
+        """A figure by its declared name: a metric mean, or one of the layer's figures."""
+        if name in self.metrics:
+            return self.metrics[name]
+        return self.extras.get(name)
+
+    @property
+    def p95(self) -> float | None:
+        value = self.latency_p95.get("value")
+        return None if value is None else float(value)
+
+    def to_json(self) -> Row:
+        data: Row = {
+            "runs": self.runs,
+            "cases": self.cases,
+            "errors": self.errors,
+            "error_rate": self.error_rate,
+            "skipped": self.skipped,
+        }
+        if self.scoring_errors:
+            data["scoring_errors"] = self.scoring_errors
+        if self.error_kinds:
+            data["error_kinds"] = dict(self.error_kinds)
+            data["error_example"] = self.error_example
+        data.update(self.extras)
+        data.update(self.metrics.items())
+        data["latency_p50"] = dict(self.latency_p50)
+        data["latency_p95"] = dict(self.latency_p95)
+        if self.headline_ci is not None:
+            data[f"{self.headline_ci[0]}_ci"] = self.headline_ci[1]
+        if self.role is not None:
+            data["role"] = self.role
+        if self.ceiling is not None:
+            data["ceiling"] = self.ceiling
+        return data
+
+
+def _as_number(value: Any) -> float | None:
+    if value is None or isinstance(value, str):
+        return None
+    number = float(value)
+    return None if math.isnan(number) else number
+
+
+def estimate_json(estimate: Estimate) -> dict[str, Any]:
+    return {
+        "value": _finite(estimate.value),
+        "low": _finite(estimate.low),
+        "high": _finite(estimate.high),
+        "n": estimate.n,
+        "method": estimate.method,
+    }
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def case_metric_means(
+    records: Iterable[RunRecord], metrics_named: Sequence[str] = CASE_MEAN_METRICS
+) -> dict[str, dict[str, float]]:
+    """Per case, the mean of every case-mean metric over that case's runs, in one pass
+    (undefined values left out; a metric undefined in every run of a case is absent;
+    skipped runs count for nothing)."""
+    runs_of: dict[str, list[tuple[float | None, ...]]] = {}
+    for record in records:
+        if record.skipped:
+            continue
+        values = tuple(
+            [
+                (1.0 if record.met else 0.0) if metric == "met" else record.metric(metric)
+                for metric in metrics_named
+            ]
+        )
+        runs_of.setdefault(record.key.case, []).append(values)
+    means: dict[str, dict[str, float]] = {}
+    for case, runs in runs_of.items():
+        if len(runs) == 1:  # run once: its own values (the record's floats, not copies)
+            means[case] = {
+                metric: value
+                for metric, value in zip(metrics_named, runs[0], strict=True)
+                if value is not None
+            }
+            continue
+        of_case: dict[str, float] = {}
+        for index, metric in enumerate(metrics_named):
+            found = [value for run in runs if (value := run[index]) is not None]
+            if found:
+                of_case[metric] = sum(found) / len(found)
+        means[case] = of_case
+    return means
+
+
+def summarize(
+    given: Sequence[RunRecord | Mapping[str, Any]],
+    *,
+    with_intervals: bool = False,
+    layer: str = "A",
+    case_means: Mapping[str, Mapping[str, float]] | None = None,
+    recall_k: int = 5,
+) -> SystemRow:
+    """One table row: the metrics of a group of runs (intervals only where asked: they cost
+    a bootstrap each). Skipped runs are counted, and left out of every figure.
+    ``case_means``: the group's per-case means when the caller has them already
+    (:func:`case_metric_means` of exactly these runs, or of runs with the same cases)."""
+    records = as_records(given)
+    skipped = sum(1 for record in records if record.skipped)
+    if skipped:
+        records = [record for record in records if not record.skipped]
+    runs = len(records)
+    # a run the scorer could not score within its bound is not the system's failure
+    scoring_errors = sum(1 for record in records if _scoring_error(record))
+    errors = sum(1 for record in records if not record.ok) - scoring_errors
+    # A failed call's latency measures the failure (a refused connection, a 401), not the
+    # system: percentiles are over the successful runs only.
+    latencies = [record.latency_s for record in records if record.ok]
+    implementation = load_layer(layer)
+    metrics_named = implementation.case_metrics
+    per_case = case_means if case_means is not None else case_metric_means(records, metrics_named)
+    means: list[float | None] = []
+    for metric in metrics_named:
+        found = [case[metric] for case in per_case.values() if metric in case]
+        # one case (a per-case row): its mean as it is, not a copy of the float
+        means.append((found[0] if len(found) == 1 else sum(found) / len(found)) if found else None)
+    kinds, example = error_kinds(records)
+    row = SystemRow(
+        runs=runs,
+        cases=len(per_case),
+        errors=errors,
+        error_rate=errors / runs if runs else None,
+        skipped=skipped,
+        metrics=MetricMeans(metrics_named, tuple(means)),
+        latency_p50=PointEstimate(_percentile(latencies, 50)),
+        latency_p95=PointEstimate(_percentile(latencies, 95)),
+        error_kinds=kinds,
+        error_example=example,
+        extras=_shared_extras(implementation.row_extras(records)),
+        scoring_errors=scoring_errors,
+    )
+    if with_intervals:
+        # distribution-free: an order-statistic interval reaches the observed tail
+        row.latency_p50 = estimate_json(order_statistic_ci(latencies, 50))
+        row.latency_p95 = estimate_json(order_statistic_ci(latencies, 95))
+        # one value per case: the interval is the cluster bootstrap of the mean of case means
+        headline = implementation.info.headline(recall_k)
+        values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
+        row.headline_ci = (headline, estimate_json(clustered_mean_ci(values)))
+    return row
+
+
+def _scoring_error(record: RunRecord) -> bool:
+    return record.error is not None and record.error.kind in SCORING_ERROR_KINDS
+
+
+_NO_ERROR_KINDS: Mapping[str, int] = {}  # shared by every row without a failed run
+
+
+def error_kinds(records: Sequence[RunRecord]) -> tuple[Mapping[str, int], str]:
+    """The failed runs by error kind, most frequent first, with one example message of the
+    most frequent kind; empty when nothing failed. Scoring errors (``scoring_budget``) are
+    not the system's and are left out (counted in ``SystemRow.scoring_errors``)."""
+    kinds: Counter[str] = Counter()
+    examples: dict[str, str] = {}
+    for record in records:
+        if record.ok or _scoring_error(record):
+            continue
+        error = record.error
+        kind = error.kind if error is not None else "unknown"
+        kinds[kind] += 1
+        if kind not in examples and error is not None and error.message:
+            examples[kind] = f"{record.key.case}: {error.message}"
+    if not kinds:
+        return _NO_ERROR_KINDS, ""
+    dominant = kinds.most_common(1)[0][0]
+    return dict(kinds.most_common()), examples.get(dominant, "")
+
+
+def _percentile(values: Sequence[float], q: float) -> float | None:
+    if len(values) == 1:  # a per-case row of one run: every percentile is its value
+        value = float(values[0])
+        return value if math.isfinite(value) else None  # as percentile() gives (inf: NaN)
+    return _finite(percentile(values, q))
+
+
+def group(
+    records: Iterable[RunRecord], by: Callable[[RunRecord], str]
+) -> dict[str, list[RunRecord]]:
+    groups: dict[str, list[RunRecord]] = defaultdict(list)
+    for record in records:
+        groups[by(record)].append(record)
+    return dict(sorted(groups.items()))
+
+
+def _system(record: RunRecord) -> str:
+    return record.key.system
+
+
+@dataclass(slots=True)
+class SessionResults:
+    """Everything the gates and the reports need, built from the records alone."""
+
+    records: list[RunRecord]
+    roles: dict[str, str]
+    expected_runs: int | None
+    layer: str = "A"
+    recall_k: int = 5  # the gates' recall@k: the headline of a retrieval layer's tables
+    systems: dict[str, SystemRow] = field(default_factory=dict)
+    by_category: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    by_language: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    by_case: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    # the reviewers' rulings applied to these records, and the verdict without them
+    adjudication: dict[str, Any] | None = None
+
+    @property
+    def recorded_runs(self) -> int:
+        return len(self.records)
+
+    def role_system(self, role: str) -> str | None:
+        for name, system_role in self.roles.items():
+            if system_role == role:
+                return name
+        return None
+
+    def records_of(self, system: str) -> list[RunRecord]:
+        return [record for record in self.records if record.key.system == system]
+
+
+def _means_of_cases(
+    case_means: Mapping[str, dict[str, float]], rows: Sequence[RunRecord]
+) -> dict[str, Mapping[str, float]]:
+    """The per-case means of the cases of ``rows``, in their order."""
+    cases = dict.fromkeys(row.key.case for row in rows)
+    return {case: case_means[case] for case in cases if case in case_means}
+
+
+def aggregate(
+    records: Iterable[RunRecord | Mapping[str, Any]],
+    *,
+    roles: Mapping[str, str],
+    expected_runs: int | None = None,
+    layer: str = "A",
+    recall_k: int = 5,
+) -> SessionResults:
+    """Deduplicate by run key (the last record wins) and build every table."""
+    unique: dict[RunKey, RunRecord] = {}
+    for given in records:
+        record = as_record(given)
+        unique[record.key] = record
+    ordered = [unique[key] for key in sorted(unique, key=RunKey.sort_key)]
+    results = SessionResults(
+        records=ordered,
+        roles=dict(roles),
+        expected_runs=expected_runs,
+        layer=layer,
+        recall_k=recall_k,
+    )
+    rank = {"baseline": 0, "candidate": 1, "reference": 2}
+    by_system = group(ordered, _system)
+    # baseline, candidate, reference, then any other: every table reads in that order
+    metrics_named = load_layer(layer).case_metrics
+    for system in sorted(by_system, key=lambda name: (rank.get(roles.get(name, ""), 3), name)):
+        system_records = by_system[system]
+        # a case's means over all its runs serve its own row, the system's and its
+        # category's (a case has one category); a language's rows need their own
+        case_means = case_metric_means(system_records, metrics_named)
+        means_of = functools.partial(_means_of_cases, case_means)
+        results.systems[system] = summarize(
+            system_records,
+            with_intervals=True,
+            layer=layer,
+            case_means=case_means,
+            recall_k=recall_k,
+        )
+        results.systems[system].role = roles.get(system, "unknown")
+        results.by_category[system] = {
+            name: summarize(rows, layer=layer, case_means=means_of(rows))
+            for name, rows in group(system_records, lambda r: r.category).items()
+        }
+        # a case asked in one language only: its means over all its runs are its language's
+        one_language = len({(r.key.case, r.key.lang) for r in system_records}) == len(
+            {r.key.case for r in system_records}
+        )
+        results.by_language[system] = {
+            name: summarize(rows, layer=layer, case_means=means_of(rows) if one_language else None)
+            for name, rows in group(system_records, lambda r: r.key.lang).items()
+        }
+        results.by_case[system] = {
+            name: summarize(rows, layer=layer, case_means=means_of(rows))
+            for name, rows in group(system_records, lambda r: r.key.case).items()
+        }
+    return results
+
+
+def rubric_counts(results: SessionResults) -> dict[str, dict[str, dict[str, int]]]:
+    """Per system and rubric dimension, how many runs were graded PASS, PARTIAL and FAIL
+    (skipped runs and runs without a rubric are left out)."""
+    table: dict[str, dict[str, dict[str, int]]] = {}
+    for system in results.systems:
+        counts = {dimension: dict.fromkeys(GRADES, 0) for dimension in RUBRIC_COLUMNS}
+        for record in results.records_of(system):
+            rubric = record.rubric if isinstance(record, ChatRecord) else None
+            if not rubric or record.skipped:
+                continue
+            for dimension in RUBRIC_COLUMNS:
+                grade = rubric.get(dimension)
+                if grade in counts[dimension]:
+                    counts[dimension][grade] += 1
+        table[system] = counts
+    return table
+
+
+def judge_counts(results: SessionResults) -> dict[str, dict[str, int]]:
+    """Per system: the advisory judge's grades, unreadable replies, and how many graded runs
+    the judge and the rubric's overall grade agree on (empty without a judge)."""
+    table: dict[str, dict[str, int]] = {}
+    for system in results.systems:
+        counts = {"PASS": 0, "PARTIAL": 0, "FAIL": 0, "no grade": 0, "agrees with rubric": 0}
+        judged = False
+        for record in results.records_of(system):
+            judge = record.judge
+            if not judge:
+                continue
+            judged = True
+            grade = judge.get("grade")
+            if grade in GRADES:
+                counts[grade] += 1
+                rubric = record.rubric if isinstance(record, ChatRecord) else {}
+                if grade == rubric.get("overall"):
+                    counts["agrees with rubric"] += 1
+            else:
+                counts["no grade"] += 1
+        if judged:
+            table[system] = counts
+    return table
+
+
+def _modal_share(groups: Mapping[Any, list[Any]]) -> float | None:
+    """Mean over groups (a case in one language) of the share of runs equal to the group's
+    most frequent value; groups of one run say nothing and are left out."""
+    shares = []
+    for values in groups.values():
+        if len(values) > 1:
+            shares.append(max(values.count(value) for value in values) / len(values))
+    return sum(shares) / len(shares) if shares else None
+
+
+def _tokens(usage: Mapping[str, int], *names: str) -> int | None:
+    for name in names:
+        if name in usage:
+            return int(usage[name])
+    return None
+
+
+def consistency_and_cost(records: Sequence[RunRecord]) -> Row:
+    """The protocol's per-system and per-case extras of layer B: answer and retrieved-document
+    consistency over repetitions, timeouts and tool errors, repeated searches, and the
+    input, evidence and output sizes (characters; tokens where the system reports them)."""
+    answers: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    documents: dict[tuple[str, str], list[Any]] = defaultdict(list)
+    sizes: dict[str, list[float]] = defaultdict(list)
+    timeouts = 0
+    for record in records:
+        if not isinstance(record, ChatRecord):
+            continue
+        group = (record.key.case, record.key.lang)
+        if record.answer_digest is not None:
+            answers[group].append(record.answer_digest)
+            documents[group].append(record.evidence_files)
+        timeouts += bool(record.error and record.error.kind == "timeout")
+        for name, value in record.sizes.items():
+            sizes[name].append(float(value))
+        usage = record.usage
+        tokens_in = _tokens(usage, "prompt_tokens", "input_tokens")
+        tokens_out = _tokens(usage, "completion_tokens", "output_tokens")
+        if tokens_in is not None:
+            sizes["input_tokens"].append(float(tokens_in))
+        if tokens_out is not None:
+            sizes["output_tokens"].append(float(tokens_out))
+    row: Row = {
+        "answer_consistency": _modal_share(answers),
+        "evidence_consistency": _modal_share(documents),
+        "timeouts": timeouts,
+        "tool_errors": int(sum(sizes.get("tool_errors", []))),
+    }
+    for name in (
+        "tool_calls",
+        "repeated_searches",
+        "input_chars",
+        "evidence_chars",
+        "output_chars",
+        "input_tokens",
+        "output_tokens",
+    ):
+        values = sizes.get(name)
+        row[f"{name}_per_run"] = sum(values) / len(values) if values else None
+    return row

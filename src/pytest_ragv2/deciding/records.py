@@ -1,0 +1,323 @@
+"""One item's result, typed: what a layer makes of a run, what the session aggregates.
+
+A record is made by its layer (``layers/retrieval.item_record``, ``layers/chat.chat_record``
+and friends), travels on the pytest report as JSON (:meth:`RunRecord.to_json` — so it
+crosses xdist workers unchanged), is read back once (:func:`as_record`) and from then on is
+read by attribute: the session's tables, the gates and the reports see the contract, and
+mypy with them. The common base holds what every layer has; :class:`RetrievalRecord` (layer
+A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figures are
+``None`` everywhere (never NaN).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.systems.outputs import RunError
+
+JSON = dict[str, Any]
+_NOT_NUMBERS = (str, list, tuple, dict)
+
+
+class RecordMetrics(Mapping[str, Any]):
+    """A record's metrics, read as a mapping: the values in a tuple, and their names'
+    positions in a dict that every record with the same names shares (one per layer and
+    setting). A session keeps a record per run: a dict of sixteen metrics is twice as big.
+    Equal list values (the evidence hits) are one list shared by the records: read-only."""
+
+    __slots__ = ("_index", "_values")
+
+    def __init__(self, metrics: Mapping[str, Any]) -> None:
+        names = tuple(metrics)
+        index = _SHAPES.get(names)
+        if index is None:
+            index = {name: position for position, name in enumerate(names)}
+            if len(_SHAPES) < _SHAPES_KEPT:
+                _SHAPES[names] = index
+        self._index = index
+        self._values = tuple([_shared_value(value) for value in metrics.values()])
+
+    def __getitem__(self, name: str) -> Any:
+        return self._values[self._index[name]]
+
+    def get(self, name: str, default: Any = None) -> Any:
+        position = self._index.get(name)
+        return default if position is None else self._values[position]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index)
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+    def __repr__(self) -> str:
+        return f"RecordMetrics({dict(self)!r})"
+
+    def __reduce__(self) -> tuple[type[RecordMetrics], tuple[dict[str, Any]]]:
+        return RecordMetrics, (dict(self),)
+
+
+def _shared_value(value: Any) -> Any:
+    """1.0 and 0.0 (most recalls, hits and rates) as one float object each, not a new one
+    per metric and run; a list (the evidence hits, the leaked files) as the one list every
+    record with an equal one holds; any other value as it is (-0.0 keeps its sign)."""
+    if type(value) is float:
+        if value == 1.0:
+            return 1.0
+        if value == 0.0 and math.copysign(1.0, value) > 0.0:
+            return 0.0
+    elif type(value) is list:
+        return _shared_list(value)
+    return value
+
+
+def _shared_list(value: list[Any]) -> list[Any]:
+    # the evidence hits of a run (where each gold entry was first found) take few distinct
+    # values over a session: kept once, they cost a record a pointer instead of ~0.5 KB
+    try:
+        key = _frozen(value)
+        shared = _LISTS.get(key)
+    except TypeError:  # a value that cannot be a key: kept as it is
+        return value
+    if shared is None:
+        shared = value
+        if len(_LISTS) < _LISTS_KEPT:
+            _LISTS[key] = value
+    return shared
+
+
+def _frozen(value: Any) -> Any:
+    """A hashable key equal for equal JSON values (and only for them: the type is in it)."""
+    kind = type(value)
+    if kind is list:
+        return (list, *[_frozen(item) for item in value])
+    if kind is dict:
+        return (dict, *[(name, _frozen(item)) for name, item in value.items()])
+    if kind is float and value != value:
+        raise TypeError("NaN is never equal to itself")
+    hash(value)
+    return (kind, value)
+
+
+# the names' positions of each shape of metrics seen (a session has a few)
+_SHAPES: dict[tuple[str, ...], dict[str, int]] = {}
+_SHAPES_KEPT = 256
+# the list values seen, each kept once (a record's metrics are read-only: never changed)
+_LISTS: dict[Any, list[Any]] = {}
+_LISTS_KEPT = 4096
+
+
+@dataclass(frozen=True, slots=True)
+class RunRecord:
+    key: RunKey
+    category: str
+    split: str
+    role: str
+    ok: bool
+    met: bool
+    latency_s: float
+    reasons: tuple[str, ...] = ()
+    error: RunError | None = None
+    skipped: str | None = None  # why the system could not serve the case (counted, no figure)
+    gold_status: str | None = None
+    metrics: Mapping[str, Any] = field(default_factory=dict)  # as metrics.py declares them
+    judge: Mapping[str, Any] | None = None  # the advisory judge's grade (layer B)
+    # a reviewer's ruling (adjudication.py): who, when, why, each value before and after
+    adjudication: Mapping[str, Any] | None = None
+
+    def __post_init__(self) -> None:
+        if type(self.metrics) is dict:
+            object.__setattr__(self, "metrics", RecordMetrics(self.metrics))
+
+    def metric(self, name: str) -> float | None:
+        """A per-run metric as a number; None when undefined or not measured."""
+        value = self.metrics.get(name)
+        if value is None or isinstance(value, _NOT_NUMBERS):
+            return None
+        number = float(value)
+        return None if number != number else number  # NaN: not measured
+
+    def to_json(self) -> JSON:
+        data: JSON = {}
+        for item in dataclasses.fields(self):
+            value = getattr(self, item.name)
+            if item.name == "key":
+                value = self.key.to_json()
+            elif item.name == "error":
+                value = self.error.to_json() if self.error else None
+            elif item.name == "top":
+                value = [entry.to_json() for entry in value]
+            elif isinstance(value, tuple):
+                value = list(value)
+            elif isinstance(value, Mapping):
+                value = dict(value)
+            data[item.name] = value
+        return data
+
+
+class TopItem(NamedTuple):
+    """One of the first items a retrieval call returned, as the report lists it. A tuple
+    with the file's name interned: a session keeps one per listed item of every run."""
+
+    rank: int
+    file: str | None
+    page: int | None
+    section: str | None
+    row: str | int | None
+
+    @classmethod
+    def of(
+        cls, rank: int, file: str | None, page: int | None, section: str | None, row: Any
+    ) -> TopItem:
+        return cls(rank, sys.intern(file) if file else file, page, section, row)
+
+    def to_json(self) -> dict[str, Any]:
+        return self._asdict()
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any] | Sequence[Any]) -> TopItem:
+        if isinstance(data, Mapping):
+            return cls.of(
+                data.get("rank", 0),
+                data.get("file"),
+                data.get("page"),
+                data.get("section"),
+                data.get("row"),
+            )
+        return cls.of(*data)
+
+
+_FIELD_NAMES: dict[type[RunRecord], tuple[str, ...]] = {}
+
+
+def _field_names(kind: type[RunRecord]) -> tuple[str, ...]:
+    names = _FIELD_NAMES.get(kind)
+    if names is None:
+        names = _FIELD_NAMES[kind] = tuple(item.name for item in dataclasses.fields(kind))
+    return names
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalRecord(RunRecord):
+    """Layer A: one retrieval call."""
+
+    returned: int = 0  # items the system returned
+    top: tuple[TopItem, ...] = ()  # the first items, as the report lists them
+
+    @property
+    def leaked(self) -> tuple[str, ...]:
+        """Files outside the allow-list among the returned items."""
+        return tuple(self.metrics.get("leaked") or ())
+
+    def without_top(self) -> RetrievalRecord:
+        """This record without its listed items: ``dataclasses.replace(self, top=())``
+        made slot by slot (a third of the time: no ``__init__``, no field checks; every
+        value is already in its kept form)."""
+        copy = object.__new__(type(self))
+        for name in _field_names(type(self)):
+            object.__setattr__(copy, name, getattr(self, name))
+        object.__setattr__(copy, "top", ())
+        return copy
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRecord(RunRecord):
+    """Layers B and C: one conversation."""
+
+    vetoes: tuple[Mapping[str, Any], ...] = ()
+    rubric: Mapping[str, str] = field(default_factory=dict)
+    rubric_reasons: Mapping[str, str] = field(default_factory=dict)
+    usage: Mapping[str, int] = field(default_factory=dict)
+    sizes: Mapping[str, int] = field(default_factory=dict)
+    answer_digest: str | None = None
+    evidence_files: tuple[str, ...] = ()
+    answer: str | None = None
+    cited_files: tuple[str, ...] = ()
+    turn_latency_s: tuple[float, ...] = ()
+    claims_missed: tuple[str, ...] = ()  # the required claims no answer made, by their text
+    claims_forbidden: tuple[str, ...] = ()  # the forbidden claims an answer made
+    # what scoring left out: "turn 1: answer cut for scoring at 200,000 of 1,048,576 characters"
+    scoring_notes: tuple[str, ...] = ()
+    # why the scorer could not decide this run ("turn 1: neither refuses nor answers: …"):
+    # until a reviewer rules on it, the run is left out of every figure and gate but
+    # ``review_settled``, which holds the verdict at REVIEW
+    review: tuple[str, ...] = ()
+
+
+def pending_review(record: RunRecord) -> bool:
+    """Whether the scorer left ``record`` to a reviewer, who has not ruled on it yet."""
+    return isinstance(record, ChatRecord) and bool(record.review)
+
+
+# the vetoes a run held for review keeps: they rest on no reading the scorer doubted
+VETOES_KEPT_IN_REVIEW = frozenset({"outside_allowlist"})
+REVIEW_SKIP_PREFIX = "needs review"
+
+
+def held_for_review(record: RunRecord) -> RunRecord:
+    """``record`` as the figures and gates see a run the scorer could not decide: counted,
+    left out of every figure (``skipped``), with only the vetoes no reading decided."""
+    if not isinstance(record, ChatRecord) or not record.review or record.skipped:
+        return record
+    kept = tuple(v for v in record.vetoes if v.get("kind") in VETOES_KEPT_IN_REVIEW)
+    return dataclasses.replace(
+        record,
+        skipped=f"{REVIEW_SKIP_PREFIX}: " + "; ".join(record.review),
+        vetoes=kept,
+    )
+
+
+_CHAT_ONLY = frozenset(f.name for f in dataclasses.fields(ChatRecord)) - frozenset(
+    f.name for f in dataclasses.fields(RunRecord)
+)
+_RETRIEVAL_ONLY = frozenset(f.name for f in dataclasses.fields(RetrievalRecord)) - frozenset(
+    f.name for f in dataclasses.fields(RunRecord)
+)
+
+
+def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
+    """A record read back from its JSON (a report, a test); a record is returned as it is."""
+    if isinstance(data, RunRecord):
+        return data
+    kind: type[RunRecord]
+    if data.get("key", {}).get("layer") == "A" or _RETRIEVAL_ONLY & set(data):
+        kind, own = RetrievalRecord, _RETRIEVAL_ONLY
+    else:
+        kind, own = ChatRecord, _CHAT_ONLY
+    error = data.get("error")
+    values: JSON = {
+        "key": RunKey.from_json(data["key"]),
+        "category": str(data.get("category", "")),
+        "split": str(data.get("split", "")),
+        "role": str(data.get("role", "")),
+        "ok": bool(data.get("ok", True)),
+        "met": bool(data.get("met", False)),
+        "latency_s": float(data.get("latency_s") or 0.0),
+        "reasons": tuple(data.get("reasons") or ()),
+        "error": RunError(**error) if isinstance(error, Mapping) else None,
+        "skipped": data.get("skipped"),
+        "gold_status": data.get("gold_status"),
+        "metrics": dict(data.get("metrics") or {}),
+        "judge": data.get("judge"),
+        "adjudication": data.get("adjudication"),
+    }
+    for name in own:
+        if name in data and data[name] is not None:
+            value = data[name]
+            values[name] = tuple(value) if isinstance(value, list) else value
+    if "top" in values:
+        values["top"] = tuple(TopItem.from_json(entry) for entry in values["top"])
+    return kind(**values)
+
+
+def as_records(records: Sequence[RunRecord | Mapping[str, Any]]) -> list[RunRecord]:
+    return [as_record(record) for record in records]

@@ -1,0 +1,764 @@
+"""Human adjudication: a reviewer's overrides of the machine's verdicts, kept beside the gold.
+
+``<gold>/adjudications.yaml`` is a list of entries. Each names its reviewer, date, case and
+scope — one run (``system`` + ``lang`` + ``rep``, optionally ``layer``), every run of one
+system of the case (``system`` alone), or every run of the case (no system) — and one kind
+of ruling, with a ``note`` saying why:
+
+- ``met: true|false`` overrides the item verdict (the run met its case, or not);
+- ``override: {dimension: value}`` overrides a per-run metric (``recall@5: 1.0``,
+  ``exact_answer: 1``), a rubric grade (``rubric.accuracy: PASS``) or lifts a veto the
+  reviewer found wrong (``veto.fabricated_identifier: false``); ``met`` and ``override`` may
+  go together;
+- ``disputed: true`` marks the case's gold as disputed (case-wide only): its runs are left
+  out of every figure and comparison, counted and named as skipped; a leak outside the
+  allow-list still counts (it does not depend on the gold).
+
+Entries are validated like cases (pydantic, errors located at ``file:line``): an unknown
+case, language, layer or dimension, a bad date, a missing note or a duplicate is an error,
+the entry is not applied, and the error fails the ``gold_valid`` gate like any gold error.
+Systems are checked where they are known (:meth:`Adjudications.check_systems`).
+
+:func:`apply` is pure: records in, new records out (``dataclasses.replace``), each changed
+record carrying who ruled, when and why (``adjudication`` and a first ``reasons`` line).
+:func:`pytest_ragv2.deciding.decision.decide` applies them — live and in ``ragv2 rescore`` alike —
+and decides once without them as well, so every report shows the verdict before and after.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import yaml
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from pytest_ragv2.config.inputs import present
+from pytest_ragv2.config.located_yaml import (
+    CaseError,
+    SourceLocation,
+    YamlProblem,
+    duplicate_key_errors,
+    node_line,
+    parse_yaml,
+    validation_errors,
+)
+from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.gold.schema import VETO_KINDS, StrictModel
+from pytest_ragv2.scoring.metrics import (
+    ANSWER_METRICS,
+    EVIDENCE_RECALL,
+    GRADES,
+    RETRIEVAL_METRICS,
+    RUBRIC_COLUMNS,
+    case_metric_names,
+)
+
+if TYPE_CHECKING:
+    from pytest_ragv2.deciding.gates import GateResult
+    from pytest_ragv2.gold.cases import Catalog
+    from pytest_ragv2.report.summary import Summary
+
+ADJUDICATIONS_FILE = "adjudications.yaml"
+LINE_WIDTH = 120
+TERMINAL_LINES = 10  # entries (and errors) the terminal lists; the reports list them all
+RUNS_LISTED = 100  # per entry in summary.json; the count is always complete
+
+# the per-run metrics a reviewer may override, per layer ("met" has its own field)
+METRICS_BY_LAYER: dict[str, tuple[str, ...]] = {
+    "A": tuple(name for name in case_metric_names(RETRIEVAL_METRICS) if name != "met"),
+    "B": tuple(name for name in case_metric_names(ANSWER_METRICS) if name != "met"),
+}
+METRICS_BY_LAYER["C"] = (*METRICS_BY_LAYER["B"], EVIDENCE_RECALL.name)
+ALL_METRICS = frozenset(name for names in METRICS_BY_LAYER.values() for name in names)
+COUNT_METRICS = frozenset({"fabrications", "tool_calls", "output_tokens"})  # not shares
+KEPT_VETOES = frozenset({"outside_allowlist"})  # a disputed gold does not excuse a leak
+
+Value = float | bool | str | None
+
+
+# --------------------------------------------------------------------------- the file
+
+
+class AdjudicationEntry(StrictModel):
+    """One ruling as written in ``adjudications.yaml``."""
+
+    reviewer: str = Field(min_length=1, description="who ruled")
+    date: datetime.date = Field(description="when (YYYY-MM-DD)")
+    case: str = Field(min_length=1, description="the case id")
+    system: str | None = Field(None, description="one system (omit: every system)")
+    lang: str | None = Field(None, description="with system and rep: one run")
+    rep: int | None = Field(None, ge=1, description="with system and lang: one run")
+    layer: Literal["A", "B", "C"] | None = Field(None, description="one layer (omit: every)")
+    met: bool | None = Field(None, description="the item verdict: the run met its case or not")
+    override: dict[str, float | bool | str | None] = Field(
+        default_factory=dict,
+        description="per-run dimension → value: a metric (recall@5: 1.0), a rubric grade "
+        "(rubric.accuracy: PASS) or a veto lifted (veto.fabricated_identifier: false)",
+    )
+    disputed: bool = Field(False, description="the case's gold is disputed (case-wide only)")
+    note: str = Field(description="why: required")
+
+    @field_validator("reviewer", "note")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("must not be blank: say who ruled and why")
+        return value.strip()
+
+    @field_validator("date")
+    @classmethod
+    def _not_future(cls, value: datetime.date) -> datetime.date:
+        if value > datetime.date.today():
+            raise ValueError(f"{value} is in the future")
+        return value
+
+    @field_validator("override")
+    @classmethod
+    def _dimensions(cls, value: dict[str, Value]) -> dict[str, Value]:
+        for name, given in value.items():
+            problem = _dimension_problem(name, given)
+            if problem:
+                raise ValueError(problem)
+        return value
+
+    @model_validator(mode="after")
+    def _scope_and_kind(self) -> AdjudicationEntry:
+        if self.disputed:
+            if self.met is not None or self.override:
+                raise ValueError("a disputed-gold entry overrides nothing: give it alone")
+            if self.system or self.lang or self.rep is not None:
+                raise ValueError("disputed gold is case-wide: no system, lang or rep")
+        elif self.met is None and not self.override:
+            raise ValueError("give met: true|false, override: {dimension: value} or disputed")
+        run_fields = (self.lang is not None, self.rep is not None)
+        if any(run_fields) and not (all(run_fields) and self.system):
+            raise ValueError("one run needs system, lang and rep together (or none of lang, rep)")
+        if self.layer is not None:
+            for name in self.override:
+                if name in ALL_METRICS and name not in METRICS_BY_LAYER[self.layer]:
+                    raise ValueError(f"{name} is not a layer-{self.layer} metric")
+        return self
+
+    @property
+    def scope(self) -> str:
+        """``all runs``, ``all runs of v2``, or the run ``v2-en-r1``; with the layer."""
+        if self.rep is not None:
+            where = f"{self.system}-{self.lang}-r{self.rep}"
+        else:
+            where = f"all runs of {self.system}" if self.system else "all runs"
+        return where + (f" (layer {self.layer})" if self.layer else "")
+
+    @property
+    def specificity(self) -> int:
+        return 2 if self.rep is not None else (1 if self.system else 0)
+
+    @property
+    def kind(self) -> str:
+        if self.disputed:
+            return "disputed gold"
+        parts = [] if self.met is None else [f"met: {str(self.met).lower()}"]
+        parts += [f"{name}: {_shown(value)}" for name, value in self.override.items()]
+        return ", ".join(parts)
+
+    def covers(self, record: RunRecord) -> bool:
+        key = record.key
+        return (
+            key.case == self.case
+            and (self.system is None or key.system == self.system)
+            and (self.lang is None or key.lang == self.lang)
+            and (self.rep is None or key.rep == self.rep)
+            and (self.layer is None or key.layer == self.layer)
+        )
+
+
+def _dimension_problem(name: str, value: Value) -> str | None:
+    if name == "met":
+        return "met is the item verdict: write met: true|false beside override"
+    if name.startswith("rubric."):
+        dimension = name.removeprefix("rubric.")
+        if dimension not in RUBRIC_COLUMNS:
+            return f"unknown rubric dimension {dimension!r} (one of {', '.join(RUBRIC_COLUMNS)})"
+        if value not in GRADES:
+            return f"{name}: a grade, one of {', '.join(GRADES)} (got {value!r})"
+        return None
+    if name.startswith("veto."):
+        kind = name.removeprefix("veto.")
+        if kind not in VETO_KINDS:
+            return f"unknown veto {kind!r} (one of {', '.join(VETO_KINDS)})"
+        if value is not False:
+            return f"{name}: only false (lift the veto) can be adjudicated"
+        return None
+    if name not in ALL_METRICS:
+        known = ", ".join(sorted(ALL_METRICS))
+        return f"unknown dimension {name!r}: a metric ({known}), rubric.<dim> or veto.<kind>"
+    if isinstance(value, str) or (isinstance(value, float | int) and value < 0):
+        return f"{name}: a number >= 0, true/false or null (got {value!r})"
+    share = isinstance(value, float | int) and not isinstance(value, bool)
+    if share and name not in COUNT_METRICS and value is not None and value > 1:
+        return f"{name}: a share, from 0 to 1 (got {value!r})"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Adjudication:
+    """A valid entry and where it was written."""
+
+    entry: AdjudicationEntry
+    location: SourceLocation
+    field_lines: Mapping[str, int] = field(default_factory=dict)  # a field's own line
+
+    def line_of(self, name: str) -> int | None:
+        return self.field_lines.get(name, self.location.line)
+
+    def to_json(self) -> dict[str, Any]:
+        entry = self.entry
+        data: dict[str, Any] = {
+            "case": entry.case,
+            "scope": entry.scope,
+            "ruling": entry.kind,
+            "reviewer": entry.reviewer,
+            "date": entry.date.isoformat(),
+            "note": entry.note,
+            "line": self.location.line,
+        }
+        if entry.met is not None:
+            data["met"] = entry.met
+        if entry.override:
+            data["override"] = dict(entry.override)
+        if entry.disputed:
+            data["disputed"] = True
+        return data
+
+
+@dataclass(frozen=True, slots=True)
+class Adjudications:
+    """The valid entries of one file (invalid ones are errors, never applied)."""
+
+    path: Path | None = None
+    entries: tuple[Adjudication, ...] = ()
+    invalid: int = 0  # entries left out for their errors
+    errors: tuple[CaseError, ...] = ()  # why (they fail the gold_valid gate)
+
+    def __bool__(self) -> bool:
+        return bool(self.entries) or bool(self.errors)
+
+    @property
+    def shown_path(self) -> str:
+        return "" if self.path is None else f"{self.path.parent.name}/{self.path.name}"
+
+    def check_systems(self, systems: Collection[str]) -> tuple[Adjudications, list[CaseError]]:
+        """The entries naming a known system (or none), and an error for each other one."""
+        kept: list[Adjudication] = []
+        errors: list[CaseError] = []
+        for adjudication in self.entries:
+            system = adjudication.entry.system
+            if system is None or system in systems:
+                kept.append(adjudication)
+                continue
+            errors.append(
+                CaseError(
+                    adjudication.location.path,
+                    adjudication.line_of("system"),
+                    adjudication.entry.case,
+                    "system",
+                    f"unknown system {system!r} (configured: {', '.join(sorted(systems))})",
+                )
+            )
+        checked = dataclasses.replace(
+            self,
+            entries=tuple(kept),
+            invalid=self.invalid + len(errors),
+            errors=(*self.errors, *errors),
+        )
+        return checked, errors
+
+
+def load_adjudications(
+    path: Path, catalog: Catalog | None = None, *, systems: Collection[str] | None = None
+) -> tuple[Adjudications, list[CaseError]]:
+    """The valid entries of ``path`` and a located error for every problem. Cases, languages
+    and layers are checked against ``catalog``, systems against ``systems`` when given."""
+    errors: list[CaseError] = []
+    if not present(path):
+        return Adjudications(), errors
+    try:
+        document = parse_yaml(path, what="an adjudications file")
+    except YamlProblem as problem:
+        errors.append(CaseError(path, problem.line, None, None, problem.message))
+        return Adjudications(path, errors=tuple(errors)), errors
+    root, data = document.root, document.data
+    if root is None or data is None:
+        return Adjudications(path), errors
+    if not isinstance(root, yaml.SequenceNode) or not isinstance(data, list):
+        message = "expected a list of adjudications (- reviewer: ..., case: ..., note: ...)"
+        errors.append(CaseError(path, node_line(root), None, None, message))
+        return Adjudications(path, errors=tuple(errors)), errors
+    known = _known_cases(catalog)
+    kept: list[Adjudication] = []
+    seen: dict[tuple[Any, ...], int] = {}
+    invalid = 0
+    for node, raw in zip(root.value, data, strict=True):
+        line = node_line(node)
+        case_id = raw.get("case") if isinstance(raw, dict) else None
+        case_id = case_id if isinstance(case_id, str) else None
+        found = duplicate_key_errors(node, path, case_id, document.duplicates)
+        if not isinstance(raw, dict):
+            found.append(CaseError(path, line, None, None, "an adjudication is a mapping"))
+        else:
+            try:
+                entry = AdjudicationEntry.model_validate(raw)
+            except ValidationError as exc:
+                located = validation_errors(
+                    exc, node, path=path, case_id=case_id, model=AdjudicationEntry
+                )
+                found.extend(located)
+            else:
+                lines = _field_lines(node)
+                found.extend(_catalog_errors(entry, known, path, line, lines))
+                if systems is not None and entry.system and entry.system not in systems:
+                    message = f"unknown system {entry.system!r} (configured: "
+                    found.append(
+                        CaseError(
+                            path,
+                            lines.get("system", line),
+                            entry.case,
+                            "system",
+                            message + f"{', '.join(sorted(systems))})",
+                        )
+                    )
+                for claim in _claims(entry):
+                    if claim in seen:
+                        found.append(
+                            CaseError(
+                                path,
+                                line,
+                                entry.case,
+                                None,
+                                f"duplicate adjudication: the entry at line {seen[claim]} "
+                                f"already rules on {claim[-1]} for {entry.scope}",
+                            )
+                        )
+                        break
+                if not found:
+                    for claim in _claims(entry):
+                        seen[claim] = line
+                    kept.append(Adjudication(entry, SourceLocation(path, line), lines))
+        if found:
+            invalid += 1
+            errors.extend(found)
+    return Adjudications(path, tuple(kept), invalid, tuple(errors)), errors
+
+
+def _field_lines(node: yaml.Node) -> dict[str, int]:
+    """The line of each field of one entry, for errors found after validation."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {key.value: node_line(key) for key, _ in node.value if isinstance(key, yaml.ScalarNode)}
+
+
+def _claims(entry: AdjudicationEntry) -> list[tuple[Any, ...]]:
+    """What an entry rules on, per scope: two entries ruling on one of them are duplicates."""
+    scope = (entry.case, entry.system, entry.lang, entry.rep, entry.layer)
+    names = (["disputed"] if entry.disputed else []) + (["met"] if entry.met is not None else [])
+    return [(*scope, name) for name in [*names, *entry.override]]
+
+
+def _known_cases(catalog: Catalog | None) -> dict[str, tuple[list[str], list[str]] | None] | None:
+    """Case id → (languages, layers) of every case written; None for a case that failed."""
+    if catalog is None:
+        return None
+    known: dict[str, tuple[list[str], list[str]] | None] = {}
+    for case_file in catalog.files:
+        for case_id in case_file.case_ids:
+            known.setdefault(case_id, None)
+        for loaded in case_file.cases:
+            known[loaded.case.id] = (loaded.case.languages(), list(loaded.case.layers))
+    return known
+
+
+def _catalog_errors(
+    entry: AdjudicationEntry,
+    known: Mapping[str, tuple[list[str], list[str]] | None] | None,
+    path: Path,
+    line: int,
+    lines: Mapping[str, int],
+) -> list[CaseError]:
+    if known is None:
+        return []
+    if entry.case not in known:
+        message = "unknown case: no case file defines it"
+        return [CaseError(path, lines.get("case", line), entry.case, "case", message)]
+    found = known[entry.case]
+    if found is None:  # the case has errors of its own, which fail gold_valid
+        return []
+    languages, layers = found
+    errors = []
+    if entry.lang is not None and entry.lang not in languages:
+        errors.append(
+            CaseError(
+                path,
+                lines.get("lang", line),
+                entry.case,
+                "lang",
+                f"unknown language {entry.lang!r} for this case ({', '.join(languages)})",
+            )
+        )
+    if entry.layer is not None and entry.layer not in layers:
+        errors.append(
+            CaseError(
+                path,
+                lines.get("layer", line),
+                entry.case,
+                "layer",
+                f"the case does not run at layer {entry.layer} ({', '.join(layers)})",
+            )
+        )
+    return errors
+
+
+# --------------------------------------------------------------------------- applying
+
+
+@dataclass(slots=True)
+class Applied:
+    """One entry and the runs it changed: per run, each dimension's value before and after."""
+
+    adjudication: Adjudication
+    runs: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        names = list(self.runs)
+        data = self.adjudication.to_json()
+        data["runs_affected"] = len(names)
+        data["runs"] = names[:RUNS_LISTED]
+        if len(names) > RUNS_LISTED:
+            data["runs_more"] = len(names) - RUNS_LISTED
+        data["changes"] = {
+            run: {name: list(pair) for name, pair in changes.items()}
+            for run, changes in list(self.runs.items())[:RUNS_LISTED]
+            if changes
+        }
+        return data
+
+
+def apply(
+    records: Iterable[RunRecord], adjudications: Adjudications
+) -> tuple[list[RunRecord], list[Applied]]:
+    """New records with the adjudications applied (pure: the given records are untouched).
+
+    On one run, case-wide entries apply first, then a system's, then the run's own (the
+    most specific wins); disputed gold leaves the run out (skipped) whatever else applies.
+    """
+    ordered = sorted(
+        adjudications.entries, key=lambda a: (a.entry.specificity, a.location.line or 0)
+    )
+    applied = [Applied(adjudication) for adjudication in ordered]
+    result: list[RunRecord] = []
+    for record in records:
+        matching = [item for item in applied if item.adjudication.entry.covers(record)]
+        if not matching:
+            result.append(record)
+            continue
+        disputed = [item for item in matching if item.adjudication.entry.disputed]
+        if disputed:
+            result.append(_disputed(record, disputed[0]))
+            continue
+        for item in matching:
+            record = _ruled(record, item)
+        result.append(record)
+    return result, applied
+
+
+def ruled(record: RunRecord, adjudications: Adjudications | None) -> RunRecord:
+    """One run as the reviewers ruled it: what a live item's outcome shows (the record the
+    session aggregates stays the machine's; :func:`pytest_ragv2.deciding.decision.decide`
+    applies the rulings to every record, once)."""
+    if not adjudications or not adjudications.entries:
+        return record
+    (found,), _ = apply([record], adjudications)
+    return found
+
+
+def _stamp(entry: AdjudicationEntry) -> str:
+    return f"adjudicated by {entry.reviewer} on {entry.date.isoformat()}"
+
+
+def _provenance(record: RunRecord, adjudication: Adjudication, changes: Mapping[str, Any]) -> Any:
+    entry = adjudication.entry
+    previous = dict(record.adjudication or {})
+    rulings = list(previous.get("rulings", []))
+    rulings.append(
+        {
+            "reviewer": entry.reviewer,
+            "date": entry.date.isoformat(),
+            "note": entry.note,
+            "ruling": entry.kind,
+            "line": adjudication.location.line,
+            "changes": {name: list(pair) for name, pair in changes.items()},
+        }
+    )
+    reviewers = list(dict.fromkeys([*previous.get("by", []), entry.reviewer]))
+    return {
+        "by": reviewers,
+        "rulings": rulings,
+        "disputed": bool(entry.disputed or previous.get("disputed")),
+    }
+
+
+def _disputed(record: RunRecord, item: Applied) -> RunRecord:
+    adjudication = item.adjudication
+    entry = adjudication.entry
+    changes: dict[str, tuple[Any, Any]] = {"skipped": (record.skipped, "disputed gold")}
+    replaced: dict[str, Any] = {}
+    if isinstance(record, ChatRecord) and record.vetoes:
+        kept = tuple(veto for veto in record.vetoes if veto.get("kind") in KEPT_VETOES)
+        if len(kept) != len(record.vetoes):
+            lifted = sorted({str(v.get("kind")) for v in record.vetoes} - KEPT_VETOES)
+            changes["vetoes"] = (lifted, [])
+            replaced["vetoes"] = kept
+    item.runs[record.key.item_name] = changes
+    return dataclasses.replace(
+        record,
+        skipped=f"gold disputed, left out of the comparisons: {_stamp(entry)}: {entry.note}",
+        reasons=(f"{_stamp(entry)}: gold disputed: {entry.note}", *record.reasons),
+        adjudication=_provenance(record, adjudication, changes),
+        **replaced,
+    )
+
+
+def _ruled(record: RunRecord, item: Applied) -> RunRecord:
+    adjudication = item.adjudication
+    entry = adjudication.entry
+    changes: dict[str, tuple[Any, Any]] = {}
+    replaced: dict[str, Any] = {}
+    if entry.met is not None:
+        changes["met"] = (record.met, entry.met)
+        replaced["met"] = entry.met
+    metrics = dict(record.metrics)
+    chat = isinstance(record, ChatRecord)
+    rubric = dict(record.rubric) if isinstance(record, ChatRecord) else {}
+    vetoes = tuple(record.vetoes) if isinstance(record, ChatRecord) else ()
+    for name, value in entry.override.items():
+        if name.startswith("rubric."):
+            if not chat:
+                continue
+            dimension = name.removeprefix("rubric.")
+            changes[name] = (rubric.get(dimension), value)
+            rubric[dimension] = str(value)
+        elif name.startswith("veto."):
+            kind = name.removeprefix("veto.")
+            if not any(veto.get("kind") == kind for veto in vetoes):
+                continue
+            changes[name] = (True, False)
+            vetoes = tuple(veto for veto in vetoes if veto.get("kind") != kind)
+        elif name in METRICS_BY_LAYER.get(record.key.layer, ()):
+            changes[name] = (metrics.get(name), value)
+            metrics[name] = value
+    if not changes:
+        return record  # nothing this entry names exists on this run (e.g. another layer's)
+    replaced["metrics"] = metrics
+    if chat:
+        replaced["rubric"] = rubric
+        replaced["vetoes"] = vetoes
+        if isinstance(record, ChatRecord) and record.review:  # ruled on: settled
+            changes["review"] = (list(record.review), [])
+            replaced["review"] = ()
+    item.runs[record.key.item_name] = changes
+    what = ", ".join(f"{name} {_shown(a)} → {_shown(b)}" for name, (a, b) in changes.items())
+    return dataclasses.replace(
+        record,
+        reasons=(f"{_stamp(entry)}: {what}: {entry.note}", *record.reasons),
+        adjudication=_provenance(record, adjudication, changes),
+        **replaced,
+    )
+
+
+def _shown(value: Any) -> str:
+    if value is None:
+        return "n/a"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        return f"{value:.3f}".rstrip("0").rstrip(".") if value != int(value) else f"{value:.0f}"
+    if isinstance(value, list):
+        return ", ".join(str(item) for item in value) or "none"
+    return str(value)
+
+
+# --------------------------------------------------------------------------- the report
+
+
+def outcome_json(
+    adjudications: Adjudications,
+    applied: Sequence[Applied],
+    before: Sequence[GateResult],
+    after: Sequence[GateResult],
+    cases: Collection[str] | None = None,
+) -> dict[str, Any]:
+    """``summary.json``'s ``adjudication``: every entry with the runs it changed, the errors,
+    the gates' verdict without the adjudications (the machine's) and with them.
+
+    Only the entries on ``cases`` (the session's) are listed, the others counted: a ruling
+    on a holdout case never reaches a development run's reports."""
+    from pytest_ragv2.deciding.gates import verdict
+
+    if cases is not None:
+        applied = [item for item in applied if item.adjudication.entry.case in cases]
+
+    before_by_name = {gate.name: gate for gate in before}
+    changed = []
+    moved = []  # a value the rulings changed, the decision the same
+    for gate in after:
+        old = before_by_name.get(gate.name)
+        if old is not None and old.decision == gate.decision:
+            if old.value != gate.value:
+                moved.append(gate.name)
+        else:
+            changed.append(
+                {
+                    "name": gate.name,
+                    "before": old.decision if old else None,
+                    "after": gate.decision,
+                    "reason_before": old.reason if old else None,
+                    "reason_after": gate.reason,
+                }
+            )
+    entries = [item.to_json() for item in applied]
+    disputed = [
+        {
+            "case": item.adjudication.entry.case,
+            "runs_left_out": len(item.runs),
+            "reviewer": item.adjudication.entry.reviewer,
+            "date": item.adjudication.entry.date.isoformat(),
+            "note": item.adjudication.entry.note,
+        }
+        for item in applied
+        if item.adjudication.entry.disputed
+    ]
+    runs = {run for item in applied for run in item.runs}
+    return {
+        "file": adjudications.shown_path,
+        "entries": entries,
+        "entries_applied": sum(1 for item in applied if item.runs),
+        "entries_invalid": adjudications.invalid,
+        "entries_other_cases": len(adjudications.entries) - len(applied),
+        "errors": [str(error) for error in adjudications.errors],
+        "runs_adjudicated": len(runs),
+        "reviewers": sorted({item.adjudication.entry.reviewer for item in applied if item.runs}),
+        "disputed_cases": disputed,
+        "verdict_before": "pass" if verdict(before) else "fail",
+        "verdict_after": "pass" if verdict(after) else "fail",
+        "gates_changed": changed,
+        "gate_values_changed": moved,
+    }
+
+
+def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The ``adjudication`` of a summary (or of its summary.json); None when it has none."""
+    extras = summary.get("extras", summary) if isinstance(summary, Mapping) else summary.extras
+    found = extras.get("adjudication") if isinstance(extras, Mapping) else None
+    return found if isinstance(found, Mapping) else None
+
+
+def _entry_line(entry: Mapping[str, Any]) -> str:
+    runs = entry.get("runs_affected", 0)
+    return (
+        f"{entry['case']} {entry['scope']}: by {entry['reviewer']} on {entry['date']}: "
+        f"{entry['ruling']} ({runs} run{'s' * (runs != 1)}): {entry['note']}"
+    )
+
+
+def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
+    """The terminal's lines on the human rulings (none without an adjudications file); each
+    line at most 120 characters."""
+    found = adjudication_found(summary)
+    if found is None:
+        return []
+    before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
+    reviewers = ", ".join(found.get("reviewers", [])) or "nobody"
+    lines = [
+        f"adjudication by {reviewers}: {found['entries_applied']} of {len(found['entries'])} "
+        f"entries applied to {found['runs_adjudicated']} runs "
+        f"({found.get('file') or ADJUDICATIONS_FILE})",
+        f"verdict without adjudication {before}, with it {after}"
+        + (" (human rulings changed it)" if before != after else ""),
+    ]
+    for gate in found.get("gates_changed", []):
+        lines.append(
+            f"  gate {gate['name']}: {gate['before']} → {gate['after']} ({gate['reason_after']})"
+        )
+    if found.get("gate_values_changed"):
+        moved = ", ".join(found["gate_values_changed"])
+        lines.append(f"  gate values changed, decisions the same: {moved}")
+    entries, errors = list(found["entries"]), list(found.get("errors", []))
+    lines += ["  " + _entry_line(entry) for entry in entries[:TERMINAL_LINES]]
+    if len(entries) > TERMINAL_LINES:
+        lines.append(f"  … and {len(entries) - TERMINAL_LINES} more entries in report.html")
+    lines += [f"  not applied: {error}" for error in errors[:TERMINAL_LINES]]
+    if len(errors) > TERMINAL_LINES:
+        lines.append(f"  … and {len(errors) - TERMINAL_LINES} more errors (gate gold_valid)")
+    from pytest_ragv2.report.excerpts import excerpt
+
+    return [excerpt(line, LINE_WIDTH) for line in lines]
+
+
+def adjudication_markdown(summary: Summary | Mapping[str, Any]) -> list[str]:
+    """summary.md's Adjudication section (empty without an adjudications file)."""
+    found = adjudication_found(summary)
+    if found is None:
+        return []
+    before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
+    lines = [
+        "## Adjudication",
+        "",
+        f"Human rulings from `{found.get('file') or ADJUDICATIONS_FILE}`: "
+        f"{found['entries_applied']} of {len(found['entries'])} entries applied to "
+        f"{found['runs_adjudicated']} runs. **Verdict without adjudication: {before}; "
+        f"with it: {after}.**",
+        "",
+    ]
+    if found.get("gates_changed"):
+        lines += ["| gate | before | after | reason after |", "|---|---|---|---|"]
+        lines += [
+            f"| {gate['name']} | {gate['before']} | {gate['after']} | {_md(gate['reason_after'])} |"
+            for gate in found["gates_changed"]
+        ]
+        lines.append("")
+    if found.get("gate_values_changed"):
+        moved = ", ".join(found["gate_values_changed"])
+        lines += [f"Gate values changed, decisions the same: {_md(moved)}.", ""]
+    if found["entries"]:
+        lines += [
+            "| case | scope | ruling | runs | reviewer | date | note |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        lines += [
+            f"| {_md(e['case'])} | {_md(e['scope'])} | {_md(e['ruling'])} | "
+            f"{e.get('runs_affected', 0)} | {_md(e['reviewer'])} | {e['date']} | "
+            f"{_md(e['note'])} |"
+            for e in found["entries"]
+        ]
+        lines.append("")
+    for case in found.get("disputed_cases", []):
+        lines.append(
+            f"- Disputed gold: **{_md(case['case'])}**, {case['runs_left_out']} run(s) left out "
+            f"of the comparisons (by {_md(case['reviewer'])} on {case['date']}: "
+            f"{_md(case['note'])})"
+        )
+    for error in found.get("errors", []):
+        lines.append(f"- Not applied: {_md(error)}")
+    if found.get("disputed_cases") or found.get("errors"):
+        lines.append("")
+    return lines
+
+
+def _md(value: Any) -> str:
+    """A reviewer's text in summary.md, inert (HTML escaped, Markdown backslashed)."""
+    from pytest_ragv2.report.tables import md_text
+
+    return md_text(str(value))

@@ -1,0 +1,1 @@
+"""Layer C, frozen evidence: its layer, the frozen evidence package and the prompt built from it."""

@@ -1,0 +1,1 @@
+"""Layer A, retrieval only: its layer, and one retrieval run made and scored."""

@@ -1,0 +1,126 @@
+"""Layer A — retrieval only — behind the :class:`~pytest_ragv2.layers.registry.Layer`
+protocol. Its scoring lives in :mod:`pytest_ragv2.layers.retrieval.run`, its gates in
+:mod:`pytest_ragv2.deciding.gates`; this module wires them to the session, the rescoring and the
+reports (imports are local: the registry loads this module on every activated run)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from pytest_ragv2.deciding.aggregate import CASE_MEAN_METRICS
+from pytest_ragv2.deciding.records import RetrievalRecord
+from pytest_ragv2.layers.registry import LAYERS, LayerInfo, Table
+
+if TYPE_CHECKING:
+    from pytest_ragv2.config.settings import Settings, SystemSettings
+    from pytest_ragv2.deciding.aggregate import SessionResults
+    from pytest_ragv2.deciding.gates import GateResult
+    from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.gold.allowlist import Allowlist
+    from pytest_ragv2.gold.cases import LoadedCase
+    from pytest_ragv2.gold.schema import Case
+    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.run.context import RunContext
+    from pytest_ragv2.run.keys import RunKey
+
+
+class RetrievalLayer:
+    info: LayerInfo = LAYERS["A"]
+    case_metrics: tuple[str, ...] = CASE_MEAN_METRICS
+
+    def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
+        return None  # a system without a retrieval path records the error on each run
+
+    def serves(self, system: SystemSettings) -> bool:
+        return system.retrieval is not None
+
+    def manifest_extras(self, settings: Settings) -> dict[str, Any]:
+        return {}
+
+    def run(self, ctx: RunContext, key: RunKey, loaded: LoadedCase, query: str) -> RunRecord:
+        return ctx.run_retrieval(key, loaded.case, loaded.split, query)
+
+    def rescore(
+        self,
+        raw: dict[str, Any],
+        case: Case,
+        split: str,
+        settings: Settings,
+        allowlist: Allowlist | None,
+        kb_path: str,
+    ) -> RunRecord:
+        from pytest_ragv2.layers.retrieval.run import score_raw_run
+
+        return score_raw_run(
+            raw,
+            case=case,
+            split=split,
+            allowed_file_ids=allowlist.file_ids if allowlist else None,
+            allowed_filenames=allowlist.filenames if allowlist else None,
+            recall_k=settings.item_pass.recall_k,
+        )
+
+    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
+        retrieval = [record for record in records if isinstance(record, RetrievalRecord)]
+        return {
+            "leaking_runs": sum(1 for record in retrieval if record.metrics.get("leaked")),
+            "empty_runs": sum(1 for record in retrieval if record.ok and record.returned == 0),
+        }
+
+    def gates(
+        self,
+        results: SessionResults,
+        settings: Settings,
+        case_errors: Sequence[str],
+        *,
+        configured_roles: Mapping[str, str],
+        allowlist_present: bool,
+    ) -> list[GateResult]:
+        from pytest_ragv2.deciding.gates import evaluate_layer_a
+
+        return evaluate_layer_a(
+            results,
+            settings.gates,
+            case_errors,
+            configured_roles=configured_roles,
+            allowlist_present=allowlist_present,
+        )
+
+    def summary_extras(
+        self, results: SessionResults, settings: Settings | None = None
+    ) -> dict[str, Any]:
+        from pytest_ragv2.deciding.diagnosis import diagnose
+        from pytest_ragv2.deciding.quality_score import session_scores
+
+        # layer A's hard veto: a run that returned a file outside the allow-list
+        vetoes = {
+            name: ("no_leak",) if row.extras.get("leaking_runs") else ()
+            for name, row in results.systems.items()
+        }
+        scores = session_scores(self.info.name, results, settings, vetoes, answers=False)
+        return {
+            "diagnosis": diagnose({self.info.name: results.records}, results.recall_k).json_view(),
+            "quality_score": scores.to_json(),
+        }
+
+    def case_table(self, summary: Summary) -> Table:
+        from pytest_ragv2.report.tables import retrieval_case_table
+
+        return retrieval_case_table(summary.by_case, summary.recall_k)
+
+    def sections(self, summary: Summary) -> list[tuple[str, Table]]:
+        from pytest_ragv2.report.tables import (
+            diagnosis_sections,
+            quality_sections,
+            retrieval_sections,
+        )
+
+        return [
+            *retrieval_sections(summary),
+            *quality_sections(summary),
+            *diagnosis_sections(summary),
+        ]
+
+
+LAYER = RetrievalLayer()

@@ -1,0 +1,1 @@
+"""The ``ragv2`` command: validate, rescore, freeze, freeze-gates, export and the demo."""
