@@ -14,7 +14,6 @@ import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Literal
 
-import pytest
 from pydantic import Field, model_validator
 
 from pytest_ragv2.systems.base import (
@@ -122,7 +121,7 @@ def check_placeholders(templates: Mapping[str, Any], known: Sequence[str]) -> No
             )
 
 
-class FieldPathWarning(pytest.PytestWarning):
+class FieldPathWarning(UserWarning):
     """A configured field path that finds nothing in any item of a system's first answer."""
 
 
