@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.layers.registry import LAYERS, load_layer
+from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.report.tables import ANSWER_COLUMNS, DISCIPLINE_COLUMNS, SYSTEM_COLUMNS
 from pytest_ragv2.scoring.metrics import ANSWER_METRICS, EVIDENCE_RECALL, RETRIEVAL_METRICS, Metric
 

@@ -159,7 +159,7 @@ def test_a_case_row_holds_its_runs_mean_and_reads_as_a_mapping() -> None:
 
 
 def test_metric_means_need_a_value_per_name() -> None:
-    from pytest_ragv2.deciding.aggregate import MetricMeans
+    from pytest_ragv2.deciding.results import MetricMeans
 
     with pytest.raises(ValueError, match="2 metric names for 1 values"):
         MetricMeans(("recall@5", "mrr"), (1.0,))
@@ -168,7 +168,7 @@ def test_metric_means_need_a_value_per_name() -> None:
 def test_per_case_rows_hold_compact_latencies_and_share_equal_extras() -> None:
     import pickle
 
-    from pytest_ragv2.deciding.aggregate import PointEstimate
+    from pytest_ragv2.deciding.results import PointEstimate
 
     records = [
         record(case, "v2", 1, 1.0, latency=latency) for case, latency in (("A", 0.2), ("B", 0.4))

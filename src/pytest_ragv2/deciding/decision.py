@@ -11,9 +11,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.aggregate import SessionResults, aggregate
+from pytest_ragv2.deciding.aggregate import aggregate
 from pytest_ragv2.deciding.records import as_record, held_for_review
-from pytest_ragv2.layers.registry import load_layer
+from pytest_ragv2.deciding.results import SessionResults
+from pytest_ragv2.layers.protocol import load_layer
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings

@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from pytest_ragv2.config.settings import GateSettings
-from pytest_ragv2.deciding.aggregate import SessionResults, SystemRow, case_metric_means
+from pytest_ragv2.deciding.aggregate import case_metric_means
 from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord
+from pytest_ragv2.deciding.results import SessionResults, SystemRow
 
 Decision = Literal["pass", "fail", "skip"]
 

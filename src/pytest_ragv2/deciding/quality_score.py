@@ -25,7 +25,7 @@ from pytest_ragv2.scoring.metrics import ANSWER_METRICS, RETRIEVAL_METRICS, Metr
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings
-    from pytest_ragv2.deciding.aggregate import SessionResults, SystemRow
+    from pytest_ragv2.deciding.results import SessionResults, SystemRow
 
 Area = Literal[
     "answer_correctness",

@@ -22,7 +22,8 @@ from pytest_ragv2.config.located_yaml import CaseLoadError
 from pytest_ragv2.config.settings import Settings, SettingsError, SystemSettings, load_settings
 from pytest_ragv2.gold.allowlist import Allowlist
 from pytest_ragv2.gold.cases import Catalog
-from pytest_ragv2.layers.registry import UnknownLayer, demo_layer, layer_info, load_layer
+from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.layers.registry import UnknownLayer, demo_layer, layer_info
 from pytest_ragv2.plugin.gateways import WORKER_SHIPS_RAW_RUNS, refuse_remote_resume
 from pytest_ragv2.plugin.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.plugin.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY

@@ -15,7 +15,8 @@ from pytest_ragv2.config.located_yaml import CaseError
 from pytest_ragv2.deciding.records import RunRecord
 from pytest_ragv2.gold.adjudication import ruled
 from pytest_ragv2.gold.cases import LoadedCase
-from pytest_ragv2.layers.registry import layer_info, load_layer
+from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.stash import CONTEXT_KEY
 from pytest_ragv2.report.safe_text import has_unsafe
 from pytest_ragv2.run.context import RunContext

@@ -20,7 +20,8 @@ import pytest
 
 from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord, as_record
-from pytest_ragv2.layers.registry import layer_info, load_layer
+from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.collect import INVALID_ITEM_NAME, CaseItem
 from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.report.summary import (

@@ -42,8 +42,8 @@ if TYPE_CHECKING:
     from matplotlib.axes import Axes
     from matplotlib.figure import Figure as MplFigure
 
-    from pytest_ragv2.deciding.aggregate import SystemRow
     from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.deciding.results import SystemRow
     from pytest_ragv2.report.summary import Summary
 
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.aggregate import SystemRow
 from pytest_ragv2.deciding.gates import GateResult, fmt_delta
+from pytest_ragv2.deciding.results import SystemRow
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.safe_text import html_escape
 from pytest_ragv2.scoring.metrics import (
@@ -259,7 +259,7 @@ def render_markdown(table: Table) -> list[str]:
 
 def case_table(summary: Summary) -> Table:
     """One row per case, every system side by side: the layer's case table."""
-    from pytest_ragv2.layers.registry import load_layer
+    from pytest_ragv2.layers.protocol import load_layer
 
     return load_layer(summary.layer).case_table(summary)
 
@@ -292,7 +292,7 @@ def retrieval_case_table(
 def metric_sections(summary: Summary) -> list[tuple[str, Table]]:
     """The metric tables every report shows, titled, in order (gates are shown apart): the
     sections of the summary's layer."""
-    from pytest_ragv2.layers.registry import load_layer
+    from pytest_ragv2.layers.protocol import load_layer
 
     return load_layer(summary.layer).sections(summary)
 

@@ -368,7 +368,7 @@ class Resumption:
     ) -> RunRecord | None:
         """The record of an item already run, scored from its raw run; None when it must
         run (never ran, or ended in an error and errors are retried)."""
-        from pytest_ragv2.layers.registry import load_layer
+        from pytest_ragv2.layers.protocol import load_layer
         from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
         identity = line_identity({"key": key.to_json()})

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from pytest_ragv2.config.settings import AnswerGateSettings
-from pytest_ragv2.deciding.aggregate import SessionResults, case_metric_means
+from pytest_ragv2.deciding.aggregate import case_metric_means
 from pytest_ragv2.deciding.gates import (
     Comparison,
     GateResult,
@@ -32,6 +32,7 @@ from pytest_ragv2.deciding.gates import (
     successful,
 )
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.stats import clustered_mean_ci
 from pytest_ragv2.gold.schema import VETO_KINDS, VetoKind
 

@@ -1,4 +1,4 @@
-"""Layer B — end to end — behind the :class:`~pytest_ragv2.layers.registry.Layer` protocol.
+"""Layer B — end to end — behind the :class:`~pytest_ragv2.layers.protocol.Layer` protocol.
 Its conversation records live in :mod:`pytest_ragv2.layers.chat.run`, its scorers in
 :mod:`pytest_ragv2.scoring`, its gates in :mod:`pytest_ragv2.layers.chat.gates`; this module wires
 them to the session, the rescoring and the reports (imports are local: the chat scorers load
@@ -11,13 +11,14 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pytest_ragv2.deciding.aggregate import ANSWER_CASE_MEAN_METRICS
 from pytest_ragv2.deciding.records import ChatRecord
-from pytest_ragv2.layers.registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.layers.protocol import Table
+from pytest_ragv2.layers.registry import LAYERS, LayerInfo
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
-    from pytest_ragv2.deciding.aggregate import SessionResults
     from pytest_ragv2.deciding.gates import GateResult
     from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.deciding.results import SessionResults
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case

@@ -1,4 +1,4 @@
-"""Layer C — frozen evidence — behind the :class:`~pytest_ragv2.layers.registry.Layer` protocol.
+"""Layer C — frozen evidence — behind the :class:`~pytest_ragv2.layers.protocol.Layer` protocol.
 
 Every answer model receives the *same* evidence: the package ``ragv2 freeze`` made of one
 system's layer-A run (:mod:`pytest_ragv2.layers.frozen.package`), given in the fixed prompt of
@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.aggregate import ANSWER_CASE_MEAN_METRICS
 from pytest_ragv2.layers.chat.layer import ChatLayer
-from pytest_ragv2.layers.registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.layers.protocol import Table
+from pytest_ragv2.layers.registry import LAYERS, LayerInfo
 from pytest_ragv2.scoring.metrics import EVIDENCE_RECALL
 
 if TYPE_CHECKING:

@@ -1,4 +1,4 @@
-"""Layer A — retrieval only — behind the :class:`~pytest_ragv2.layers.registry.Layer`
+"""Layer A — retrieval only — behind the :class:`~pytest_ragv2.layers.protocol.Layer`
 protocol. Its scoring lives in :mod:`pytest_ragv2.layers.retrieval.run`, its gates in
 :mod:`pytest_ragv2.deciding.gates`; this module wires them to the session, the rescoring and the
 reports (imports are local: the registry loads this module on every activated run)."""
@@ -10,13 +10,14 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.aggregate import CASE_MEAN_METRICS
 from pytest_ragv2.deciding.records import RetrievalRecord
-from pytest_ragv2.layers.registry import LAYERS, LayerInfo, Table
+from pytest_ragv2.layers.protocol import Table
+from pytest_ragv2.layers.registry import LAYERS, LayerInfo
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
-    from pytest_ragv2.deciding.aggregate import SessionResults
     from pytest_ragv2.deciding.gates import GateResult
     from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.deciding.results import SessionResults
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
