@@ -10,15 +10,11 @@ from typing import Any
 
 import pytest
 
+from pytest_ragv2.deciding.adjudicate import apply
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
-from pytest_ragv2.gold.adjudication import (
-    Adjudications,
-    adjudication_lines,
-    adjudication_markdown,
-    apply,
-    load_adjudications,
-)
+from pytest_ragv2.gold.adjudication import Adjudications, load_adjudications
 from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.report.adjudication import adjudication_lines, adjudication_markdown
 from pytest_ragv2.run.keys import RunKey
 from tests.test_plugin import RUN_ID, gate, summary_of
 
@@ -156,7 +152,7 @@ def test_errors_name_file_and_line_duplicates_and_unknown_systems(tmp_path: Path
     assert any(f"{path}:12: case C01: date:" in s and "in the future" in s for s in shown)
     assert len(catalog.adjudications.entries) == 1
     # systems are checked where they are known: the configuration, the run's manifest
-    loaded, errors = load_adjudications(path, catalog, systems={"v1", "v2"})
+    loaded, errors = load_adjudications(path, catalog.known_cases(), systems={"v1", "v2"})
     assert any("unknown system 'v3'" in str(e) for e in errors) is False  # the date fails first
     checked, unknown = Adjudications(
         path, tuple(loaded.entries), loaded.invalid, loaded.errors
@@ -184,7 +180,7 @@ def test_an_unknown_system_is_an_error_where_systems_are_known(tmp_path: Path) -
     ]
     assert checked.entries == ()
     assert checked.errors == tuple(errors)
-    _, direct = load_adjudications(path, catalog, systems={"v1", "v2"})
+    _, direct = load_adjudications(path, catalog.known_cases(), systems={"v1", "v2"})
     assert [str(e) for e in direct] == [str(e) for e in errors]
 
 

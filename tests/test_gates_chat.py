@@ -8,7 +8,7 @@ import pytest
 
 from pytest_ragv2.config.settings import AnswerGateSettings
 from pytest_ragv2.deciding.aggregate import aggregate
-from pytest_ragv2.deciding.gates import verdict
+from pytest_ragv2.deciding.verdict import verdict
 from pytest_ragv2.layers.chat.gates import evaluate_layer_b, vetoes_by_system
 
 ROLES = {"v1": "baseline", "v2": "candidate"}

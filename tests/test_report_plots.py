@@ -213,7 +213,7 @@ def test_category_intervals_are_the_gates_own(layer_a: tuple[Summary, list[RunRe
 def test_plotted_intervals_are_the_gates_numbers(
     layer_a: tuple[Summary, list[RunRecord]],
 ) -> None:
-    from pytest_ragv2.deciding.gates import fmt_delta
+    from pytest_ragv2.deciding.verdict import fmt_delta
     from pytest_ragv2.report.plots import _overall_interval, _regression_intervals
 
     summary, _ = layer_a

@@ -21,8 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from pytest_ragv2.deciding.gates import GateResult, fmt_delta
 from pytest_ragv2.deciding.stats import PairedComparison, holm, paired_comparison
+from pytest_ragv2.deciding.verdict import GateResult, fmt_delta
 
 Rule = Literal["interval", "test"]
 

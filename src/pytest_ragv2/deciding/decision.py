@@ -18,8 +18,8 @@ from pytest_ragv2.layers.protocol import load_layer
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings
-    from pytest_ragv2.deciding.gates import GateResult
     from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.adjudication import Adjudications
 
 
@@ -32,7 +32,7 @@ class Decision:
     @property
     def passed(self) -> bool:
         """Every gate holds (a skipped gate does not fail the verdict)."""
-        from pytest_ragv2.deciding.gates import verdict
+        from pytest_ragv2.deciding.verdict import verdict
 
         return verdict(self.gates)
 
@@ -79,8 +79,8 @@ def decide(
 
     if not adjudications:
         return decided(records, case_errors)
+    from pytest_ragv2.deciding.adjudicate import apply, outcome_json
     from pytest_ragv2.deciding.records import as_records
-    from pytest_ragv2.gold.adjudication import apply, outcome_json
 
     machine = as_records(list(records))
     checked, unknown = adjudications.check_systems(configured)

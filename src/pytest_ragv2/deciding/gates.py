@@ -9,47 +9,15 @@ effect size printed beside the decision).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Literal
 
 from pytest_ragv2.config.settings import GateSettings
 from pytest_ragv2.deciding.aggregate import case_metric_means
 from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord
 from pytest_ragv2.deciding.results import SessionResults, SystemRow
-
-Decision = Literal["pass", "fail", "skip"]
-
-
-@dataclass(frozen=True, slots=True)
-class GateResult:
-    name: str
-    description: str
-    value: float | int | str | None
-    threshold: str
-    decision: Decision
-    reason: str
-    hard: bool = False
-    details: list[str] = field(default_factory=list)
-    # a comparison gate's evidence: estimate, interval, test and p-values (stats.py)
-    evidence: dict[str, Any] | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
-def _fmt(value: float | None, digits: int = 3) -> str:
-    return "n/a" if value is None or math.isnan(value) else f"{value:.{digits}f}"
-
-
-def fmt_delta(value: float) -> str:
-    """A signed difference to three places, never "-0.000" for a rounding residue."""
-    return f"{round(value, 9) + 0.0:+.3f}"
-
-
-def _decide(ok: bool) -> Decision:
-    return "pass" if ok else "fail"
+from pytest_ragv2.deciding.verdict import GateResult, _decide, _fmt
 
 
 def case_file_gate(errors: Sequence[str]) -> GateResult:
@@ -479,8 +447,3 @@ def evaluate_layer_a(
         error_rate_gate(compared_rows(results, candidate, comparison), settings.error_rate_max)
     )
     return gates
-
-
-def verdict(gates: Sequence[GateResult]) -> bool:
-    """True when no gate failed (skipped gates say why they could not be evaluated)."""
-    return all(gate.decision != "fail" for gate in gates)

@@ -24,9 +24,9 @@ from pytest_ragv2.run.session_end import SessionEnd
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings
     from pytest_ragv2.deciding.formal import RunKind
-    from pytest_ragv2.deciding.gates import GateResult
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.deciding.results import SessionResults
+    from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.adjudication import Adjudications
     from pytest_ragv2.gold.cases import Catalog
     from pytest_ragv2.run.session_end import BudgetSpent

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -47,7 +47,7 @@ from pytest_ragv2.config.located_yaml import (
     parse_yaml,
     validation_errors,
 )
-from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.deciding.records import RunRecord
 from pytest_ragv2.gold.schema import VETO_KINDS, StrictModel
 from pytest_ragv2.scoring.metrics import (
     ANSWER_METRICS,
@@ -59,9 +59,7 @@ from pytest_ragv2.scoring.metrics import (
 )
 
 if TYPE_CHECKING:
-    from pytest_ragv2.deciding.gates import GateResult
-    from pytest_ragv2.gold.cases import Catalog
-    from pytest_ragv2.report.summary import Summary
+    pass
 
 ADJUDICATIONS_FILE = "adjudications.yaml"
 LINE_WIDTH = 120
@@ -278,11 +276,16 @@ class Adjudications:
         return checked, errors
 
 
+KnownCases = Mapping[str, tuple[list[str], list[str]] | None]
+
+
 def load_adjudications(
-    path: Path, catalog: Catalog | None = None, *, systems: Collection[str] | None = None
+    path: Path, known: KnownCases | None = None, *, systems: Collection[str] | None = None
 ) -> tuple[Adjudications, list[CaseError]]:
     """The valid entries of ``path`` and a located error for every problem. Cases, languages
-    and layers are checked against ``catalog``, systems against ``systems`` when given."""
+    and layers are checked against ``known`` (case id → its languages and layers, None for a
+    case that failed to load: :meth:`~pytest_ragv2.gold.cases.Catalog.known_cases`), systems
+    against ``systems`` when given."""
     errors: list[CaseError] = []
     if not present(path):
         return Adjudications(), errors
@@ -298,7 +301,6 @@ def load_adjudications(
         message = "expected a list of adjudications (- reviewer: ..., case: ..., note: ...)"
         errors.append(CaseError(path, node_line(root), None, None, message))
         return Adjudications(path, errors=tuple(errors)), errors
-    known = _known_cases(catalog)
     kept: list[Adjudication] = []
     seen: dict[tuple[Any, ...], int] = {}
     invalid = 0
@@ -368,22 +370,9 @@ def _claims(entry: AdjudicationEntry) -> list[tuple[Any, ...]]:
     return [(*scope, name) for name in [*names, *entry.override]]
 
 
-def _known_cases(catalog: Catalog | None) -> dict[str, tuple[list[str], list[str]] | None] | None:
-    """Case id → (languages, layers) of every case written; None for a case that failed."""
-    if catalog is None:
-        return None
-    known: dict[str, tuple[list[str], list[str]] | None] = {}
-    for case_file in catalog.files:
-        for case_id in case_file.case_ids:
-            known.setdefault(case_id, None)
-        for loaded in case_file.cases:
-            known[loaded.case.id] = (loaded.case.languages(), list(loaded.case.layers))
-    return known
-
-
 def _catalog_errors(
     entry: AdjudicationEntry,
-    known: Mapping[str, tuple[list[str], list[str]] | None] | None,
+    known: KnownCases | None,
     path: Path,
     line: int,
     lines: Mapping[str, int],
@@ -421,163 +410,6 @@ def _catalog_errors(
     return errors
 
 
-# --------------------------------------------------------------------------- applying
-
-
-@dataclass(slots=True)
-class Applied:
-    """One entry and the runs it changed: per run, each dimension's value before and after."""
-
-    adjudication: Adjudication
-    runs: dict[str, dict[str, tuple[Any, Any]]] = field(default_factory=dict)
-
-    def to_json(self) -> dict[str, Any]:
-        names = list(self.runs)
-        data = self.adjudication.to_json()
-        data["runs_affected"] = len(names)
-        data["runs"] = names[:RUNS_LISTED]
-        if len(names) > RUNS_LISTED:
-            data["runs_more"] = len(names) - RUNS_LISTED
-        data["changes"] = {
-            run: {name: list(pair) for name, pair in changes.items()}
-            for run, changes in list(self.runs.items())[:RUNS_LISTED]
-            if changes
-        }
-        return data
-
-
-def apply(
-    records: Iterable[RunRecord], adjudications: Adjudications
-) -> tuple[list[RunRecord], list[Applied]]:
-    """New records with the adjudications applied (pure: the given records are untouched).
-
-    On one run, case-wide entries apply first, then a system's, then the run's own (the
-    most specific wins); disputed gold leaves the run out (skipped) whatever else applies.
-    """
-    ordered = sorted(
-        adjudications.entries, key=lambda a: (a.entry.specificity, a.location.line or 0)
-    )
-    applied = [Applied(adjudication) for adjudication in ordered]
-    result: list[RunRecord] = []
-    for record in records:
-        matching = [item for item in applied if item.adjudication.entry.covers(record)]
-        if not matching:
-            result.append(record)
-            continue
-        disputed = [item for item in matching if item.adjudication.entry.disputed]
-        if disputed:
-            result.append(_disputed(record, disputed[0]))
-            continue
-        for item in matching:
-            record = _ruled(record, item)
-        result.append(record)
-    return result, applied
-
-
-def ruled(record: RunRecord, adjudications: Adjudications | None) -> RunRecord:
-    """One run as the reviewers ruled it: what a live item's outcome shows (the record the
-    session aggregates stays the machine's; :func:`pytest_ragv2.deciding.decision.decide`
-    applies the rulings to every record, once)."""
-    if not adjudications or not adjudications.entries:
-        return record
-    (found,), _ = apply([record], adjudications)
-    return found
-
-
-def _stamp(entry: AdjudicationEntry) -> str:
-    return f"adjudicated by {entry.reviewer} on {entry.date.isoformat()}"
-
-
-def _provenance(record: RunRecord, adjudication: Adjudication, changes: Mapping[str, Any]) -> Any:
-    entry = adjudication.entry
-    previous = dict(record.adjudication or {})
-    rulings = list(previous.get("rulings", []))
-    rulings.append(
-        {
-            "reviewer": entry.reviewer,
-            "date": entry.date.isoformat(),
-            "note": entry.note,
-            "ruling": entry.kind,
-            "line": adjudication.location.line,
-            "changes": {name: list(pair) for name, pair in changes.items()},
-        }
-    )
-    reviewers = list(dict.fromkeys([*previous.get("by", []), entry.reviewer]))
-    return {
-        "by": reviewers,
-        "rulings": rulings,
-        "disputed": bool(entry.disputed or previous.get("disputed")),
-    }
-
-
-def _disputed(record: RunRecord, item: Applied) -> RunRecord:
-    adjudication = item.adjudication
-    entry = adjudication.entry
-    changes: dict[str, tuple[Any, Any]] = {"skipped": (record.skipped, "disputed gold")}
-    replaced: dict[str, Any] = {}
-    if isinstance(record, ChatRecord) and record.vetoes:
-        kept = tuple(veto for veto in record.vetoes if veto.get("kind") in KEPT_VETOES)
-        if len(kept) != len(record.vetoes):
-            lifted = sorted({str(v.get("kind")) for v in record.vetoes} - KEPT_VETOES)
-            changes["vetoes"] = (lifted, [])
-            replaced["vetoes"] = kept
-    item.runs[record.key.item_name] = changes
-    return dataclasses.replace(
-        record,
-        skipped=f"gold disputed, left out of the comparisons: {_stamp(entry)}: {entry.note}",
-        reasons=(f"{_stamp(entry)}: gold disputed: {entry.note}", *record.reasons),
-        adjudication=_provenance(record, adjudication, changes),
-        **replaced,
-    )
-
-
-def _ruled(record: RunRecord, item: Applied) -> RunRecord:
-    adjudication = item.adjudication
-    entry = adjudication.entry
-    changes: dict[str, tuple[Any, Any]] = {}
-    replaced: dict[str, Any] = {}
-    if entry.met is not None:
-        changes["met"] = (record.met, entry.met)
-        replaced["met"] = entry.met
-    metrics = dict(record.metrics)
-    chat = isinstance(record, ChatRecord)
-    rubric = dict(record.rubric) if isinstance(record, ChatRecord) else {}
-    vetoes = tuple(record.vetoes) if isinstance(record, ChatRecord) else ()
-    for name, value in entry.override.items():
-        if name.startswith("rubric."):
-            if not chat:
-                continue
-            dimension = name.removeprefix("rubric.")
-            changes[name] = (rubric.get(dimension), value)
-            rubric[dimension] = str(value)
-        elif name.startswith("veto."):
-            kind = name.removeprefix("veto.")
-            if not any(veto.get("kind") == kind for veto in vetoes):
-                continue
-            changes[name] = (True, False)
-            vetoes = tuple(veto for veto in vetoes if veto.get("kind") != kind)
-        elif name in METRICS_BY_LAYER.get(record.key.layer, ()):
-            changes[name] = (metrics.get(name), value)
-            metrics[name] = value
-    if not changes:
-        return record  # nothing this entry names exists on this run (e.g. another layer's)
-    replaced["metrics"] = metrics
-    if chat:
-        replaced["rubric"] = rubric
-        replaced["vetoes"] = vetoes
-        if isinstance(record, ChatRecord) and record.review:  # ruled on: settled
-            changes["review"] = (list(record.review), [])
-            replaced["review"] = ()
-    item.runs[record.key.item_name] = changes
-    what = ", ".join(f"{name} {_shown(a)} → {_shown(b)}" for name, (a, b) in changes.items())
-    return dataclasses.replace(
-        record,
-        reasons=(f"{_stamp(entry)}: {what}: {entry.note}", *record.reasons),
-        adjudication=_provenance(record, adjudication, changes),
-        **replaced,
-    )
-
-
 def _shown(value: Any) -> str:
     if value is None:
         return "n/a"
@@ -591,174 +423,3 @@ def _shown(value: Any) -> str:
 
 
 # --------------------------------------------------------------------------- the report
-
-
-def outcome_json(
-    adjudications: Adjudications,
-    applied: Sequence[Applied],
-    before: Sequence[GateResult],
-    after: Sequence[GateResult],
-    cases: Collection[str] | None = None,
-) -> dict[str, Any]:
-    """``summary.json``'s ``adjudication``: every entry with the runs it changed, the errors,
-    the gates' verdict without the adjudications (the machine's) and with them.
-
-    Only the entries on ``cases`` (the session's) are listed, the others counted: a ruling
-    on a holdout case never reaches a development run's reports."""
-    from pytest_ragv2.deciding.gates import verdict
-
-    if cases is not None:
-        applied = [item for item in applied if item.adjudication.entry.case in cases]
-
-    before_by_name = {gate.name: gate for gate in before}
-    changed = []
-    moved = []  # a value the rulings changed, the decision the same
-    for gate in after:
-        old = before_by_name.get(gate.name)
-        if old is not None and old.decision == gate.decision:
-            if old.value != gate.value:
-                moved.append(gate.name)
-        else:
-            changed.append(
-                {
-                    "name": gate.name,
-                    "before": old.decision if old else None,
-                    "after": gate.decision,
-                    "reason_before": old.reason if old else None,
-                    "reason_after": gate.reason,
-                }
-            )
-    entries = [item.to_json() for item in applied]
-    disputed = [
-        {
-            "case": item.adjudication.entry.case,
-            "runs_left_out": len(item.runs),
-            "reviewer": item.adjudication.entry.reviewer,
-            "date": item.adjudication.entry.date.isoformat(),
-            "note": item.adjudication.entry.note,
-        }
-        for item in applied
-        if item.adjudication.entry.disputed
-    ]
-    runs = {run for item in applied for run in item.runs}
-    return {
-        "file": adjudications.shown_path,
-        "entries": entries,
-        "entries_applied": sum(1 for item in applied if item.runs),
-        "entries_invalid": adjudications.invalid,
-        "entries_other_cases": len(adjudications.entries) - len(applied),
-        "errors": [str(error) for error in adjudications.errors],
-        "runs_adjudicated": len(runs),
-        "reviewers": sorted({item.adjudication.entry.reviewer for item in applied if item.runs}),
-        "disputed_cases": disputed,
-        "verdict_before": "pass" if verdict(before) else "fail",
-        "verdict_after": "pass" if verdict(after) else "fail",
-        "gates_changed": changed,
-        "gate_values_changed": moved,
-    }
-
-
-def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The ``adjudication`` of a summary (or of its summary.json); None when it has none."""
-    extras = summary.get("extras", summary) if isinstance(summary, Mapping) else summary.extras
-    found = extras.get("adjudication") if isinstance(extras, Mapping) else None
-    return found if isinstance(found, Mapping) else None
-
-
-def _entry_line(entry: Mapping[str, Any]) -> str:
-    runs = entry.get("runs_affected", 0)
-    return (
-        f"{entry['case']} {entry['scope']}: by {entry['reviewer']} on {entry['date']}: "
-        f"{entry['ruling']} ({runs} run{'s' * (runs != 1)}): {entry['note']}"
-    )
-
-
-def adjudication_lines(summary: Summary | Mapping[str, Any]) -> list[str]:
-    """The terminal's lines on the human rulings (none without an adjudications file); each
-    line at most 120 characters."""
-    found = adjudication_found(summary)
-    if found is None:
-        return []
-    before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
-    reviewers = ", ".join(found.get("reviewers", [])) or "nobody"
-    lines = [
-        f"adjudication by {reviewers}: {found['entries_applied']} of {len(found['entries'])} "
-        f"entries applied to {found['runs_adjudicated']} runs "
-        f"({found.get('file') or ADJUDICATIONS_FILE})",
-        f"verdict without adjudication {before}, with it {after}"
-        + (" (human rulings changed it)" if before != after else ""),
-    ]
-    for gate in found.get("gates_changed", []):
-        lines.append(
-            f"  gate {gate['name']}: {gate['before']} → {gate['after']} ({gate['reason_after']})"
-        )
-    if found.get("gate_values_changed"):
-        moved = ", ".join(found["gate_values_changed"])
-        lines.append(f"  gate values changed, decisions the same: {moved}")
-    entries, errors = list(found["entries"]), list(found.get("errors", []))
-    lines += ["  " + _entry_line(entry) for entry in entries[:TERMINAL_LINES]]
-    if len(entries) > TERMINAL_LINES:
-        lines.append(f"  … and {len(entries) - TERMINAL_LINES} more entries in report.html")
-    lines += [f"  not applied: {error}" for error in errors[:TERMINAL_LINES]]
-    if len(errors) > TERMINAL_LINES:
-        lines.append(f"  … and {len(errors) - TERMINAL_LINES} more errors (gate gold_valid)")
-    from pytest_ragv2.report.excerpts import excerpt
-
-    return [excerpt(line, LINE_WIDTH) for line in lines]
-
-
-def adjudication_markdown(summary: Summary | Mapping[str, Any]) -> list[str]:
-    """summary.md's Adjudication section (empty without an adjudications file)."""
-    found = adjudication_found(summary)
-    if found is None:
-        return []
-    before, after = str(found["verdict_before"]).upper(), str(found["verdict_after"]).upper()
-    lines = [
-        "## Adjudication",
-        "",
-        f"Human rulings from `{found.get('file') or ADJUDICATIONS_FILE}`: "
-        f"{found['entries_applied']} of {len(found['entries'])} entries applied to "
-        f"{found['runs_adjudicated']} runs. **Verdict without adjudication: {before}; "
-        f"with it: {after}.**",
-        "",
-    ]
-    if found.get("gates_changed"):
-        lines += ["| gate | before | after | reason after |", "|---|---|---|---|"]
-        lines += [
-            f"| {gate['name']} | {gate['before']} | {gate['after']} | {_md(gate['reason_after'])} |"
-            for gate in found["gates_changed"]
-        ]
-        lines.append("")
-    if found.get("gate_values_changed"):
-        moved = ", ".join(found["gate_values_changed"])
-        lines += [f"Gate values changed, decisions the same: {_md(moved)}.", ""]
-    if found["entries"]:
-        lines += [
-            "| case | scope | ruling | runs | reviewer | date | note |",
-            "|---|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {_md(e['case'])} | {_md(e['scope'])} | {_md(e['ruling'])} | "
-            f"{e.get('runs_affected', 0)} | {_md(e['reviewer'])} | {e['date']} | "
-            f"{_md(e['note'])} |"
-            for e in found["entries"]
-        ]
-        lines.append("")
-    for case in found.get("disputed_cases", []):
-        lines.append(
-            f"- Disputed gold: **{_md(case['case'])}**, {case['runs_left_out']} run(s) left out "
-            f"of the comparisons (by {_md(case['reviewer'])} on {case['date']}: "
-            f"{_md(case['note'])})"
-        )
-    for error in found.get("errors", []):
-        lines.append(f"- Not applied: {_md(error)}")
-    if found.get("disputed_cases") or found.get("errors"):
-        lines.append("")
-    return lines
-
-
-def _md(value: Any) -> str:
-    """A reviewer's text in summary.md, inert (HTML escaped, Markdown backslashed)."""
-    from pytest_ragv2.report.tables import md_text
-
-    return md_text(str(value))

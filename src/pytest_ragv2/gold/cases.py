@@ -133,6 +133,17 @@ class Catalog:
                     self._by_id.setdefault(loaded.case.id, loaded)
         return self._by_id.get(case_id)
 
+    def known_cases(self) -> dict[str, tuple[list[str], list[str]] | None]:
+        """Case id → (languages, layers) of every case written; None for a case that failed
+        to load (what an adjudication may name)."""
+        known: dict[str, tuple[list[str], list[str]] | None] = {}
+        for case_file in self.files:
+            for case_id in case_file.case_ids:
+                known.setdefault(case_id, None)
+            for loaded in case_file.cases:
+                known[loaded.case.id] = (loaded.case.languages(), list(loaded.case.layers))
+        return known
+
 
 def warning_text(warning: CaseError) -> str:
     """A located warning as it is printed: ``file:line: warning: message``."""
@@ -562,7 +573,7 @@ def load_catalog(
     rulings = gold_dir / ADJUDICATIONS_FILE if gold_dir is not None else None
     if rulings is not None and present(rulings):
         catalog.gold_files.append(rulings)
-        catalog.adjudications, found = load_adjudications(rulings, catalog)
+        catalog.adjudications, found = load_adjudications(rulings, catalog.known_cases())
         gold_errors.extend(found)
     order = {p: i for i, p in enumerate(catalog.gold_files)}
     gold_errors.sort(key=lambda e: (order.get(e.path, len(order)), e.line or 0))

@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.config.located_yaml import CaseError
+from pytest_ragv2.deciding.adjudicate import ruled
 from pytest_ragv2.deciding.records import RunRecord
-from pytest_ragv2.gold.adjudication import ruled
 from pytest_ragv2.gold.cases import LoadedCase
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.layers.registry import layer_info

@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.collect import INVALID_ITEM_NAME, CaseItem

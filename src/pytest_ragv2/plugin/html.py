@@ -12,8 +12,8 @@ from typing import Any, Protocol
 
 import pytest
 
-from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.report.case_view import GoldMark, listed_from_record, outcome_of
 from pytest_ragv2.report.excerpts import ELLIPSIS, excerpt

@@ -6,7 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.gold.adjudication import ADJUDICATIONS_FILE, adjudication_found
+from pytest_ragv2.gold.adjudication import ADJUDICATIONS_FILE
+from pytest_ragv2.report.adjudication import adjudication_found
 from pytest_ragv2.report.safe_text import html_escape
 
 if TYPE_CHECKING:

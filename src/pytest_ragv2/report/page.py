@@ -21,7 +21,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.gates import GateResult
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.report.case_view import (
     OUTCOMES,
     CaseView,

@@ -10,11 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.records import ChatRecord
 from pytest_ragv2.deciding.results import SessionResults, SystemRow
-from pytest_ragv2.gold.adjudication import adjudication_markdown
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.report.adjudication import adjudication_markdown
 from pytest_ragv2.report.safe_text import json_safe
 from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
 

@@ -10,8 +10,8 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.gates import GateResult, fmt_delta
 from pytest_ragv2.deciding.results import SystemRow
+from pytest_ragv2.deciding.verdict import GateResult, fmt_delta
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.safe_text import html_escape
 from pytest_ragv2.scoring.metrics import (

@@ -11,8 +11,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.safe_text import printable
@@ -216,7 +216,7 @@ def _adjudication(screen: Screen, summary: Summary) -> None:
     if not summary.extras.get("adjudication"):
         return
     try:
-        from pytest_ragv2.gold.adjudication import adjudication_lines
+        from pytest_ragv2.report.adjudication import adjudication_lines
     except ImportError:
         return
     screen.line()

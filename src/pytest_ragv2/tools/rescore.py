@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.config.inputs import present
 from pytest_ragv2.config.located_yaml import CaseLoadError
 from pytest_ragv2.config.settings import Settings
-from pytest_ragv2.deciding.gates import GateResult
 from pytest_ragv2.deciding.pipeline import RunFacts, decide_run
 from pytest_ragv2.deciding.records import RunRecord
+from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.gold.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.gold.cases import Catalog, load_catalog
 from pytest_ragv2.layers.protocol import load_layer

@@ -17,16 +17,12 @@ from pytest_ragv2.config.settings import AnswerGateSettings
 from pytest_ragv2.deciding.aggregate import case_metric_means
 from pytest_ragv2.deciding.gates import (
     Comparison,
-    GateResult,
-    _decide,
-    _fmt,
     case_file_gate,
     compared_rows,
     comparison_of,
     comparison_unavailable,
     completeness_gate,
     error_rate_gate,
-    fmt_delta,
     latency_gate,
     minimum_gate,
     successful,
@@ -34,6 +30,7 @@ from pytest_ragv2.deciding.gates import (
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
 from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.stats import clustered_mean_ci
+from pytest_ragv2.deciding.verdict import GateResult, _decide, _fmt, fmt_delta
 from pytest_ragv2.gold.schema import VETO_KINDS, VetoKind
 
 VETO_DESCRIPTIONS: dict[VetoKind, str] = {

@@ -15,9 +15,9 @@ from pytest_ragv2.layers.registry import LAYERS, LayerInfo
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
-    from pytest_ragv2.deciding.gates import GateResult
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.deciding.results import SessionResults
+    from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
