@@ -22,7 +22,8 @@ from typing import Any
 from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
-from pytest_ragv2.report.summary import Summary, build_summary
+from pytest_ragv2.report.model import Summary
+from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
 
 ROLES = {"demo-v1": "baseline", "demo-v2": "candidate", "demo-ref": "reference"}

@@ -19,6 +19,7 @@ import pytest
 from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import (
     PLOTTED_EXTRAS,
@@ -28,7 +29,7 @@ from pytest_ragv2.report.plots import (
     plot_inputs,
     run_latencies,
 )
-from pytest_ragv2.report.summary import Summary, build_summary
+from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 

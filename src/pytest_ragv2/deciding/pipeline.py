@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.layers.registry import layer_info
-from pytest_ragv2.report.summary import Summary, build_summary, session_verdict
+from pytest_ragv2.report.model import Summary
+from pytest_ragv2.report.summary import build_summary, session_verdict
 from pytest_ragv2.run.session_end import SessionEnd
 
 if TYPE_CHECKING:

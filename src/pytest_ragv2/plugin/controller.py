@@ -23,12 +23,9 @@ from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.collect import INVALID_ITEM_NAME, CaseItem
+from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.page import page_pieces
-from pytest_ragv2.report.summary import (
-    Summary,
-    render_summary_markdown,
-    write_summary,
-)
+from pytest_ragv2.report.summary import render_summary_markdown, write_summary
 from pytest_ragv2.report.terminal import (
     DEFAULT_WIDTH,
     Screen,

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.gold.adjudication import ADJUDICATIONS_FILE, LINE_WIDTH, TERMINAL_LINES
 
 if TYPE_CHECKING:
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
 
 
 def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:

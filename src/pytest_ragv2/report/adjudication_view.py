@@ -11,7 +11,7 @@ from pytest_ragv2.report.adjudication import adjudication_found
 from pytest_ragv2.report.safe_text import html_escape
 
 if TYPE_CHECKING:
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
 
 
 def adjudication_html(summary: Summary) -> str:

@@ -29,7 +29,7 @@ from pytest_ragv2.run.keys import RunKey
 if TYPE_CHECKING:
     from pytest_ragv2.gold.cases import Catalog
     from pytest_ragv2.gold.schema import Case, Evidence
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
     from pytest_ragv2.systems.outputs import RetrievedItem
 
 ITEMS_SHOWN = 10  # of a ranked list; the rest is counted and is in the raw runs

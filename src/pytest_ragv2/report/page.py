@@ -39,8 +39,8 @@ from pytest_ragv2.run.keys import NOT_DECISIVE
 if TYPE_CHECKING:
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.gold.cases import Catalog
+    from pytest_ragv2.report.model import Summary
     from pytest_ragv2.report.plot_worker import PlotWorker
-    from pytest_ragv2.report.summary import Summary
 
 UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every one)
 # case panels, past which only the cases with a run not met and the first met ones get one:

@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pytest_ragv2.deciding.records import RunRecord
+    from pytest_ragv2.report.model import Summary
     from pytest_ragv2.report.plots import Figure
-    from pytest_ragv2.report.summary import Summary
 
 PLOT_TIMEOUT_S = 120.0  # drawing 100,000 runs' plots takes a few seconds
 # a helper is ready 0.5 s after its start on an idle machine: one that is not within this

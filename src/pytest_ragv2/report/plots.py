@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.deciding.results import SystemRow
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.records import ChatRecord
-from pytest_ragv2.deciding.results import SessionResults, SystemRow
+from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.report.adjudication import adjudication_markdown
+from pytest_ragv2.report.model import Summary, _clean
 from pytest_ragv2.report.safe_text import json_safe
 from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
 
@@ -24,85 +23,6 @@ if TYPE_CHECKING:
 SUMMARY_JSON = "summary.json"
 SUMMARY_MD = "summary.md"
 REPORT_HTML = "report.html"
-
-
-def _clean(value: Any) -> Any:
-    """NaN is not JSON: undefined figures become null."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    if isinstance(value, Mapping):
-        return {str(key): _clean(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_clean(item) for item in value]
-    return value
-
-
-@dataclass(slots=True)
-class Summary:
-    """One layer's decision as the reports show it; ``to_json()`` is summary.json."""
-
-    run_id: str
-    seed: int
-    layer: str
-    # "pass", "fail", "review" (runs wait for a ruling), "interrupted" or "incomplete"
-    verdict: str
-    exit_status: int
-    raw_runs: str
-    runs_expected: int | None
-    runs_recorded: int
-    systems: dict[str, SystemRow]
-    descriptors: dict[str, dict[str, str]]
-    by_category: dict[str, dict[str, SystemRow]]
-    by_language: dict[str, dict[str, SystemRow]]
-    by_case: dict[str, dict[str, SystemRow]]
-    gates: list[GateResult]
-    unmet_runs: list[dict[str, Any]]
-    # what the layer adds (vetoes by system, rubric, judge), the attainable ceiling, and
-    # the session's layers and verdict when it ran several
-    extras: dict[str, Any] = field(default_factory=dict)
-    # the runs the scorer could not decide, waiting for a reviewer's ruling
-    review_queue: list[dict[str, Any]] = field(default_factory=list)
-    recall_k: int = 5  # the gates' recall@k, which a retrieval layer's tables show
-
-    @property
-    def headline_metric(self) -> str:
-        from pytest_ragv2.layers.registry import layer_info
-
-        return layer_info(self.layer).headline(self.recall_k)
-
-    @property
-    def _reads_recall_k(self) -> bool:
-        from pytest_ragv2.layers.registry import layer_info
-
-        return "{k}" in layer_info(self.layer).headline_metric
-
-    def to_json(self) -> dict[str, Any]:
-        cleaned: dict[str, Any] = _clean(self._json_as_built())
-        return cleaned
-
-    def _json_as_built(self) -> dict[str, Any]:
-        """:meth:`to_json` before NaN became null (and keys strings, tuples lists)."""
-        return {
-            "run_id": self.run_id,
-            "seed": self.seed,
-            "layer": self.layer,
-            **({"recall_k": self.recall_k} if self._reads_recall_k else {}),
-            "verdict": self.verdict,
-            "exit_status": self.exit_status,
-            "raw_runs": self.raw_runs,
-            "runs": {"expected": self.runs_expected, "recorded": self.runs_recorded},
-            "systems": {
-                name: {**row.to_json(), "descriptors": dict(self.descriptors.get(name, {}))}
-                for name, row in self.systems.items()
-            },
-            "by_category": _rows_json(self.by_category),
-            "by_language": _rows_json(self.by_language),
-            "by_case": _rows_json(self.by_case, lazy=True),
-            "gates": [gate.to_json() for gate in self.gates],
-            "unmet_runs": self.unmet_runs,
-            "review_queue": self.review_queue,
-            **self.extras,
-        }
 
 
 def build_summary(
@@ -153,37 +73,6 @@ def session_verdict(gates: Sequence[GateResult], *, passed: bool, interrupted: b
     if passed:
         return "pass"
     return "review" if only_review_pending(gates) else "fail"
-
-
-def _rows_json(
-    rows: Mapping[str, Mapping[str, SystemRow]], *, lazy: bool = False
-) -> dict[str, Mapping[str, dict[str, Any]]]:
-    """Each system's rows in their JSON form; ``lazy``: made one at a time as they are read
-    (the per-case table: summary.json of 100,000 cases never holds them all)."""
-    if lazy:
-        return {system: _RowsJson(by_name) for system, by_name in rows.items()}
-    return {
-        system: {name: row.to_json() for name, row in by_name.items()}
-        for system, by_name in rows.items()
-    }
-
-
-class _RowsJson(Mapping[str, dict[str, Any]]):
-    """One system's rows, each in its JSON form when it is read."""
-
-    __slots__ = ("_rows",)
-
-    def __init__(self, rows: Mapping[str, SystemRow]) -> None:
-        self._rows = rows
-
-    def __getitem__(self, name: str) -> dict[str, Any]:
-        return self._rows[name].to_json()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._rows)
-
-    def __len__(self) -> int:
-        return len(self._rows)
 
 
 REASONS_KEPT = 20  # of one run's reasons in summary.json; the count of the rest is kept

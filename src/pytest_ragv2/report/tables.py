@@ -23,7 +23,7 @@ from pytest_ragv2.scoring.metrics import (
 )
 
 if TYPE_CHECKING:
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
 
 Table = tuple[list[str], list[list[str]]]
 

@@ -21,7 +21,7 @@ from pytest_ragv2.run.keys import NOT_DECISIVE
 from pytest_ragv2.scoring.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
 
 if TYPE_CHECKING:
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
 
 DEFAULT_WIDTH = 120
 CASES_SHOWN = 10  # cases listed under "did not meet their case"; the rest in report.html

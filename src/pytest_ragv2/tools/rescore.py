@@ -21,8 +21,9 @@ from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.gold.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.gold.cases import Catalog, load_catalog
 from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.page import page_pieces
-from pytest_ragv2.report.summary import Summary, render_summary_markdown, write_summary
+from pytest_ragv2.report.summary import render_summary_markdown, write_summary
 from pytest_ragv2.run.rawruns import MANIFEST_NAME, read_raw_runs, read_stored_chunks
 from pytest_ragv2.run.session_end import SessionEnd
 

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
     from pytest_ragv2.layers.frozen.package import EvidencePackage
-    from pytest_ragv2.report.summary import Summary
+    from pytest_ragv2.report.model import Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
     from pytest_ragv2.systems.transcripts import Transcript
