@@ -194,6 +194,14 @@ class CaseItem(pytest.Item):
         self.ragv2_record: RunRecord | None = None
         self.ragv2_reused = False  # --ragv2-resume: the record is an earlier session's
 
+    def _rescore(self, raw: dict[str, Any]) -> RunRecord:
+        """This item's raw run from an earlier session, scored again by its layer."""
+        ctx = context_of(self.config)
+        kb_path = ctx.systems[self.key.system].capabilities.kb_path
+        return load_layer(self.key.layer).rescore(
+            raw, self.loaded.case, self.loaded.split, ctx.settings, ctx.allowlist, kb_path
+        )
+
     def runtest(self) -> None:
         self.ragv2_record = None  # a rerun must never inherit an earlier attempt's record
         self.ragv2_reused = False
@@ -204,9 +212,7 @@ class CaseItem(pytest.Item):
         try:
             record = None
             if ctx.resumption is not None:  # made by an earlier session of the run: reused
-                record = ctx.resumption.earlier_record(
-                    ctx, self.key, self.loaded.case, self.loaded.split
-                )
+                record = ctx.resumption.earlier_record(self.key, self._rescore)
                 self.ragv2_reused = record is not None
             if record is None:
                 record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)

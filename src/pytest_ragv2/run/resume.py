@@ -25,7 +25,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,8 +42,6 @@ from pytest_ragv2.run.rawruns import (
 
 if TYPE_CHECKING:
     from pytest_ragv2.deciding.records import RunRecord
-    from pytest_ragv2.gold.schema import Case
-    from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
 
 LAST = "last"
@@ -364,21 +362,18 @@ class Resumption:
         return self._earlier
 
     def earlier_record(
-        self, ctx: RunContext, key: RunKey, case: Case, split: str
+        self, key: RunKey, rescore: Callable[[dict[str, Any]], RunRecord]
     ) -> RunRecord | None:
-        """The record of an item already run, scored from its raw run; None when it must
-        run (never ran, or ended in an error and errors are retried)."""
-        from pytest_ragv2.layers.protocol import load_layer
+        """The record of an item already run, scored from its raw run by ``rescore`` (the
+        layer's); None when it must run (never ran, or ended in an error and errors are
+        retried)."""
         from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
         identity = line_identity({"key": key.to_json()})
         raw = self.earlier.get(identity)
         if raw is None:
             return None
-        kb_path = ctx.systems[key.system].capabilities.kb_path
-        record = load_layer(key.layer).rescore(
-            raw, case, split, ctx.settings, ctx.allowlist, kb_path
-        )
+        record = rescore(raw)
         error = record.error
         if self.retry_errors and error is not None and error.kind not in SCORING_ERROR_KINDS:
             return None
