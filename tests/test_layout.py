@@ -52,3 +52,80 @@ def test_only_the_plugin_package_imports_pytest() -> None:
 def test_the_plugin_package_is_where_pytest_is() -> None:
     hooks = set(imported(PACKAGE / "plugin" / "hooks.py", "pytest_ragv2.plugin.hooks"))
     assert "pytest" in hooks
+
+
+def _graph() -> dict[str, set[str]]:
+    found = modules()
+
+    def owner(name: str) -> str | None:
+        while name and name not in found:
+            name = name.rpartition(".")[0]
+        return name or None
+
+    graph: dict[str, set[str]] = {}
+    for name, path in found.items():
+        edges = graph.setdefault(name, set())
+        for imported_name in imported(path, name):
+            target = owner(imported_name) if imported_name.startswith("pytest_ragv2") else None
+            if target is None or target == name:
+                continue
+            edges.add(target)
+            # importing a submodule runs its packages' __init__ first
+            parent = target.rpartition(".")[0]
+            while parent in found and not name.startswith(parent + "."):
+                edges.add(parent)
+                parent = parent.rpartition(".")[0]
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    """Counting imports inside functions and under TYPE_CHECKING: a cycle is a module that
+    cannot be understood, tested or moved without the others."""
+    assert cycles(_graph()) == []
+
+
+def test_a_cycle_is_found() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert cycles(graph) == [["a", "b", "c"]]

@@ -437,7 +437,7 @@ def rescored(
 ) -> tuple[Summary, list[RunRecord]]:
     """The session's summary and records, rebuilt from its raw runs as ``ragv2 rescore``."""
     import pytest_ragv2.tools.rescore as rescore
-    from pytest_ragv2.tools.cli import rescore_settings
+    from pytest_ragv2.tools.settings import rescore_settings
 
     monkeypatch.chdir(pytester.path)
     run_dir = pytester.path / "raw-runs" / run_id

@@ -35,7 +35,6 @@ from pytest_ragv2.layers.chat.run import (
     text_fingerprint,
 )
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
 from pytest_ragv2.scoring.answers import (
     MAX_SCORED_CHARS,
     AnswerScoringOptions,
@@ -46,6 +45,7 @@ from pytest_ragv2.scoring.answers import (
     score_transcript,
 )
 from pytest_ragv2.scoring.language import language_text
+from pytest_ragv2.scoring.markers import CITATION_MARKER, FILENAME, URL
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.transcripts import ChatTurn, Citation, ToolCall, Transcript
 

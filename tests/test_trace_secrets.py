@@ -18,10 +18,9 @@ from pytest_ragv2.plugin.trace_secrets import (
     TraceScrubber,
     configured_secrets,
     scrub_representation,
-    scrub_text,
     trace_forms,
 )
-from pytest_ragv2.systems.secret_policy import REDACTED, secret_values
+from pytest_ragv2.systems.secret_policy import REDACTED, scrub_text, secret_values
 from tests.artifacts import artifact_text
 from tests.conftest import pyproject
 from tests.scripted_server import Reply, Seen, Server, serve

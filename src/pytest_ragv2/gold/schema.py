@@ -13,6 +13,8 @@ from typing import Annotated, Any, Literal
 import regex
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from pytest_ragv2.gold.kinds import CLAIM_KINDS, ClaimKind
+
 Split = Literal["development", "holdout"]
 GoldStatus = Literal["provisional", "adjudicated"]
 
@@ -168,21 +170,6 @@ class Evidence(StrictModel):
 
 # What a typed claim's value is (docs/case-format.md): each kind has one canonical form, read
 # the same way from the gold and from every answer (:mod:`pytest_ragv2.scoring.values`).
-ClaimKind = Literal[
-    "quantity", "money", "percent", "date", "time", "phone", "email", "url", "identifier", "count"
-]
-CLAIM_KINDS: tuple[ClaimKind, ...] = (
-    "quantity",
-    "money",
-    "percent",
-    "date",
-    "time",
-    "phone",
-    "email",
-    "url",
-    "identifier",
-    "count",
-)
 # what a typed claim is matched by instead: its value, in every writing of it
 _UNTYPED_MATCHERS = ("any_of", "pattern", "number", "unit", "tolerance")
 

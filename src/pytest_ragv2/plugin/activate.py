@@ -142,13 +142,14 @@ def activate(config: pytest.Config) -> None:
     if config.getoption("ragv2_plan"):
         _start_plan(config, ctx)
         return
+    controller = None
     if workerinput is None and not config.option.collectonly:
         _protocol(config, ctx)
         if settings.systems and not config.getoption("ragv2_no_preflight"):
             _preflight(config, ctx)
-        _start_controller(config, ctx, demo_url)
+        controller = _start_controller(config, ctx, demo_url)
     if settings.max_minutes is not None and not config.option.collectonly:
-        _start_budget(config, settings.max_minutes, workerinput)
+        _start_budget(config, settings.max_minutes, workerinput, controller)
 
 
 def _resume(
@@ -370,7 +371,10 @@ def _distributed(config: pytest.Config) -> bool:
 
 
 def _start_budget(
-    config: pytest.Config, minutes: float, workerinput: dict[str, Any] | None
+    config: pytest.Config,
+    minutes: float,
+    workerinput: dict[str, Any] | None,
+    controller: Controller | None,
 ) -> None:
     """--ragv2-max-minutes: every process stops starting runs at the controller's deadline."""
     from pytest_ragv2.plugin.budget import WORKER_DEADLINE, Budget
@@ -380,7 +384,6 @@ def _start_budget(
     else:
         budget = Budget.starting_now(minutes)
     config.pluginmanager.register(budget, "ragv2-budget")
-    controller = config.stash.get(CONTROLLER_KEY, None)
     if controller is not None:
         controller.budget = budget
 
@@ -566,7 +569,7 @@ class _ReportSink:
 
 def _start_controller(
     config: pytest.Config, ctx: RunContext, demo_url: Callable[[], str] | None
-) -> None:
+) -> Controller:
     # the controller's modules (aggregation, statistics, numpy) are never needed by workers
     from pytest_ragv2.plugin.controller import Controller
 
@@ -613,3 +616,4 @@ def _start_controller(
         config.pluginmanager.register(
             HtmlHooks(controller, ctx.layers, ctx.settings.gates.recall_k), "ragv2-html"
         )
+    return controller

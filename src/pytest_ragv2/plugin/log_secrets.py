@@ -22,7 +22,7 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from pytest_ragv2.plugin.trace_secrets import scrub_text
+from pytest_ragv2.systems.secret_policy import scrub_text
 
 Secrets = Callable[[], Sequence[str]]
 

@@ -33,16 +33,12 @@ from _pytest.reports import BaseReport
 
 from pytest_ragv2.systems import secrets as secret_registry
 from pytest_ragv2.systems.secret_policy import (
-    REDACTED,
     env_pass_values,
-    scrub,
+    scrub_text,
     secret_values,
     url_secrets,
     urls_in,
 )
-
-CUT = "..."  # what pytest's saferepr puts where it shortened a repr
-MIN_FRAGMENT_CHARS = 4  # a shorter piece of a secret at a cut is left alone
 
 
 def configured_secrets(systems: Mapping[str, Any], environ: Mapping[str, str]) -> list[str]:
@@ -94,61 +90,6 @@ def trace_forms(values: Iterable[str]) -> list[str]:
         shown = repr(value)
         forms.update((shown, shown[1:-1]))
     return sorted((form for form in forms if form), key=len, reverse=True)
-
-
-def scrub_text(text: str, secrets: Sequence[str]) -> str:
-    """``text`` with every secret replaced (``systems.base.scrub``'s rules), and the piece of a
-    secret that ends just before, or starts just after, a saferepr cut ``...``."""
-    text = str(scrub(text, secrets))
-    if CUT not in text:
-        return text
-    pieces = text.split(CUT)
-    for secret in secrets:
-        if len(secret) <= MIN_FRAGMENT_CHARS:
-            continue
-        for index in range(len(pieces) - 1):
-            before = _head_at_end(pieces[index], secret)
-            if before:
-                pieces[index] = pieces[index][:-before] + REDACTED
-            after = _tail_at_start(pieces[index + 1], secret)
-            if after:
-                pieces[index + 1] = REDACTED + pieces[index + 1][after:]
-    return CUT.join(pieces)
-
-
-def _head_at_end(text: str, secret: str) -> int:
-    """The length of the longest start of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not
-    all of it) that ``text`` ends with (0: none). Such a start ends with ``text``'s last
-    ``MIN_FRAGMENT_CHARS`` characters, so only where those stand in ``secret`` is looked at
-    (a search per secret, not a comparison per length: a traceback holds many cuts)."""
-    if len(text) < MIN_FRAGMENT_CHARS:
-        return 0
-    tail = text[-MIN_FRAGMENT_CHARS:]
-    longest = min(len(text), len(secret) - 1)
-    found = 0
-    start = secret.find(tail)
-    while start >= 0 and start + MIN_FRAGMENT_CHARS <= longest:
-        length = start + MIN_FRAGMENT_CHARS
-        if text.endswith(secret[:length]):
-            found = length
-        start = secret.find(tail, start + 1)
-    return found
-
-
-def _tail_at_start(text: str, secret: str) -> int:
-    """The length of the longest end of ``secret`` (``MIN_FRAGMENT_CHARS`` or more, not all
-    of it) that ``text`` starts with (0: none); found as ``_head_at_end`` finds a start."""
-    if len(text) < MIN_FRAGMENT_CHARS:
-        return 0
-    head = text[:MIN_FRAGMENT_CHARS]
-    longest = min(len(text), len(secret) - 1)
-    start = secret.find(head, 1)
-    while start >= 0 and len(secret) - start >= MIN_FRAGMENT_CHARS:
-        length = len(secret) - start
-        if length <= longest and text.startswith(secret[start:]):
-            return length  # the first is the longest
-        start = secret.find(head, start + 1)
-    return 0
 
 
 def scrub_in_place(value: Any, secrets: Sequence[str]) -> Any:

@@ -1,31 +1,5 @@
-"""Pure scorers: evidence matching and layer-A retrieval metrics (no I/O, no pytest)."""
-
-from __future__ import annotations
-
-from pytest_ragv2.scoring.evidence import (
-    Granularity,
-    MatchLevel,
-    matches,
-    same_file,
-    section_matches,
-    table_integrity,
-)
-from pytest_ragv2.scoring.retrieval import (
-    DEFAULT_KS,
-    EvidenceHit,
-    RetrievalScore,
-    score_retrieval,
-)
-
-__all__ = [
-    "DEFAULT_KS",
-    "EvidenceHit",
-    "Granularity",
-    "MatchLevel",
-    "RetrievalScore",
-    "matches",
-    "same_file",
-    "score_retrieval",
-    "section_matches",
-    "table_integrity",
-]
+"""Pure scorers (no I/O, no pytest): evidence matching and the retrieval metrics of layer A;
+the answer's text, values, claims, grounding, citations, refusal, language, format, tool use,
+rubric and vetoes of layers B and C. Import each from its module: the package imports
+nothing, so reading one scorer never loads the others.
+"""

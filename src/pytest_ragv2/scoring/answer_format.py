@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import re
 
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_spans
+from pytest_ragv2.scoring.answer_text import sentence_spans
+from pytest_ragv2.scoring.markers import CITATION_MARKER
 
 _MD_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _BULLET = re.compile(r"^\s*(?:[-*•+]|\d{1,2}[.)])\s+\S")

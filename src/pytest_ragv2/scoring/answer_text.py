@@ -14,6 +14,8 @@ import unicodedata
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from pytest_ragv2.scoring.markers import CITATION_MARKER
+
 _TYPOGRAPHIC = str.maketrans(
     {
         **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4\uff07", "'"),
@@ -199,14 +201,6 @@ def sentence_of(spans: Sequence[tuple[int, int]], position: int) -> int | None:
 
 
 # --------------------------------------------------------------------------- masking
-
-CITATION_MARKER = re.compile(r"\[\d+(?:\s*[,;]\s*\d+)*\]|[\ue000-\uf8ff][\w-]*")
-URL = re.compile(r"https?://[^\s<>()\[\]\"']+", re.IGNORECASE)
-FILENAME = re.compile(
-    r"(?<![\w/.-])[\w][\w.-]*\.(?:pdf|docx?|xlsx?|pptx?|md|json|csv|txt|html?|odt|ods)(?!\w)",
-    re.IGNORECASE,
-)
-LIST_MARKER = re.compile(r"(?m)^[ \t]*(?:\d{1,2}[.)]|[-*•+])(?=[ \t])")
 
 
 def marker_spans(text: str, markers: Iterable[str] = ()) -> list[tuple[int, int]]:

@@ -34,10 +34,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, sentence_of, sentence_spans
+from pytest_ragv2.scoring.answer_text import sentence_of, sentence_spans
 from pytest_ragv2.scoring.claims import ClaimMatch, claim_found
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import Fact, fact_supported, text_support
+from pytest_ragv2.scoring.markers import CITATION_MARKER
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.transcripts import Citation
 

@@ -49,15 +49,9 @@ from decimal import Decimal
 from functools import lru_cache
 from typing import Literal
 
-from pytest_ragv2.scoring.answer_text import (
-    FILENAME,
-    Coverage,
-    marker_spans,
-    mask,
-    overlaps,
-    sentence_spans,
-)
+from pytest_ragv2.scoring.answer_text import Coverage, marker_spans, mask, overlaps, sentence_spans
 from pytest_ragv2.scoring.evidence import normalise_filename
+from pytest_ragv2.scoring.markers import FILENAME
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, parse_numbers
 from pytest_ragv2.scoring.values import Value, read_values
 

@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, URL
+from pytest_ragv2.scoring.markers import CITATION_MARKER, FILENAME, URL
 
 # a quoted passage is at most _QUOTE_CHARS long: the scan from an opening mark stops there
 _QUOTE_CHARS = 2_000

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_ragv2.gold.schema import ExpectTools, ToolExpectation
-from pytest_ragv2.scoring.answer_text import URL, fold
+from pytest_ragv2.scoring.answer_text import fold
 from pytest_ragv2.scoring.grounding import Fact, Support, fact_supported, text_support
+from pytest_ragv2.scoring.markers import URL
 from pytest_ragv2.systems.transcripts import ChatTurn, ToolCall
 
 KB_TOOL = "search_knowledge_base"

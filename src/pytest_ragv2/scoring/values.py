@@ -188,9 +188,9 @@ from decimal import Decimal, InvalidOperation
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
-from pytest_ragv2.gold.schema import CLAIM_KINDS, ClaimKind
-from pytest_ragv2.scoring.answer_text import CITATION_MARKER, FILENAME, LIST_MARKER
+from pytest_ragv2.gold.kinds import CLAIM_KINDS, ClaimKind
 from pytest_ragv2.scoring.identifiers import TypedIdentifier, typed_identifiers, url_key
+from pytest_ragv2.scoring.markers import CITATION_MARKER, FILENAME, LIST_MARKER
 from pytest_ragv2.scoring.normalisation import Normalised, normalise
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, normalise_unit, read_numbers, unit_after
 

@@ -269,7 +269,7 @@ def check_run_dir(run_dir: Path) -> dict[str, Any]:
 def export_command(run_dir: Path, config: str | None, out: Path | None, stream: TextIO) -> int:
     """``ragv2 export trec``: write both views, print the files and the plugin's figures of
     the same runs; 0 on success, 2 when the folder cannot be exported."""
-    from pytest_ragv2.tools.cli import rescore_settings
+    from pytest_ragv2.tools.settings import rescore_settings
 
     try:
         manifest = check_run_dir(run_dir)
