@@ -129,3 +129,18 @@ def test_the_import_graph_has_no_cycle() -> None:
 def test_a_cycle_is_found() -> None:
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
     assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_the_layer_names_the_schemas_accept_are_the_registrys() -> None:
+    """A case's ``layers`` and an adjudication's ``layer`` are typed Literals (for the JSON
+    Schema's enum); the registry declares the layers: the two must agree."""
+    import typing
+
+    from pytest_ragv2.gold.adjudication import AdjudicationEntry
+    from pytest_ragv2.gold.schema import Case
+    from pytest_ragv2.layers.registry import LAYERS
+
+    (case_layer,) = typing.get_args(Case.model_fields["layers"].annotation)
+    assert typing.get_args(case_layer) == tuple(LAYERS)
+    ruled = typing.get_args(AdjudicationEntry.model_fields["layer"].annotation)
+    assert typing.get_args(ruled[0]) == tuple(LAYERS)

@@ -244,10 +244,14 @@ class Settings(_Strict):
         """ "a, B,a" -> "A,B": the layers in the order given, each once."""
         if value is None:
             return None
+        from pytest_ragv2.layers.registry import LAYERS
+
         layers = list(dict.fromkeys(part.strip().upper() for part in value.split(",")))
-        unknown = [layer for layer in layers if layer not in ("A", "B", "C")]
+        unknown = [layer for layer in layers if layer not in LAYERS]
         if unknown or not layers or "" in layers:
-            raise ValueError(f"unknown layer {value!r}: the layers are A, B and C")
+            known = list(LAYERS)
+            names = ", ".join(known[:-1]) + f" and {known[-1]}" if len(known) > 1 else known[0]
+            raise ValueError(f"unknown layer {value!r}: the layers are {names}")
         return ",".join(layers)
 
     @property

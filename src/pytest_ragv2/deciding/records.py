@@ -18,6 +18,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
+from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.systems.outputs import RunError
 
@@ -289,7 +290,8 @@ def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
     if isinstance(data, RunRecord):
         return data
     kind: type[RunRecord]
-    if data.get("key", {}).get("layer") == "A" or _RETRIEVAL_ONLY & set(data):
+    info = LAYERS.get(str(data.get("key", {}).get("layer")))
+    if (info is not None and not info.chat) or _RETRIEVAL_ONLY & set(data):
         kind, own = RetrievalRecord, _RETRIEVAL_ONLY
     else:
         kind, own = ChatRecord, _CHAT_ONLY

@@ -5,8 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-LAYERS = ("A", "B", "C")
-
 
 @dataclass(frozen=True, slots=True)
 class Option:
