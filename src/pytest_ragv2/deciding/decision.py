@@ -7,7 +7,7 @@ exactly the code that decided it live; the controller only gathers records and p
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -48,6 +48,7 @@ def decide(
     case_errors: Sequence[str] = (),
     allowlist_present: bool = True,
     adjudications: Adjudications | None = None,
+    extra_gates: Callable[[str, SessionResults, Settings], list[GateResult]] | None = None,
 ) -> Decision:
     """Aggregate the records (case-clustered tables) and evaluate the layer's gates.
 
@@ -55,7 +56,8 @@ def decide(
     system's, run or not (a configured baseline that was not run fails the comparisons
     instead of letting them pass unexamined). ``adjudications`` (the reviewers' rulings)
     are applied to the records first; the layer is then decided once without them too,
-    and ``results.adjudication`` holds both verdicts and what the rulings changed."""
+    and ``results.adjudication`` holds both verdicts and what the rulings changed.
+    ``extra_gates`` (the ``pytest_ragv2_gates`` hooks) adds gates after the layer's."""
     configured = dict(configured_roles) if configured_roles else dict(roles)
 
     def decided(given: Iterable[RunRecord | Mapping[str, Any]], errors: Sequence[str]) -> Decision:
@@ -75,6 +77,8 @@ def decide(
             configured_roles=configured,
             allowlist_present=allowlist_present,
         )
+        if extra_gates is not None:
+            gates = [*gates, *extra_gates(layer, results, settings)]
         return Decision(layer, results, gates)
 
     if not adjudications:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.decision import decide
+from pytest_ragv2.deciding.extensions import Extensions
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.summary import build_summary, session_verdict
@@ -55,6 +56,8 @@ class RunFacts:
     # system -> every chunk its service stores for the gold files (None: it could not list)
     stored_chunks: Mapping[str, Sequence[RetrievedItem] | None] = field(default_factory=dict)
     end: SessionEnd = field(default_factory=SessionEnd)
+    # what a conftest or a plugin adds: gates and report sections (the hooks)
+    extensions: Extensions = field(default_factory=Extensions)
 
 
 @dataclass(slots=True)
@@ -99,6 +102,7 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
             case_errors=facts.case_errors,
             allowlist_present=facts.allowlist_present,
             adjudications=facts.adjudications,
+            extra_gates=facts.extensions.gates,
         )
         for layer in facts.layers
     }
@@ -164,6 +168,7 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
             summary.verdict = "stopped"
             if several:
                 summary.extras["session"]["verdict"] = "stopped"
+        summary.sections = facts.extensions.sections(summary)
         summaries[layer] = summary
         gates_by_layer[layer] = gates
     return RunDecision(

@@ -55,7 +55,10 @@ from pytest_ragv2.run.resume import (
 )
 
 if TYPE_CHECKING:
+    from pytest_ragv2.deciding.extensions import Extensions
+    from pytest_ragv2.deciding.results import SessionResults
     from pytest_ragv2.plugin.controller import Controller
+    from pytest_ragv2.report.model import Summary
 
 
 def activate(config: pytest.Config) -> None:
@@ -567,6 +570,21 @@ class _ReportSink:
         self._controller.add_report(report)
 
 
+def _extensions(config: pytest.Config) -> Extensions:
+    """The gates and report sections the conftests and plugins implement, as hooks."""
+    from pytest_ragv2.deciding.extensions import Extensions
+
+    hook = config.hook
+
+    def gates(layer: str, results: SessionResults, settings: Settings) -> Any:
+        return hook.pytest_ragv2_gates(layer=layer, results=results, settings=settings)
+
+    def sections(summary: Summary) -> Any:
+        return hook.pytest_ragv2_summary(summary=summary)
+
+    return Extensions(gates, sections)
+
+
 def _start_controller(
     config: pytest.Config, ctx: RunContext, demo_url: Callable[[], str] | None
 ) -> Controller:
@@ -575,7 +593,7 @@ def _start_controller(
 
     options = {option.dest: config.getoption(option.dest) for option in OPTIONS}
     _check_resumable(ctx, options)
-    controller = Controller(ctx, options)
+    controller = Controller(ctx, options, extensions=_extensions(config))
     if not config.option.collectonly and not config.getoption("ragv2_plan"):
         controller.start_plot_workers()
     from pytest_ragv2.plugin.progress import progress_interval

@@ -37,6 +37,7 @@ from pytest_ragv2.run.context import RunContext
 from pytest_ragv2.run.rawruns import build_manifest, write_manifest
 
 if TYPE_CHECKING:
+    from pytest_ragv2.deciding.extensions import Extensions
     from pytest_ragv2.deciding.formal import RunKind
     from pytest_ragv2.deciding.pipeline import RunFacts
     from pytest_ragv2.plugin.budget import Budget
@@ -85,6 +86,8 @@ class Controller:
     _listing: dict[str, tuple[int, Any]] = field(default_factory=dict, repr=False)
     # system → the chunks its service listed at the session's end (None: it could not)
     stored_chunks: dict[str, list[RetrievedItem] | None] = field(default_factory=dict)
+    # the conftests' and plugins' gates and report sections (their hooks)
+    extensions: Extensions | None = None
 
     @property
     def expected_runs(self) -> int | None:
@@ -432,6 +435,7 @@ class Controller:
             catalog=ctx.catalog,
             stored_chunks=stored_chunks,
             end=end,
+            **({"extensions": self.extensions} if self.extensions is not None else {}),
         )
 
     def _keep_session_end(

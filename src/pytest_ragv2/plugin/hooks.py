@@ -19,6 +19,13 @@ from pytest_ragv2.plugin.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY, PRE
 from pytest_ragv2.run.keys import NOT_DECISIVE
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    """The hooks a conftest or a plugin implements to add gates and report sections."""
+    from pytest_ragv2.plugin import hookspecs
+
+    pluginmanager.add_hookspecs(hookspecs)
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("ragv2", "pytest-ragv2: evaluate RAG systems against gold cases")
     for option in OPTIONS:

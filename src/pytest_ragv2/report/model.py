@@ -24,6 +24,23 @@ def _clean(value: Any) -> Any:
     return value
 
 
+@dataclass(frozen=True, slots=True)
+class ReportSection:
+    """A section a ``pytest_ragv2_summary`` hook adds to a layer's reports: a title and a
+    table of text (docs/extending.md)."""
+
+    title: str
+    header: list[str]
+    rows: list[list[str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "title": self.title,
+            "header": list(self.header),
+            "rows": [list(r) for r in self.rows],
+        }
+
+
 @dataclass(slots=True)
 class Summary:
     """One layer's decision as the reports show it; ``to_json()`` is summary.json."""
@@ -50,6 +67,7 @@ class Summary:
     # the runs the scorer could not decide, waiting for a reviewer's ruling
     review_queue: list[dict[str, Any]] = field(default_factory=list)
     recall_k: int = 5  # the gates' recall@k, which a retrieval layer's tables show
+    sections: list[ReportSection] = field(default_factory=list)  # the hooks' own sections
 
     @property
     def headline_metric(self) -> str:
@@ -88,6 +106,7 @@ class Summary:
             "gates": [gate.to_json() for gate in self.gates],
             "unmet_runs": self.unmet_runs,
             "review_queue": self.review_queue,
+            **({"sections": [s.to_json() for s in self.sections]} if self.sections else {}),
             **self.extras,
         }
 

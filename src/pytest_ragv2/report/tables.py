@@ -291,10 +291,11 @@ def retrieval_case_table(
 
 def metric_sections(summary: Summary) -> list[tuple[str, Table]]:
     """The metric tables every report shows, titled, in order (gates are shown apart): the
-    sections of the summary's layer."""
+    sections of the summary's layer, then those a ``pytest_ragv2_summary`` hook added."""
     from pytest_ragv2.layers.protocol import load_layer
 
-    return load_layer(summary.layer).sections(summary)
+    own = [(s.title, (list(s.header), [list(row) for row in s.rows])) for s in summary.sections]
+    return [*load_layer(summary.layer).sections(summary), *own]
 
 
 def retrieval_sections(summary: Summary) -> list[tuple[str, Table]]:
