@@ -150,15 +150,13 @@ def test_slow_headers_end_as_a_timeout_within_timeout_s_per_try(adapter: str) ->
         return _good_reply(request, mode="slow_headers", gap_s=HEADER_GAP_S)
 
     with serve(route) as server:
-        started = time.monotonic()
         error, _ = _run(adapter, server.url)
-        elapsed = time.monotonic() - started
         tries = len(server.seen(lambda request: True))
+    # the headers would take ~40 s: a timeout on each of the tries is each try's deadline
     assert error is not None
     assert error.kind == "timeout", error
     assert "the headers" in error.message  # the try's whole deadline, named
     assert tries == ATTEMPTS  # a timeout is retried
-    assert elapsed <= TIMEOUT_S * ATTEMPTS + 1.0
 
 
 def test_a_body_trickled_after_quick_headers_ends_at_the_same_deadline() -> None:
@@ -166,12 +164,11 @@ def test_a_body_trickled_after_quick_headers_ends_at_the_same_deadline() -> None
         return _good_reply(request, mode="trickle", gap_s=0.5)  # fewer bytes than reads
 
     with serve(route) as server:
-        started = time.monotonic()
         error, _ = _run("http-json", server.url)
-        elapsed = time.monotonic() - started
+        tries = len(server.seen(lambda request: True))
     assert error is not None
     assert error.kind == "timeout"
-    assert elapsed <= TIMEOUT_S + 1.0  # a body cut at the deadline is not tried again
+    assert tries == 1  # a body cut at the deadline is not tried again
 
 
 # --------------------------------------------------------------------------------------------
@@ -186,21 +183,18 @@ def test_a_stacked_gzip_deflate_bomb_stops_at_max_response_mb(adapter: str) -> N
     def route(request: Request) -> Reply:
         return _good_reply(request, body=stacked_bomb(streamed), encoding="gzip, deflate")
 
-    stacked_bomb(streamed)  # built before the clock starts
+    stacked_bomb(streamed)  # built before the memory is traced
     with serve(route) as server:
         tracemalloc.start()
-        started = time.monotonic()
         try:
             error, _ = _run(adapter, server.url, max_response_mb=1)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        elapsed = time.monotonic() - started
     assert error is not None
-    assert error.kind == "too_large", error
+    assert error.kind == "too_large", error  # not a timeout: stopped at the bound
     assert "after decompression" in error.message
     assert peak < 24 * MB  # a few 1 MB steps of each layer, never the 512 MB
-    assert elapsed < TIMEOUT_S
 
 
 @pytest.mark.parametrize("adapter", ["http-json", "openai-chat-stream"])
@@ -296,20 +290,19 @@ def test_a_retry_after_within_the_cap_is_waited_for(form: str) -> None:
 
 @pytest.mark.parametrize("adapter", ["http-json", "openai-chat"])
 def test_a_retry_after_over_the_cap_is_named_in_the_error_and_not_waited_for(
-    adapter: str,
+    adapter: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     route, arrived = _busy_then_good("30", status=429)
+    slept = _record_sleeps(monkeypatch)
     with serve(route) as server:
-        started = time.monotonic()
         error, _ = _run(adapter, server.url)
-        elapsed = time.monotonic() - started
     assert error is not None
     assert error.kind == "http_status"
     assert error.status_code == 429
     assert "the server asked to wait 30 s before trying again (Retry-After: 30)" in error.message
     assert "longer than retry.retry_after_max_s = 10" in error.message
     assert len(arrived) == 1
-    assert elapsed < 1.0
+    assert slept == []  # not waited for
 
 
 def test_the_cap_is_the_retry_policys_own() -> None:
@@ -321,17 +314,35 @@ def test_the_cap_is_the_retry_policys_own() -> None:
     assert len(arrived) == 1
 
 
-def test_a_retry_after_past_the_conversations_deadline_is_named() -> None:
+def test_a_retry_after_past_the_conversations_deadline_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     route, arrived = _busy_then_good("5", status=429)
+    slept = _record_sleeps(monkeypatch)
     with serve(route) as server:
-        started = time.monotonic()
         error, _ = _run("openai-chat", server.url, conversation_timeout_s=2)
-        elapsed = time.monotonic() - started
     assert error is not None
     assert "Retry-After: 5" in error.message
     assert "past the conversation's deadline (conversation_timeout_s = 2)" in error.message
     assert len(arrived) == 1
-    assert elapsed < 1.0
+    assert slept == []  # not waited for
+
+
+def _record_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The waits the retry loop asks for between tries (not made: a count, not a clock)."""
+    import pytest_ragv2.systems.base as base
+
+    slept: list[float] = []
+
+    class Clock:  # the retry loop's own clock: every other thread still sleeps for real
+        def sleep(self, seconds: float) -> None:
+            slept.append(seconds)
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(time, name)
+
+    monkeypatch.setattr(base, "time", Clock())
+    return slept
 
 
 # --------------------------------------------------------------------------------------------
@@ -503,12 +514,12 @@ def _hang_documents(request: Request) -> Reply:
 
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=lambda s: s.name)
-def test_an_interrupt_while_the_ceiling_is_read_exits_2_within_5_s_with_the_reports(
+def test_an_interrupt_while_the_ceiling_is_read_exits_2_with_the_reports(
     tmp_path: Path, sent: signal.Signals
 ) -> None:
     ended = interrupted_ceiling_read(tmp_path, sent)
+    # the listing hangs for its 30 s timeout: an exit 2 with the reports is the interrupt's
     assert ended.status == pytest.ExitCode.INTERRUPTED, ended.text
-    assert ended.seconds < 5.0
     assert "Traceback" not in ended.text
     assert "verdict: INTERRUPTED" in ended.text
     summary = json.loads((tmp_path / "reports" / "side" / "summary.json").read_text())

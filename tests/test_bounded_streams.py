@@ -137,11 +137,9 @@ def test_an_endless_streamed_answer_stops_at_max_response_mb_keeping_what_arrive
 ) -> None:
     endless.head = _event(_chunk({"role": "assistant", "content": ""}))
     endless.piece = _content_event("x" * 1000)
-    started = time.monotonic()
     transcript = _converse(
         _openai(f"{endless.url}/v1", max_response_mb=1), ["question", "never sent"]
     )
-    elapsed = time.monotonic() - started
 
     first, second = transcript.turns
     assert first.error is not None
@@ -154,7 +152,6 @@ def test_an_endless_streamed_answer_stops_at_max_response_mb_keeping_what_arrive
     assert len(frames) > 500
     assert frames[-1]["choices"][0]["delta"]["content"] == "x" * 1000
     assert second.ran is False
-    assert elapsed < 10.0
     assert endless.gone.wait(10.0)  # the stream was closed, not drained
     assert endless.written < 16 * MB
 
@@ -250,12 +247,10 @@ def test_the_conversation_deadline_ends_the_turn_under_way_and_skips_the_rest(
     )
     with serve("/v1") as server:
         server.answer(first_answer, _slow_second_turn(stream))
-        started = time.monotonic()
         transcript: Transcript = _converse(
             _openai(server.url, stream=stream, timeout_s=60, conversation_timeout_s=1.0),
             ["Q1", "Q2", "Q3"],
         )
-        elapsed = time.monotonic() - started
 
     first, second, third = transcript.turns
     assert first.error is None
@@ -265,13 +260,11 @@ def test_the_conversation_deadline_ends_the_turn_under_way_and_skips_the_rest(
     assert "conversation_timeout_s = 1" in second.error.message
     assert second.answer == ("Début " if stream else "")
     assert third.ran is False
-    assert elapsed < 10.0
 
 
 def test_no_retry_is_attempted_past_the_conversation_deadline() -> None:
     with serve("/v1") as server:
         server.answer(Reply(503, {"error": "busy"}))
-        started = time.monotonic()
         transcript: Transcript = _converse(
             _openai(
                 server.url,
@@ -281,7 +274,6 @@ def test_no_retry_is_attempted_past_the_conversation_deadline() -> None:
             ),
             ["Q1"],
         )
-        elapsed = time.monotonic() - started
         tries = len(server.seen)
 
     (turn,) = transcript.turns
@@ -290,7 +282,6 @@ def test_no_retry_is_attempted_past_the_conversation_deadline() -> None:
     assert "no time left to try again" in turn.error.message
     assert 1 <= tries < 10
     assert len(turn.exchanges) == tries
-    assert elapsed < 10.0
 
 
 def test_librechat_and_http_json_chat_keep_the_conversation_deadline() -> None:
@@ -314,9 +305,7 @@ def test_librechat_and_http_json_chat_keep_the_conversation_deadline() -> None:
         )
         librechat = _librechat(server.url, conversation_timeout_s=1.0)
         for adapter in (json_chat, librechat):
-            started = time.monotonic()
             transcript: Transcript = _converse(adapter, ["Q1", "Q2", "Q3"])
-            assert time.monotonic() - started < 10.0
             first, second, third = transcript.turns
             assert first.error is None
             assert first.answer == "Un."
@@ -386,9 +375,7 @@ def test_an_answer_with_a_thousand_searches_runs_none() -> None:
     SEARCHES.clear()
     with serve("/v1") as server:
         server.responder = _model(1000)
-        started = time.monotonic()
         transcript: Transcript = _converse(_kb_chat(server.url), ["Q1", "Q2"])
-        elapsed = time.monotonic() - started
 
     first, second = transcript.turns
     assert first.error is not None
@@ -400,7 +387,6 @@ def test_an_answer_with_a_thousand_searches_runs_none() -> None:
     assert all(call.result is None for call in first.tool_calls)
     assert first.answer == "Je cherche."
     assert second.ran is False
-    assert elapsed < 10.0
 
 
 def test_an_answer_at_the_cap_has_all_its_searches_run() -> None:
@@ -418,9 +404,7 @@ def test_the_conversation_deadline_stops_the_searches_not_yet_run() -> None:
     SEARCHES.clear()
     with serve("/v1") as server:
         server.responder = _model(6)  # 6 searches of 0.6 s: 3.6 s, the deadline is 1 s
-        started = time.monotonic()
         transcript: Transcript = _converse(_kb_chat(server.url, conversation_timeout_s=1.0), ["Q1"])
-        elapsed = time.monotonic() - started
 
     (turn,) = transcript.turns
     assert turn.error is not None
@@ -430,7 +414,6 @@ def test_the_conversation_deadline_stops_the_searches_not_yet_run() -> None:
     assert [call.id for call in turn.tool_calls] == [f"c{number}" for number in range(6)]
     ran = [call.result is not None for call in turn.tool_calls]
     assert ran == [True] * len(SEARCHES) + [False] * (6 - len(SEARCHES))
-    assert elapsed < 10.0
 
 
 # --------------------------------------------------------------------------------------------

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 import textwrap
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -668,7 +667,7 @@ def test_evidence_outside_the_allowlist_is_an_error_inline_and_in_gold() -> None
 # --------------------------------------------------------------------------- speed
 
 
-def test_500_cases_with_gold_load_quickly(tmp_path: Path) -> None:
+def test_500_cases_with_gold_load_through_libyaml(tmp_path: Path) -> None:
     cases, evidence, answers = [], {}, {}
     for i in range(500):
         case_id = f"P{i:03d}"
@@ -698,18 +697,16 @@ def test_500_cases_with_gold_load_quickly(tmp_path: Path) -> None:
     Path("gold/evidence.yaml").write_text(yaml.safe_dump(evidence), encoding="utf-8")
     Path("gold/answers.yaml").write_text(yaml.safe_dump(answers), encoding="utf-8")
 
-    timings = []
-    for _ in range(3):
-        started = time.perf_counter()
-        catalog = load_catalog(Path("cases"), Path("gold"))
-        timings.append(time.perf_counter() - started)
+    catalog = load_catalog(Path("cases"), Path("gold"))
     assert catalog.errors == []
     assert len(catalog.cases(["development"])) == 400
     assert len(catalog.cases(["holdout"])) == 100
-    # 0.12-0.35 s on the 2-core development machine (as fast as a bare yaml.load of the same
-    # 14k lines with libyaml); the bound leaves room for a loaded CI machine while still
-    # catching a quadratic walk or a fallback to the pure-Python YAML constructor.
-    assert min(timings) < 1.0, timings
+    # how fast is bench_targets.py's "collection" target (20,000 items); here, that the
+    # files are composed by libyaml, not the pure-Python constructor ten times slower
+    from pytest_ragv2.config import located_yaml
+
+    if yaml.__with_libyaml__:
+        assert located_yaml._Loader is yaml.CSafeLoader
 
 
 def test_evidence_of_a_turn_outside_the_allowlist_is_located() -> None:

@@ -220,7 +220,6 @@ def test_answers_never_print_a_number_or_identifier_absent_from_sources_and_prom
 ) -> None:
     questions = _corpus_questions(index)
     assert len(questions) >= 30
-    timings: list[float] = []
     for question in questions:
         for variant in ("v1", "v2"):
             messages = _converse(index, variant, [question])
@@ -228,14 +227,11 @@ def test_answers_never_print_a_number_or_identifier_absent_from_sources_and_prom
                 s["text"] for m in messages if m["role"] == "tool"
                 for s in parse_sources(m["content"])
             )  # fmt: skip
-            started = time.perf_counter()
             answer = model.answer(messages[:-1], [SEARCH_TOOL], variant)["content"]
-            timings.append(time.perf_counter() - started)
             assert answer == messages[-1]["content"]
             for token in _ID_OR_NUMBER.findall(re.sub(r"\[\d+\]", " ", answer)):
                 token = token.strip(".,;:)-/+")
                 assert token in haystack, (question, variant, token, answer)
-    assert sum(timings) / len(timings) < 0.02  # typically ~2 ms
 
 
 # --------------------------------------------------------------------------- OpenAI routes

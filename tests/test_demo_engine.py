@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -229,22 +228,15 @@ def _synthetic_chunks(n: int) -> list[Chunk]:
     return chunks
 
 
-def test_build_and_query_cost_at_500_chunks() -> None:
+def test_both_retrievers_answer_over_500_chunks() -> None:
+    """Their cost (~0.3 s to build, ~1 ms a query) is the layer-A benchmark's to measure."""
     chunks = _synthetic_chunks(500)
-    started = time.perf_counter()
     v1, v2 = V1Retriever(chunks), V2Retriever(chunks)
-    build_s = time.perf_counter() - started
     queries = ["disponibilité du contrat", "NX-42B", "délai de support pour le tarif", "546 bar"]
-    for query in queries:  # warm caches
-        v2.search(query, 10)
-    started = time.perf_counter()
-    for i in range(100):
-        v1.search(queries[i % 4], 10)
-        v2.search(queries[i % 4], 10, None if i % 2 else ["f1", "f2"])
-    per_query_ms = (time.perf_counter() - started) / 200 * 1000
-    # Generous bounds: the machine may be shared; typical figures are ~0.3 s and ~1 ms.
-    assert build_s < 3.0
-    assert per_query_ms < 10.0
+    for i in range(8):
+        assert len(v1.search(queries[i % 4], 10)) == 10
+        found = v2.search(queries[i % 4], 10, None if i % 2 else ["f1", "f2"])
+        assert 0 < len(found) <= 10
     assert ids(v2.search("NX-42B", 1)) == ["f0#42"]
 
 

@@ -26,15 +26,13 @@ if mode == "stall" and "pressure" in low:
 
 def test_a_catastrophic_pattern_is_stopped_at_the_deadline() -> None:
     claim = Claim(text="16 bar", pattern=CATASTROPHIC)
-    started = time.monotonic()
     with pytest.raises(PatternTimedOut, match=r"\(a\+\)\+\$"):
         score_claims(
             ExpectedAnswer(required_claims=[claim]),
             STALLING_ANSWER,
             "en",
             deadline=time.monotonic() + 0.2,
-        )
-    assert time.monotonic() - started < 30.0
+        )  # raised: the match (ages at this size) was stopped at its deadline
     with pytest.raises(PatternTimedOut):  # a deadline already passed: not even started
         claim_found(claim, "aaa", "en", deadline=time.monotonic() - 1)
 
@@ -74,10 +72,9 @@ def test_a_session_with_a_catastrophic_pattern_ends_with_that_run_a_scoring_erro
     (project.path / "cases" / "development.yaml").write_text(cases)
     extra = f"answer_scoring = {{scoring_budget_s = {BUDGET_S}, identify_language = false}}"
     (project.path / "pyproject.toml").write_text(chat_pyproject(candidate="stall", extra=extra))
-    started = time.monotonic()
+    # the session ends (a stall would hang it: the subprocess's timeout is the net), and the
+    # stalled run is a scoring error, not a hang
     result = project.runpytest_subprocess("--ragv2-layer=B", *RUN_ID, timeout=SESSION_BOUND_S)
-    elapsed = time.monotonic() - started
-    assert elapsed < SESSION_BOUND_S
     assert "scoring error: scoring took longer than its budget" in result.stdout.str()
     raws = [raw for raw in raw_lines(project, "chatrun") if not raw.get("skipped")]
     assert len(raws) == 10  # every run recorded, the stalled one included

@@ -9,7 +9,6 @@ import os
 import socket
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -41,11 +40,9 @@ def within(seconds: float, call: Callable[[], Any]) -> Any:
             outcome.append(("error", exc))
 
     worker = threading.Thread(target=run, daemon=True)
-    started = time.monotonic()
     worker.start()
-    worker.join(seconds)
+    worker.join(seconds)  # a net for a hang, never a speed: the refusal reads nothing
     assert not worker.is_alive(), f"still reading after {seconds} s"
-    assert time.monotonic() - started < seconds
     kind, value = outcome[0]
     if kind == "error":
         raise value
@@ -140,15 +137,12 @@ def test_a_case_file_that_is_no_regular_file_is_a_located_error_and_the_others_r
     """A pull request can carry a FIFO or a link to /dev/zero as a case file: it is one
     failing invalid-cases item (gate gold_valid) naming it, and every other case runs."""
     make(project.path / "cases" / "pulled.yaml")
-    started = time.monotonic()
     result = project.runpytest_subprocess("--ragv2-layer=A", "-rf", *RUN_ID, timeout=60)
-    elapsed = time.monotonic() - started
     assert result.ret == pytest.ExitCode.TESTS_FAILED, result.stdout.str()
     out = result.stdout.str()
     assert f"cases/pulled.yaml: not read: {message}" in out
     assert "Traceback" not in out + result.stderr.str()
     result.assert_outcomes(passed=6, xfailed=4, failed=1)  # the development cases all ran
-    assert elapsed < 60
 
 
 def test_a_gold_file_that_links_to_dev_zero_is_a_located_gold_error(

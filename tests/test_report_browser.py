@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 
 pytestmark = pytest.mark.browser
 
-OPEN_LIMIT_S = 5.0
+PAGE_LIMIT_MB = 8.0  # a 5,000-run layer-A report (5.0 MB when this was written)
+ELEMENT_LIMIT = 150_000  # its elements (116,000)
 PANELS_PENDING = "report.html panels not built yet"
 PLOTS_PENDING = "report.html plots not built yet"
 
@@ -338,7 +339,7 @@ def synthetic_run(project: pytest.Pytester) -> Path:
     return run_dir
 
 
-def test_a_5000_run_report_opens_in_seconds(
+def test_a_5000_run_report_opens_with_its_size_and_elements_bounded(
     project: pytest.Pytester,
     browser_page: Page,
     page_errors: PageErrors,
@@ -360,8 +361,11 @@ def test_a_5000_run_report_opens_in_seconds(
             f" {opened.wall_s:.2f} s (DOMContentLoaded {opened.dom_content_loaded_ms:.0f} ms,"
             f" load {opened.load_ms:.0f} ms)"
         )
-    assert opened.wall_s < OPEN_LIMIT_S
-    assert opened.load_ms < OPEN_LIMIT_S * 1000
+    # what the time to open grows with, counted (0.4 s in Chromium on 2 cores for 5.0 MB and
+    # 116,000 elements when this was written; the time itself is the benchmarks'): the page's
+    # bytes and its elements, with the case panels built lazily as they are opened
+    assert size_mb < PAGE_LIMIT_MB, size_mb
+    assert elements < ELEMENT_LIMIT, elements
     assert browser_page.locator("#verdict").is_visible()
     assert page_errors.all == []
     if browser_page.locator("#cases").count():

@@ -272,9 +272,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
         time.sleep(60)
         """,
     )
-    started = time.monotonic()
     transcript = _runner(script, timeout_s=1.0).converse(["q", "never sent"])
-    elapsed = time.monotonic() - started
 
     turn = transcript.turns[0]
     assert turn.error is not None
@@ -282,7 +280,7 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     assert turn.answer == ""
     assert turn.partial_answer == "Half an answer"
     assert transcript.turns[1].ran is False
-    assert 1.0 <= elapsed < 5.0
+    assert turn.latency_s >= 1.0  # it ran to its deadline; the 60 s sleep was cut
     child_pid = turn.exchanges[0].response_body[0]["pid"]
     gone_by = time.monotonic() + 5.0  # killed at once, but reaped by init (here ~1 s later)
     while _pid_alive(child_pid) and time.monotonic() < gone_by:
@@ -295,12 +293,10 @@ def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
 
 def test_stdin_is_closed(tmp_path: Path) -> None:
     script = _answer_script(tmp_path, '"stdin=" + repr(sys.stdin.read())')
-    started = time.monotonic()
     transcript = _runner(script, timeout_s=5.0).converse(["q"])
 
-    assert transcript.ok
+    assert transcript.ok  # an open stdin would block the read until the 5 s timeout
     assert transcript.final_answer == "stdin=''"
-    assert time.monotonic() - started < 4.0
 
 
 def test_environment_is_stripped_except_passed_names(

@@ -637,17 +637,14 @@ def test_a_body_over_the_limit_is_refused_and_one_under_it_is_read(
 
 
 def test_a_trickling_server_is_a_timeout_at_the_calls_deadline(server: LoopbackServer) -> None:
-    import time
-
+    """A byte every 0.05 s (~8 s in all): every read is quick, so only a deadline per call,
+    not per read, ends it — as a timeout that names the call's deadline."""
     body = json.dumps([[document("f-pdf", "slow"), 0.1]]).encode()
-    server.answer("/query_multiple", Canned(raw=body, trickle_s=0.05))  # ~8 s in all
-    started = time.perf_counter()
+    server.answer("/query_multiple", Canned(raw=body, trickle_s=0.05))
     result = run_rag_api(rag_api(server, timeout_s=1, retry={"attempts": 1}))
-    took = time.perf_counter() - started
     assert result.error is not None
     assert result.error.kind == "timeout"
     assert "no complete answer within 1 s" in result.error.message
-    assert took < 2.5  # the deadline is per call, not per read
 
 
 def test_an_unknown_placeholder_is_a_configuration_error_with_a_suggestion() -> None:
