@@ -112,62 +112,39 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
     incomplete = bool(budget and budget.runs_not_started) and not end.interrupted
     status = 2 if end.interrupted else 3 if end.stopped else 0 if passed and not incomplete else 1
     # several layers: one failure diagnosis reads them together (A's recall, B's answers)
-    diagnosis = (
-        diagnose(
+    diagnosis = None
+    session: dict[str, Any] | None = None
+    if several:
+        diagnosis = diagnose(
             {layer: d.results.records for layer, d in decisions.items()},
             facts.settings.gates.recall_k,
         )
-        if several
-        else None
-    )
+        every_gate = [gate for d in decisions.values() for gate in d.gates]
+        session = {
+            "layers": list(facts.layers),
+            "verdict": "stopped"
+            if end.stopped
+            else "incomplete"
+            if incomplete
+            else session_verdict(every_gate, passed=passed, interrupted=end.interrupted),
+        }
     summaries: dict[str, Summary] = {}
     gates_by_layer: dict[str, list[GateResult]] = {}
     for layer, decision in decisions.items():
-        results = decision.results
-        # a retrieval layer's figures have a ceiling: what the systems store at all
-        ceilings = {} if layer_info(layer).chat else _ceilings(results, facts)
-        for name, found in ceilings.items():
-            results.systems[name].ceiling = found["ceiling"]
         gates = decision.gates
         if incomplete and budget is not None:
             gates = _name_unstarted(gates, layer, budget, facts.expected_by_layer.get(layer))
-        summary = build_summary(
-            run_id=facts.run_id,
-            seed=facts.seed,
-            layer=layer,
-            results=results,
-            gates=gates,
-            passed=decision.passed,
-            exit_status=status,
-            interrupted=end.interrupted,
-            descriptors=facts.descriptors,
-            raw_runs_dir=facts.raw_runs,
-            settings=facts.settings,
-        )
-        summary.extras["protocol"] = facts.protocol.to_json()
-        if ceilings:
-            summary.extras["attainable"] = ceilings
+        summary = _layer_summary(layer, decision.results, gates, decision.passed, status, facts)
         if diagnosis is not None:
             summary.extras["diagnosis"] = diagnosis.only(layer).json_view()
         if budget is not None:
             summary.extras["budget"] = budget.to_json()
             if incomplete and (not several or budget.not_started_in(layer)):
                 summary.verdict = "incomplete"
-        if several:
-            summary.extras["session"] = {
-                "layers": list(facts.layers),
-                "verdict": "incomplete"
-                if incomplete
-                else session_verdict(
-                    [gate for d in decisions.values() for gate in d.gates],
-                    passed=passed,
-                    interrupted=end.interrupted,
-                ),
-            }
+        if session is not None:
+            summary.extras["session"] = dict(session)
         if end.stopped:
             summary.verdict = "stopped"
-            if several:
-                summary.extras["session"]["verdict"] = "stopped"
         summary.sections = facts.extensions.sections(summary)
         summaries[layer] = summary
         gates_by_layer[layer] = gates
@@ -178,6 +155,39 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
         passed,
         incomplete,
     )
+
+
+def _layer_summary(
+    layer: str,
+    results: SessionResults,
+    gates: list[GateResult],
+    passed: bool,
+    status: int,
+    facts: RunFacts,
+) -> Summary:
+    """One layer's summary with what the run adds to every layer's: the run's kind and the
+    ceilings of a retrieval layer."""
+    # a retrieval layer's figures have a ceiling: what the systems store at all
+    ceilings = {} if layer_info(layer).chat else _ceilings(results, facts)
+    for name, found in ceilings.items():
+        results.systems[name].ceiling = found["ceiling"]
+    summary = build_summary(
+        run_id=facts.run_id,
+        seed=facts.seed,
+        layer=layer,
+        results=results,
+        gates=gates,
+        passed=passed,
+        exit_status=status,
+        interrupted=facts.end.interrupted,
+        descriptors=facts.descriptors,
+        raw_runs_dir=facts.raw_runs,
+        settings=facts.settings,
+    )
+    summary.extras["protocol"] = facts.protocol.to_json()
+    if ceilings:
+        summary.extras["attainable"] = ceilings
+    return summary
 
 
 def _name_unstarted(
