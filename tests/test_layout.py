@@ -144,3 +144,42 @@ def test_the_layer_names_the_schemas_accept_are_the_registrys() -> None:
     assert typing.get_args(case_layer) == tuple(LAYERS)
     ruled = typing.get_args(AdjudicationEntry.model_fields["layer"].annotation)
     assert typing.get_args(ruled[0]) == tuple(LAYERS)
+
+
+def _layer_branches(path: Path) -> list[int]:
+    """Lines comparing something named like a layer with a layer's name ("A", "B", "C")."""
+    from pytest_ragv2.layers.registry import LAYERS
+
+    def names_a_layer(node: ast.AST) -> bool:
+        return "layer" in ast.unparse(node).lower()
+
+    def layer_names(node: ast.AST) -> bool:
+        if isinstance(node, ast.Constant):
+            return node.value in LAYERS
+        if isinstance(node, ast.Tuple | ast.List | ast.Set):
+            return any(layer_names(element) for element in node.elts)
+        return False
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Compare):
+            operands = [node.left, *node.comparators]
+            if any(layer_names(o) for o in operands) and any(names_a_layer(o) for o in operands):
+                found.append(node.lineno)
+    return found
+
+
+def test_no_module_outside_the_layers_branches_on_a_layers_name() -> None:
+    """What differs between layers is declared in the registry or behind the protocol."""
+    branches = {
+        name: lines
+        for name, path in modules().items()
+        if not name.startswith("pytest_ragv2.layers.") and (lines := _layer_branches(path))
+    }
+    assert branches == {}
+
+
+def test_a_layer_branch_is_seen(tmp_path: Path) -> None:
+    module = tmp_path / "branchy.py"
+    module.write_text('def f(record):\n    return record.key.layer == "B"\n')
+    assert _layer_branches(module) == [2]

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.layers.registry import LAYERS
 
 OK = "ok"
 RETRIEVAL_MISSED = "retrieval missed"
@@ -51,9 +52,9 @@ FAILURES = frozenset(
     {RETRIEVAL_MISSED, ANSWER_LOST, REFUSED_DESPITE_EVIDENCE, ANSWER_WRONG, REFUSED}
 )
 
-RETRIEVAL_LAYER = "A"
-ANSWER_LAYERS = ("B", "C")
-FROZEN_RECALL = "evidence_recall"  # layer C: recall@5 of the frozen evidence itself
+# the layers, as the registry declares them: the retrieval layer, then those that answer
+RETRIEVAL_LAYER = next(name for name, info in LAYERS.items() if not info.chat)
+ANSWER_LAYERS = tuple(name for name, info in LAYERS.items() if info.chat)
 # the gold-related reasons a failure is compared on across systems ("the same way")
 GOLD_REASONS = (
     "required claim(s) missing",
@@ -167,15 +168,20 @@ def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]], recall_k: int 
     }
     layers = tuple(layer for layer in records_by_layer if by_layer[layer])
     retrieval = _by_case_system(by_layer.get(RETRIEVAL_LAYER, []))
-    # a system with layer-B answers reads its layer-A runs there, not on its own
-    answered = {record.key.system for record in by_layer.get("B", [])}
+    # a system whose answers search reads its retrieval-layer runs there, not on its own
+    answered = {
+        record.key.system
+        for layer in ANSWER_LAYERS
+        if LAYERS[layer].searches
+        for record in by_layer.get(layer, [])
+    }
     groups: dict[tuple[str, ...], dict[tuple[str, str], list[RunRecord]]] = {}
     subjects: dict[tuple[str, tuple[str, ...]], Subject] = {}
     for layer in ANSWER_LAYERS:
         for (case, system), records in _by_case_system(by_layer.get(layer, [])).items():
             evidence_layers: tuple[str, ...] = (
                 (RETRIEVAL_LAYER, layer)
-                if layer == "B" and any(s == system for _, s in retrieval)
+                if LAYERS[layer].searches and any(s == system for _, s in retrieval)
                 else (layer,)
             )
             subjects.setdefault(
@@ -209,7 +215,8 @@ def diagnose(records_by_layer: Mapping[str, Iterable[RunRecord]], recall_k: int 
 
 def _subject_order(subject: Subject) -> tuple[int, int, str]:
     rank = {"baseline": 0, "candidate": 1, "reference": 2}
-    layer_rank = {"B": 0, "C": 1, "A": 2}
+    # the answer layers first, in the registry's order, the retrieval layer last
+    layer_rank = {name: index for index, name in enumerate([*ANSWER_LAYERS, RETRIEVAL_LAYER])}
     return (layer_rank.get(subject.layers[-1], 3), rank.get(subject.role, 3), subject.system)
 
 
@@ -237,15 +244,16 @@ def _diagnose_language(
 ) -> CaseDiagnosis:
     """One language of a case: its runs in ``layer``, with the evidence that layer reads."""
     recall = f"recall@{recall_k}"
-    if layer == RETRIEVAL_LAYER:
+    info = LAYERS[layer]
+    if not info.chat:
         return _retrieval_only(case, label, records, recall)
-    if layer == "C":
-        recalls = [record.metric(FROZEN_RECALL) for record in records]
+    if info.evidence_metric is not None:  # the records carry their given evidence's recall
+        recalls = [record.metric(info.evidence_metric) for record in records]
         source = "the frozen evidence's recall@5"
     else:
         lang = records[0].key.lang
         recalls = [r.metric(recall) for r in retrieval if r.key.lang == lang and r.ok]
-        source = f"layer-A {recall}"
+        source = f"layer-{RETRIEVAL_LAYER} {recall}"
     return _answered(case, label, layer, records, recalls, source)
 
 
@@ -372,7 +380,7 @@ def _answered(
             )
         grounded = [record.metric("grounded_rate") for record in ran]
         measured = [value for value in grounded if value is not None]
-        if state is None and layer == "B" and measured and max(measured) <= 0.0:
+        if state is None and LAYERS[layer].searches and measured and max(measured) <= 0.0:
             return CaseDiagnosis(
                 case,
                 label,

@@ -32,7 +32,7 @@ import datetime
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -49,17 +49,8 @@ from pytest_ragv2.config.located_yaml import (
 )
 from pytest_ragv2.deciding.records import RunRecord
 from pytest_ragv2.gold.schema import VETO_KINDS, StrictModel
-from pytest_ragv2.scoring.metrics import (
-    ANSWER_METRICS,
-    EVIDENCE_RECALL,
-    GRADES,
-    RETRIEVAL_METRICS,
-    RUBRIC_COLUMNS,
-    case_metric_names,
-)
-
-if TYPE_CHECKING:
-    pass
+from pytest_ragv2.layers.registry import LAYERS
+from pytest_ragv2.scoring.metrics import GRADES, RUBRIC_COLUMNS, layer_case_metrics
 
 ADJUDICATIONS_FILE = "adjudications.yaml"
 LINE_WIDTH = 120
@@ -68,10 +59,9 @@ RUNS_LISTED = 100  # per entry in summary.json; the count is always complete
 
 # the per-run metrics a reviewer may override, per layer ("met" has its own field)
 METRICS_BY_LAYER: dict[str, tuple[str, ...]] = {
-    "A": tuple(name for name in case_metric_names(RETRIEVAL_METRICS) if name != "met"),
-    "B": tuple(name for name in case_metric_names(ANSWER_METRICS) if name != "met"),
+    name: tuple(metric for metric in layer_case_metrics(info) if metric != "met")
+    for name, info in LAYERS.items()
 }
-METRICS_BY_LAYER["C"] = (*METRICS_BY_LAYER["B"], EVIDENCE_RECALL.name)
 ALL_METRICS = frozenset(name for names in METRICS_BY_LAYER.values() for name in names)
 COUNT_METRICS = frozenset({"fabrications", "tool_calls", "output_tokens"})  # not shares
 KEPT_VETOES = frozenset({"outside_allowlist"})  # a disputed gold does not excuse a leak

@@ -25,6 +25,11 @@ class LayerInfo:
     # the per-case metric whose interval the system tables show; "{k}": the gates' recall_k
     headline_metric: str
     answer_models_only: bool = False  # its systems are answer models (no search, no runner)
+    # how the failure diagnosis finds an answer layer's evidence: its systems search for it
+    # themselves (their retrieval-layer runs say whether it was found), or each record
+    # carries the recall of the evidence it was given (this metric's name)
+    searches: bool = False
+    evidence_metric: str | None = None
 
     def headline(self, recall_k: int = 5) -> str:
         """The headline metric's name, ``recall@{recall_k}`` at a retrieval layer."""
@@ -47,6 +52,7 @@ LAYERS: Mapping[str, LayerInfo] = {
         chat=True,
         default_repetitions=5,
         headline_metric="exact_answer",
+        searches=True,
     ),
     "C": LayerInfo(
         name="C",
@@ -56,6 +62,7 @@ LAYERS: Mapping[str, LayerInfo] = {
         default_repetitions=5,
         headline_metric="exact_answer",
         answer_models_only=True,
+        evidence_metric="evidence_recall",
     ),
 }
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
+    from pytest_ragv2.layers.registry import LayerInfo
     from pytest_ragv2.scoring.answer_records import AnswerScore
     from pytest_ragv2.systems.transcripts import Transcript
 
@@ -268,6 +269,13 @@ EVIDENCE_RECALL = Metric(
 def case_metric_names(metrics: tuple[Metric, ...]) -> tuple[str, ...]:
     """The per-run metrics, averaged per case then over cases, in declaration order."""
     return tuple(metric.name for metric in metrics if metric.per_run)
+
+
+def layer_case_metrics(info: LayerInfo) -> tuple[str, ...]:
+    """A layer's per-run metrics, averaged per case: a retrieval layer's or an answer
+    layer's, and the recall of the evidence its records carry where it has one."""
+    declared = case_metric_names(ANSWER_METRICS if info.chat else RETRIEVAL_METRICS)
+    return (*declared, *((info.evidence_metric,) if info.evidence_metric else ()))
 
 
 def columns(metrics: tuple[Metric, ...], table: Table) -> tuple[tuple[str, str], ...]:

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.run.rawruns import MANIFEST_NAME, read_raw_runs
 from pytest_ragv2.scoring.retrieval import in_rank_order, score_retrieval
@@ -50,7 +51,7 @@ from pytest_ragv2.scoring.retrieval import in_rank_order, score_retrieval
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings
 
-LAYER = "A"
+LAYER = next(name for name, info in LAYERS.items() if not info.chat)  # the retrieval layer
 EMPTY_DOCNO = "none"  # the one line of an empty or failed ranking: never relevant
 KS = (1, 3, 5, 10)
 _UNSAFE = re.compile(r"[^A-Za-z0-9._+-]")

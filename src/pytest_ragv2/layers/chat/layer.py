@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
-from pytest_ragv2.deciding.aggregate import ANSWER_CASE_MEAN_METRICS
 from pytest_ragv2.deciding.records import ChatRecord
 from pytest_ragv2.layers.protocol import Table
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
+from pytest_ragv2.scoring.metrics import layer_case_metrics
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
@@ -31,7 +31,7 @@ KbPath = Literal["agentic", "systematic", "any"]
 
 class ChatLayer:
     info: LayerInfo = LAYERS["B"]
-    case_metrics: tuple[str, ...] = ANSWER_CASE_MEAN_METRICS
+    case_metrics: tuple[str, ...] = layer_case_metrics(LAYERS["B"])
 
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         from pytest_ragv2.layers.chat.run import scoring_options

@@ -22,11 +22,10 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.aggregate import ANSWER_CASE_MEAN_METRICS
 from pytest_ragv2.layers.chat.layer import ChatLayer
 from pytest_ragv2.layers.protocol import Table
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
-from pytest_ragv2.scoring.metrics import EVIDENCE_RECALL
+from pytest_ragv2.scoring.metrics import EVIDENCE_RECALL, layer_case_metrics
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
@@ -62,7 +61,7 @@ class FrozenLayer(ChatLayer):
     """Layer B's scoring, gates and tables, with layer C's items and evidence."""
 
     info: LayerInfo = LAYERS["C"]
-    case_metrics: tuple[str, ...] = (*ANSWER_CASE_MEAN_METRICS, EVIDENCE_RECALL.name)
+    case_metrics: tuple[str, ...] = layer_case_metrics(LAYERS["C"])
 
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         super().check_systems(systems, settings)

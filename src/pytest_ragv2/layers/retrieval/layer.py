@@ -8,10 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.aggregate import CASE_MEAN_METRICS
 from pytest_ragv2.deciding.records import RetrievalRecord
 from pytest_ragv2.layers.protocol import Table
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
+from pytest_ragv2.scoring.metrics import layer_case_metrics
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 class RetrievalLayer:
     info: LayerInfo = LAYERS["A"]
-    case_metrics: tuple[str, ...] = CASE_MEAN_METRICS
+    case_metrics: tuple[str, ...] = layer_case_metrics(LAYERS["A"])
 
     def check_systems(self, systems: Mapping[str, SystemSettings], settings: Settings) -> None:
         return None  # a system without a retrieval path records the error on each run
