@@ -233,32 +233,30 @@ def test_a_cut_turn_records_the_answer_length() -> None:
     assert scored.turns[0].to_json()["cut_from_chars"] == 5_000
 
 
-def test_support_texts_are_cut_as_the_answer_is() -> None:
-    long_text = repeat("Maximum pressure 16 bar. ", 3 * MB)
-    turn = ChatTurn(
+def supported(support: str) -> ChatTurn:
+    """A plain answer whose evidence, search result and citation are each ``support``."""
+    return ChatTurn(
         prompt="q",
         answer=PLAIN,
-        evidence=[RetrievedItem(rank=1, text=long_text, file_id="d")],
-        tool_calls=[ToolCall("1", "search_knowledge_base", {"query": "q"}, long_text)],
-        citations=[Citation("[1]", "d", None, None, long_text)],
+        evidence=[RetrievedItem(rank=1, text=support, file_id="d")],
+        tool_calls=[ToolCall("1", "search_knowledge_base", {"query": "q"}, support)],
+        citations=[Citation("[1]", "d", None, None, support)],
     )
-    bounded = bounded_turn(turn, 50_000)
+
+
+def test_support_texts_are_cut_as_the_answer_is() -> None:
+    long_text = repeat("Maximum pressure 16 bar. ", 3 * MB)
+    bounded = bounded_turn(supported(long_text), 50_000)
     assert len(bounded.evidence[0].text) <= 50_000
     assert len(bounded.tool_calls[0].result or "") <= 50_000
     assert len(bounded.citations[0].content or "") <= 50_000
     assert bounded_turn(bounded, 50_000) is bounded  # nothing left to cut
     case, lang, _ = _gold()
+    options = AnswerScoringOptions(max_scored_chars=20_000)
 
     def scored(support: str) -> int:
-        given = ChatTurn(
-            prompt="q",
-            answer=PLAIN,
-            evidence=[RetrievedItem(rank=1, text=support, file_id="d")],
-            tool_calls=[ToolCall("1", "search_knowledge_base", {"query": "q"}, support)],
-            citations=[Citation("[1]", "d", None, None, support)],
-        )
-        options = AnswerScoringOptions(max_scored_chars=20_000)
-        return work(lambda: score_transcript(case, lang, Transcript([given], 1.0), options=options))
+        transcript = Transcript([supported(support)], 1.0)
+        return work(lambda: score_transcript(case, lang, transcript, options=options))
 
     scored(repeat("Maximum pressure 15 bar! ", 40_000))  # warm-up on another text
     # 3 MB of support texts cost what 40 KB of the same shape cost (another text: the parse
