@@ -114,7 +114,7 @@ def validate(
 
 
 def schema_text() -> str:
-    from pytest_ragv2.gold.cases import case_file_json_schema
+    from pytest_ragv2.gold.case_schema import case_file_json_schema
 
     return json.dumps(case_file_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
