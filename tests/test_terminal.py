@@ -12,8 +12,9 @@ import pytest
 from pytest_ragv2.deciding.records import RetrievalRecord
 from pytest_ragv2.plugin.collect import REASONS_SHOWN, shown_reasons
 from pytest_ragv2.plugin.progress import Progress, fmt_duration, progress_interval
-from pytest_ragv2.report.tables import column_legend, render_text
+from pytest_ragv2.report.tables import column_legend
 from pytest_ragv2.report.terminal import clip
+from pytest_ragv2.report.text_table import render_text
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.scoring.metrics import RETRIEVAL_METRICS
 from tests.conftest import pyproject

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_ragv2.layers.registry import LayerInfo, layer_info
+from pytest_ragv2.report.text_table import Table
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
@@ -32,9 +33,6 @@ def load_layer(name: str) -> Layer:
     """The layer's implementation (its module is imported on first use)."""
     layer: Layer = importlib.import_module(layer_info(name).module).LAYER
     return layer
-
-
-Table = tuple[list[str], list[list[str]]]
 
 
 class Layer(Protocol):

@@ -33,7 +33,8 @@ from pytest_ragv2.report.case_view import (
 )
 from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
 from pytest_ragv2.report.safe_text import html_escape as escape
-from pytest_ragv2.report.tables import Table, case_table, gate_table, metric_sections
+from pytest_ragv2.report.tables import case_table, gate_table, metric_sections
+from pytest_ragv2.report.text_table import Table
 from pytest_ragv2.run.keys import NOT_DECISIVE
 
 if TYPE_CHECKING:

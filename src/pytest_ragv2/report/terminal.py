@@ -16,7 +16,8 @@ from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.safe_text import printable
-from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections, render_text
+from pytest_ragv2.report.tables import column_legend, gate_table, metric_sections
+from pytest_ragv2.report.text_table import render_text
 from pytest_ragv2.run.keys import NOT_DECISIVE
 from pytest_ragv2.scoring.metrics import ANSWER_METRICS, RETRIEVAL_METRICS
 

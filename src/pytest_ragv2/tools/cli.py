@@ -326,7 +326,8 @@ def _validate_command(args: argparse.Namespace) -> int:
 def rescore(run_dir: Path, config: str | None, output: Path | None, out: TextIO) -> int:
     """Rescore a run; print its gates and verdict; 0 when every gate holds, 1 otherwise."""
     from pytest_ragv2.report.adjudication import adjudication_lines
-    from pytest_ragv2.report.tables import gate_table, render_text
+    from pytest_ragv2.report.tables import gate_table
+    from pytest_ragv2.report.text_table import render_text
     from pytest_ragv2.run.rawruns import MANIFEST_NAME
     from pytest_ragv2.tools.rescore import rescore_run, write_rescored
 

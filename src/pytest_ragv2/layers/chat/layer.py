@@ -10,8 +10,8 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, cast
 
 from pytest_ragv2.deciding.records import ChatRecord
-from pytest_ragv2.layers.protocol import Table
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
+from pytest_ragv2.report.text_table import Table
 from pytest_ragv2.scoring.metrics import layer_case_metrics
 
 if TYPE_CHECKING:

@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.layers.chat.layer import ChatLayer
-from pytest_ragv2.layers.protocol import Table
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
+from pytest_ragv2.report.text_table import Table
 from pytest_ragv2.scoring.metrics import EVIDENCE_RECALL, layer_case_metrics
 
 if TYPE_CHECKING:
