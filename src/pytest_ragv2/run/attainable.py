@@ -217,7 +217,8 @@ def fetch_stored_chunks(
     """Every chunk the system's service stores for ``file_ids`` (gold file ids), as items;
     None when it cannot list them or the listing fails (never raises but for an
     interrupt). Bounded as the system's own calls are (``stored_documents``)."""
-    from pytest_ragv2.systems.base import AdapterFailure, bounded_client, headers_from_env
+    from pytest_ragv2.systems.base import bounded_client, headers_from_env
+    from pytest_ragv2.systems.failure import AdapterFailure
     from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
 
     url = listing_url(retrieval)

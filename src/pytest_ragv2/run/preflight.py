@@ -40,13 +40,13 @@ from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.systems import secrets as secret_registry
 from pytest_ragv2.systems.base import (
     SIDE_ROUTE_RETRY,
-    AdapterFailure,
     HttpReply,
     bounded_client,
     headers_from_env,
     send_with_retry,
 )
 from pytest_ragv2.systems.command import CommandConfig
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
 from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem

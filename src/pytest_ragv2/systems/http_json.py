@@ -17,7 +17,6 @@ from typing import Any, Literal
 from pydantic import Field, model_validator
 
 from pytest_ragv2.systems.base import (
-    AdapterFailure,
     HttpAdapter,
     headers_from_env,
     send_with_retry,
@@ -31,6 +30,7 @@ from pytest_ragv2.systems.config import (
     StrictConfig,
     seconds_field,
 )
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.field_values import MISSING, as_int, describe, resolve, text_at
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env

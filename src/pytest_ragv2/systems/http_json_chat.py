@@ -24,13 +24,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from pytest_ragv2.systems.base import (
-    AdapterFailure,
-    HttpAdapter,
-    excerpt,
-    headers_from_env,
-    send_with_retry,
-)
+from pytest_ragv2.systems.base import HttpAdapter, excerpt, headers_from_env, send_with_retry
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import (
     CALL_TIMEOUT_MAX_S,
@@ -39,6 +33,7 @@ from pytest_ragv2.systems.config import (
     StrictConfig,
     seconds_field,
 )
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.field_values import MISSING, describe, int_at, resolve, text_at
 from pytest_ragv2.systems.http_json import (
     HttpJsonFields,

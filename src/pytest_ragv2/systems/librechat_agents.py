@@ -66,15 +66,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.systems.base import (
-    AdapterFailure,
-    HttpAdapter,
-    env_secret,
-    excerpt,
-    headers_from_env,
-)
+from pytest_ragv2.systems.base import HttpAdapter, env_secret, excerpt, headers_from_env
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.field_values import as_int
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError

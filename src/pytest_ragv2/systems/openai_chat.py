@@ -60,13 +60,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.systems.base import (
-    AdapterFailure,
-    HttpAdapter,
-    Retriever,
-    env_secret,
-    headers_from_env,
-)
+from pytest_ragv2.systems.base import HttpAdapter, Retriever, env_secret, headers_from_env
 from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import (
     CALL_TIMEOUT_MAX_S,
@@ -75,6 +69,7 @@ from pytest_ragv2.systems.config import (
     ServiceUrl,
     seconds_field,
 )
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.kb_tool import (
     SEARCH_TOOL,
     SEARCH_TOOL_NAME,

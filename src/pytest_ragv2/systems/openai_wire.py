@@ -19,15 +19,11 @@ from typing import Any
 
 import httpx
 
-from pytest_ragv2.systems.base import (
-    AdapterFailure,
-    Streamed,
-    decoded_chunks,
-    excerpt,
-    send_with_retry,
-)
+from pytest_ragv2.systems.base import Streamed, excerpt, send_with_retry
+from pytest_ragv2.systems.bounded_body import decoded_chunks
 from pytest_ragv2.systems.chat_limits import Deadline
 from pytest_ragv2.systems.config import RetryPolicy
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.outputs import Exchange
 from pytest_ragv2.systems.secret_policy import scrub
 from pytest_ragv2.systems.transcripts import ToolCall

@@ -15,8 +15,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from pytest_ragv2.systems.base import AdapterFailure, timed_retrieval
+from pytest_ragv2.systems.base import timed_retrieval
 from pytest_ragv2.systems.config import RetrievalAdapterConfig
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 
 RetrieveFunction = Callable[..., Any]

@@ -17,7 +17,6 @@ from typing import Any, Literal
 from pydantic import Field
 
 from pytest_ragv2.systems.base import (
-    AdapterFailure,
     HttpAdapter,
     HttpReply,
     env_secret,
@@ -32,6 +31,7 @@ from pytest_ragv2.systems.config import (
     ServiceUrl,
     seconds_field,
 )
+from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.outputs import Exchange, RetrievalResult, RetrievedItem
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.systems.upload_names import filename_from_source
