@@ -15,7 +15,8 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.systems.command import DUPLICATE_KEYS, CommandConfig, CommandRunner
+from pytest_ragv2.systems.codex_events import DUPLICATE_KEYS
+from pytest_ragv2.systems.command import CommandConfig, CommandRunner
 from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "codex"

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from pytest_ragv2.systems.command import NON_JSON_KEY, CommandConfig, CommandRunner
+from pytest_ragv2.systems.codex_events import NON_JSON_KEY
+from pytest_ragv2.systems.command import CommandConfig, CommandRunner
 from pytest_ragv2.systems.secret_policy import REDACTED
 
 USAGE = {
