@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+import pytest_ragv2.report.case_html as case_html
 import pytest_ragv2.report.case_view as case_view
 import pytest_ragv2.report.page as page_module
 from pytest_ragv2.config.settings import load_settings
@@ -382,15 +383,15 @@ def test_a_run_whose_items_are_neither_kept_nor_on_disk_says_so() -> None:
     panel says the items cannot be listed, and counts none as "more"; a rescored record
     still shows its first items."""
     listed = case_view.ListedItem(rank=1, where="a.pdf, p. 2", text="", level=None)
-    empty = page_module.items_html(case_view.ItemList((), 7, complete=False), "raw", "Retrieved")
+    empty = case_html.items_html(case_view.ItemList((), 7, complete=False), "raw", "Retrieved")
     assert "(7 returned)" in empty
     assert "the raw run is missing: its items cannot be listed" in empty
     assert "more" not in empty
-    short = page_module.items_html(
+    short = case_html.items_html(
         case_view.ItemList((listed,), 7, complete=False), "raw", "Retrieved"
     )
     assert "the raw run is missing: the record's first items" in short
     assert "and 6 more, all in raw" in short
-    whole = page_module.items_html(case_view.ItemList((listed,), 7), "raw", "Retrieved")
+    whole = case_html.items_html(case_view.ItemList((listed,), 7), "raw", "Retrieved")
     assert "missing" not in whole
     assert "and 6 more, all in raw" in whole

@@ -15,10 +15,11 @@ import pytest
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord, as_record
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.registry import layer_info
+from pytest_ragv2.report.case_html import case_anchor, gold_marks_html, items_html
 from pytest_ragv2.report.case_view import GoldMark, listed_from_record, outcome_of
 from pytest_ragv2.report.excerpts import ELLIPSIS, excerpt
 from pytest_ragv2.report.model import Summary
-from pytest_ragv2.report.page import case_anchor, gold_marks_html, items_html, table_html
+from pytest_ragv2.report.page import table_html
 from pytest_ragv2.report.safe_text import html_escape as escape
 from pytest_ragv2.report.tables import answer_system_table, gate_table, system_table
 
