@@ -20,15 +20,9 @@ from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.model import Summary
+from pytest_ragv2.report.plot_inputs import PLOTTED_EXTRAS, plot_inputs
 from pytest_ragv2.report.plot_worker import PlotWorker
-from pytest_ragv2.report.plots import (
-    PLOTTED_EXTRAS,
-    Figure,
-    draw,
-    figures,
-    plot_inputs,
-    run_latencies,
-)
+from pytest_ragv2.report.plots import Figure, draw, figures, run_latencies
 from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
 from tests.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
@@ -560,8 +554,9 @@ def test_the_plot_helper_unpickles_its_inputs_without_the_summarys_modules(
     probe = (
         "import pickle, sys\n"
         "import pytest_ragv2.report.plots as plots\n"
+        "from pytest_ragv2.report.plot_inputs import PlotInputs\n"
         f"inputs, latencies = pickle.loads(open({str(sent)!r}, 'rb').read())\n"
-        "assert isinstance(inputs, plots.PlotInputs)\n"
+        "assert isinstance(inputs, PlotInputs)\n"
         "heavy = ['pytest', 'pydantic', 'httpx', 'pytest_ragv2.report.summary',\n"
         "         'pytest_ragv2.deciding.gates', 'pytest_ragv2.deciding.aggregate']\n"
         "print(sorted(name for name in heavy if name in sys.modules))\n"

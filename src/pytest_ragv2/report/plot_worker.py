@@ -94,7 +94,8 @@ class PlotWorker:
             self.close()
             return
         try:
-            from pytest_ragv2.report.plots import plot_inputs, run_latencies
+            from pytest_ragv2.report.plot_inputs import plot_inputs
+            from pytest_ragv2.report.plots import run_latencies
 
             latencies = {
                 system: array("d", values)
@@ -175,7 +176,8 @@ def main() -> int:
     from pytest_ragv2.report.plots import draw, warm
 
     warm()  # the head start: matplotlib's import while the session runs
-    # what it is sent (plots.PlotInputs) unpickles with the plots module alone: ready now
+    # what it is sent (plot_inputs.PlotInputs) unpickles with what the plots module imports:
+    # ready now
     sys.stdout.buffer.write(READY)
     sys.stdout.buffer.flush()
     try:

@@ -25,25 +25,42 @@ named ``$x$`` or ``<script>`` is shown as written.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import hashlib
 import io
 import math
 import re
 import threading
 import warnings
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.report.safe_text import printable
+from pytest_ragv2.report.plot_inputs import PlotInputs, _role_system, plot_inputs
+from pytest_ragv2.report.plot_style import (
+    LOSS,
+    NEUTRAL,
+    TIE,
+    WIN,
+    _bottom_legend,
+    _colours,
+    _fmt_time,
+    _gate,
+    _label,
+    _legend_height,
+    _Margins,
+    _new_figure,
+    _number,
+    _Plot,
+    _prefix,
+    _seconds,
+    _svg,
+    _system_label,
+    _text_width,
+    _tick_time,
+)
+from pytest_ragv2.report.plots_answers import _rubric, _vetoes
 
 if TYPE_CHECKING:
-    from matplotlib.axes import Axes
-    from matplotlib.figure import Figure as MplFigure
-
     from pytest_ragv2.deciding.records import RunRecord
-    from pytest_ragv2.deciding.results import SystemRow
     from pytest_ragv2.report.model import Summary
 
 
@@ -54,13 +71,6 @@ class Figure:
     caption: str  # one sentence: what the plot shows and how to read it
 
 
-# Okabe & Ito's colour-blind-safe palette; a system keeps its colour in every figure (its
-# position in the summary's system order: baseline, candidate, reference, others)
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000")
-GRADE_COLOURS = {"PASS": "#0072B2", "PARTIAL": "#E69F00", "FAIL": "#D55E00"}
-WIN, LOSS, TIE, NEUTRAL = "#0072B2", "#D55E00", "#999999", "#555555"
-WIDTH_IN = 7.2  # 518 pt: about 700 px wide on the page
-LABEL_MAX = 40  # longer names are shortened (with an ellipsis) on the axes
 TIE_EPSILON = 1e-9  # as the case_wins gate compares per-case means
 CASES_LABELLED = 40  # up to this many cases, each is named under its bar
 CASES_AS_BARS = 200  # beyond, the sorted differences are drawn in this many groups
@@ -134,257 +144,6 @@ def draw(summary: PlotInputs, latencies: Mapping[str, Sequence[float]]) -> list[
             except Exception:  # a figure never fails the report
                 continue
     return made
-
-
-@dataclass(frozen=True, slots=True)
-class _Plot:
-    title: str
-    figure: MplFigure
-    caption: str
-
-
-# --- helpers -------------------------------------------------------------------------------
-
-
-def _prefix(summary: PlotInputs, slug: str) -> str:
-    digest = hashlib.sha256(f"{summary.run_id}\0{summary.layer}\0{slug}".encode()).hexdigest()
-    return f"rg{digest[:8]}-{slug}-"
-
-
-@dataclass(frozen=True, slots=True)
-class _Margins:
-    """Room around the axes, in inches: set from the labels' lengths instead of measured by
-    a layout engine (constrained layout doubles the drawing time)."""
-
-    left: float = 0.7
-    bottom: float = 0.5
-    top: float = 0.15
-    right: float = 0.2
-    between: float = 0.25  # between panels
-
-
-def _text_width(texts: Iterable[str], size: float = 8.5) -> float:
-    """An upper estimate of the widest of these one- or several-line texts, in inches
-    (DejaVu Sans averages under 0.62 em a character)."""
-    widest = max((len(line) for text in texts for line in text.split("\n")), default=0)
-    return widest * size * 0.62 / 72.0
-
-
-def _new_figure(
-    axes_height_in: float, margins: _Margins, *, columns: int = 1
-) -> tuple[MplFigure, list[Axes]]:
-    from matplotlib.backends.backend_svg import FigureCanvasSVG
-    from matplotlib.figure import Figure as MplFigure
-
-    height = max(1.0, axes_height_in) + margins.bottom + margins.top
-    figure = MplFigure(figsize=(WIDTH_IN, height))
-    FigureCanvasSVG(figure)
-    left = min(margins.left, WIDTH_IN * 0.45)
-    panel = (WIDTH_IN - left - margins.right - margins.between * (columns - 1)) / columns
-    figure.subplots_adjust(
-        left=left / WIDTH_IN,
-        right=1.0 - margins.right / WIDTH_IN,
-        bottom=margins.bottom / height,
-        top=1.0 - margins.top / height,
-        wspace=margins.between / panel,
-    )
-    axes = figure.subplots(1, columns, squeeze=False, sharey=columns > 1)
-    return figure, list(axes[0])
-
-
-def _legend_columns(labels: Sequence[str]) -> int:
-    """As many columns (up to three) as the widest label leaves room for."""
-    entry = _text_width(labels) + 0.5  # the handle and the gap
-    return max(1, min(3, len(labels), int(WIDTH_IN // entry)))
-
-
-def _legend_height(labels: Sequence[str]) -> float:
-    return 0.08 + 0.2 * math.ceil(len(labels) / _legend_columns(labels))
-
-
-def _bottom_legend(figure: MplFigure, handles: Sequence[Any], labels: Sequence[str]) -> None:
-    """A legend in the figure's bottom band (its margin reserves ``_legend_height``)."""
-    figure.legend(
-        handles,
-        labels,
-        loc="lower center",
-        bbox_to_anchor=(0.5, 0.0),
-        ncols=_legend_columns(labels),
-        frameon=False,
-    )
-
-
-_TAG = re.compile(r"<[^>]*>")  # text content is escaped: a "<" always opens a real tag
-_PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.DOTALL)
-_METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
-_COMMENT = re.compile(r"<!--.*?-->\s*", re.DOTALL)
-
-
-def _svg(figure: MplFigure, prefix: str) -> str:
-    """The figure as an inline ``<svg>``: no prolog, metadata or comment, every id (and every
-    reference to one) prefixed, the style sheet scoped to this figure, scalable width."""
-    buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None})
-    text = _PROLOG.sub("", buffer.getvalue(), count=1)
-    text = _METADATA.sub("", text, count=1)
-    text = _COMMENT.sub("", text)
-
-    def tag(match: re.Match[str]) -> str:
-        element = match.group(0)
-        element = element.replace(' id="', f' id="{prefix}')
-        element = element.replace("url(#", f"url(#{prefix}")
-        return element.replace('href="#', f'href="#{prefix}')
-
-    text = _TAG.sub(tag, text)
-    # matplotlib's style sheet selects "*": in an HTML page it would style every element
-    text = text.replace('<style type="text/css">*{', f'<style type="text/css">#{prefix}svg *{{')
-    return text.replace(
-        "<svg ", f'<svg id="{prefix}svg" style="max-width:100%;height:auto" ', 1
-    ).strip()
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")  # not XML text
-
-
-def _label(name: object) -> str:
-    """A user's name (system, category, case) as the axes show it: on one line, without
-    characters XML cannot hold, control and bidirectional characters shown as their
-    escapes (``\\u202e``), shortened past ``LABEL_MAX``."""
-    text = " ".join(_CONTROL.sub(" ", printable(str(name))).split())
-    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 1] + "…"
-
-
-def _colours(summary: PlotInputs) -> dict[str, str]:
-    return {name: PALETTE[index % len(PALETTE)] for index, name in enumerate(summary.systems)}
-
-
-def _system_label(summary: PlotInputs, name: str) -> str:
-    role = summary.systems[name].role if name in summary.systems else None
-    return f"{_label(name)} ({role})" if role and role != "unknown" else _label(name)
-
-
-PLOTTED_EXTRAS = ("rubric", "vetoes_by_system")
-
-
-@dataclass(frozen=True, slots=True)
-class PlotRow:
-    """What a figure reads of a summary's row (a system's, a category's or a case's)."""
-
-    role: str | None
-    metrics: dict[str, Any]
-    runs: int
-    cases: int
-    latency_p50: dict[str, Any]
-    p95: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class PlotGate:
-    """What a figure reads of a gate."""
-
-    name: str
-    description: str
-    threshold: str
-    decision: str
-    reason: str
-    details: tuple[str, ...]
-    evidence: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class PlotInputs:
-    """What the figures read of a layer's summary, in plain types: a helper process drawing
-    them unpickles it with this module alone (not the summary's, which import pytest,
-    pydantic and httpx), and is sent no more than the figures read."""
-
-    run_id: str
-    layer: str
-    systems: dict[str, PlotRow]
-    by_category: dict[str, dict[str, PlotRow]]
-    gates: tuple[PlotGate, ...]
-    extras: dict[str, Any]  # the plotted ones only (PLOTTED_EXTRAS)
-    # the compared metric (case_metric) of each case, the candidate's and the baseline's
-    # only: what the per-case figure reads of a row (a float per case, not a row per case)
-    case_values: dict[str, dict[str, Any]] = field(default_factory=dict)
-    case_metric: str = ""
-    headline: str = "met"  # the layer's headline metric (recall@k at a retrieval layer)
-
-
-def _plot_row(row: SystemRow) -> PlotRow:
-    return PlotRow(row.role, dict(row.metrics), row.runs, row.cases, dict(row.latency_p50), row.p95)
-
-
-def plot_inputs(summary: Summary) -> PlotInputs:
-    """What :func:`draw` reads of a summary (what a helper process drawing the figures is
-    sent): of the per-case rows only the compared metric, and only a candidate's and its
-    baseline's; of the extras only the plotted ones."""
-
-    def rows(table: Mapping[str, SystemRow]) -> dict[str, PlotRow]:
-        return {name: _plot_row(row) for name, row in table.items()}
-
-    inputs = PlotInputs(
-        run_id=summary.run_id,
-        layer=summary.layer,
-        systems=rows(summary.systems),
-        by_category={name: rows(table) for name, table in summary.by_category.items()},
-        gates=tuple(
-            PlotGate(
-                gate.name,
-                gate.description,
-                gate.threshold,
-                gate.decision,
-                gate.reason,
-                tuple(str(line) for line in gate.details),
-                dict(gate.evidence) if gate.evidence is not None else None,
-            )
-            for gate in summary.gates
-        ),
-        extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
-        headline=summary.headline_metric,
-    )
-    compared = [_role_system(inputs, "candidate"), _role_system(inputs, "baseline")]
-    if None in compared:
-        return inputs
-    metric = inputs.headline
-    values = {
-        str(name): {case: row.metrics.get(metric) for case, row in summary.by_case[name].items()}
-        for name in compared
-        if name in summary.by_case
-    }
-    return dataclasses.replace(inputs, case_values=values, case_metric=metric)
-
-
-def _role_system(summary: PlotInputs, role: str) -> str | None:
-    return next((name for name, row in summary.systems.items() if row.role == role), None)
-
-
-def _number(value: Any) -> float | None:
-    if value is None or isinstance(value, bool | str):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
-
-
-def _gate(summary: PlotInputs, name: str) -> Any:
-    """The gate of that name, when it was evaluated (a skipped gate has no numbers)."""
-    return next((g for g in summary.gates if g.name == name and g.decision != "skip"), None)
-
-
-def _seconds(values: Iterable[float]) -> tuple[float, str]:
-    """The scale and unit that suit these durations (ms below a second)."""
-    largest = max(values, default=0.0)
-    return (1.0, "s") if largest >= 1.0 else (1000.0, "ms")
-
-
-def _fmt_time(seconds: float) -> str:
-    return f"{seconds:.2f} s" if seconds >= 1.0 else f"{seconds * 1000:.3g} ms"
-
-
-def _tick_time(seconds: float) -> str:
-    return f"{seconds:g} s" if seconds >= 1.0 else f"{seconds * 1000:g} ms"
 
 
 # --- recall@k ------------------------------------------------------------------------------
@@ -799,129 +558,4 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
         f"Each bar is one case: {_label(candidate)}'s {metric} minus {_label(baseline)}'s "
         "(means over the case's runs), sorted; blue bars are cases the candidate wins, "
         "vermilion ones it loses, grey ticks ties.",
-    )
-
-
-# --- layer B: rubric and vetoes ------------------------------------------------------------
-
-
-def _rubric(summary: PlotInputs) -> _Plot | None:
-    from pytest_ragv2.scoring.metrics import GRADES
-
-    table = summary.extras.get("rubric")
-    if not isinstance(table, Mapping):
-        return None
-    graded: dict[str, dict[str, dict[str, int]]] = {}
-    for system, dimensions in table.items():
-        if not isinstance(dimensions, Mapping):
-            continue
-        rows = {
-            str(dimension): {grade: int(counts.get(grade, 0) or 0) for grade in GRADES}
-            for dimension, counts in dimensions.items()
-            if isinstance(counts, Mapping)
-        }
-        if any(sum(counts.values()) for counts in rows.values()):
-            graded[str(system)] = rows
-    if not graded:
-        return None
-    systems = list(graded)
-    dimensions = list(next(iter(graded.values())))
-    colours = _colours(summary)
-    figure, axes_list = _new_figure(
-        0.3 * len(dimensions),
-        _Margins(
-            left=_text_width(dimensions) + 0.15,
-            bottom=0.3 + _legend_height(GRADES),
-            top=0.3,
-            between=0.15,
-        ),
-        columns=len(systems),
-    )
-    for axes, system in zip(axes_list, systems, strict=True):
-        for index, dimension in enumerate(dimensions):
-            y = float(len(dimensions) - 1 - index)
-            counts = graded[system].get(dimension, dict.fromkeys(GRADES, 0))
-            total = sum(counts.values())
-            left = 0.0
-            for grade in GRADES:
-                share = counts[grade] / total if total else 0.0
-                if share:
-                    axes.barh(y, share, left=left, height=0.7, color=GRADE_COLOURS[grade])
-                    if share >= 0.12:
-                        axes.text(
-                            left + share / 2,
-                            y,
-                            f"{counts[grade]}",
-                            ha="center",
-                            va="center",
-                            fontsize=7,
-                            color="#ffffff" if grade != "PARTIAL" else "#000000",
-                        )
-                left += share
-        axes.set_xlim(0.0, 1.0)
-        axes.set_xticks([0.0, 0.5, 1.0], ["0", "½", "1"])
-        axes.set_title(_label(system), fontsize=9, color=colours.get(system, NEUTRAL))
-        axes.tick_params(axis="y", length=0)
-        axes.spines["left"].set_visible(False)
-    axes_list[0].set_yticks(
-        [float(len(dimensions) - 1 - index) for index in range(len(dimensions))], dimensions
-    )
-    from matplotlib.patches import Patch
-
-    _bottom_legend(figure, [Patch(color=GRADE_COLOURS[grade]) for grade in GRADES], GRADES)
-    return _Plot(
-        "Rubric grades by dimension and system",
-        figure,
-        "For each system (one panel each) and rubric dimension, the share of graded runs "
-        "graded PASS, PARTIAL and FAIL, run counts inside the bars: the longer the blue, the "
-        "more runs pass that dimension.",
-    )
-
-
-def _vetoes(summary: PlotInputs) -> _Plot | None:
-    table = summary.extras.get("vetoes_by_system")
-    if not isinstance(table, Mapping) or not table:
-        return None
-    systems = [str(name) for name, kinds in table.items() if isinstance(kinds, Mapping)]
-    kinds: list[str] = []
-    for name in systems:
-        for kind, count in table[name].items():
-            if (_number(count) or 0) > 0 and str(kind) not in kinds:
-                kinds.append(str(kind))
-    if not kinds:
-        return None  # no veto tripped: the gate table says so, a plot of zeros would not
-    from matplotlib.patches import Patch
-
-    colours = _colours(summary)
-    labels = []
-    for name in systems:
-        runs = summary.systems[name].runs if name in summary.systems else None
-        labels.append(_system_label(summary, name) + (f", {runs} runs" if runs is not None else ""))
-    figure, (axes,) = _new_figure(
-        0.22 * len(kinds) * len(systems) + 0.1,
-        _Margins(left=_text_width(kinds) + 0.15, bottom=0.5 + _legend_height(labels)),
-    )
-    height = 0.8 / len(systems)
-    handles: list[Patch] = []
-    for position, name in enumerate(systems):
-        ys = [
-            float(len(kinds) - 1 - index) + 0.4 - height * (position + 0.5)
-            for index in range(len(kinds))
-        ]
-        counts = [int(_number(table[name].get(kind)) or 0) for kind in kinds]
-        axes.barh(ys, counts, height=height * 0.9, color=colours.get(name, NEUTRAL))
-        for y, count in zip(ys, counts, strict=True):
-            axes.text(count, y, f" {count}", va="center", fontsize=7)
-        handles.append(Patch(color=colours.get(name, NEUTRAL)))
-    axes.set_yticks([float(len(kinds) - 1 - index) for index in range(len(kinds))], kinds)
-    axes.tick_params(axis="y", length=0)
-    axes.set_xlabel("runs that tripped the veto")
-    axes.margins(x=0.12)
-    _bottom_legend(figure, handles, labels)
-    return _Plot(
-        "Vetoes by kind and system",
-        figure,
-        "For each hard veto some system tripped, how many of each system's runs tripped it "
-        "(a candidate's veto fails the run whatever its other figures); kinds no system "
-        "tripped are left out.",
     )
