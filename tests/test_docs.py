@@ -73,3 +73,22 @@ def test_committed_config_schema_is_current() -> None:
     assert committed.read_text(encoding="utf-8") == config_schema_text(), (
         "regenerate it: ragv2 schema config --output schemas/ragv2-config.schema.json"
     )
+
+
+def test_the_readme_gate_tables_are_the_declared_gates() -> None:
+    """The gates are declared once (``deciding/gate_specs.py``): the README shows them."""
+    from pytest_ragv2.deciding.gate_specs import ANSWER_GATES, RETRIEVAL_GATES, gate_table
+
+    readme = (REPO_ROOT / "README.md").read_text(encoding="utf-8")
+    assert gate_table(RETRIEVAL_GATES, "gates") in readme
+    assert gate_table(ANSWER_GATES, "answer_gates") in readme
+
+
+def test_every_setting_a_gate_names_is_a_gate_setting() -> None:
+    from pytest_ragv2.config.settings import AnswerGateSettings, GateSettings
+    from pytest_ragv2.deciding.gate_specs import ANSWER_GATES, RETRIEVAL_GATES
+
+    for gates, model in ((RETRIEVAL_GATES, GateSettings), (ANSWER_GATES, AnswerGateSettings)):
+        for gate in gates:
+            unknown = [name for name in gate.setting_names if name not in model.model_fields]
+            assert unknown == [], (gate.name, unknown)

@@ -43,10 +43,16 @@ def test_each_layer_runs_its_systems_and_decides_apart(layered: pytest.Pytester)
     assert set(summaries["A"]["systems"]) == {"demo-v1", "demo-v2"}
     assert set(summaries["B"]["systems"]) == {"demo-v1", "demo-v2", "demo-ref"}
     assert set(summaries["C"]["systems"]) == {"demo-v1", "demo-v2"}
+    from pytest_ragv2.deciding.gate_specs import gates_of
+    from pytest_ragv2.layers.registry import layer_info
+
     for layer, summary in summaries.items():
         assert summary["layer"] == layer
         assert summary["runs"]["recorded"] == summary["runs"]["expected"] > 0
         assert summary["session"]["layers"] == ["A", "B", "C"]
+        # each layer decides the gates it declares, in their order, hard where declared so
+        declared = [(gate.name, gate.hard) for gate in gates_of(layer_info(layer))]
+        assert [(gate["name"], gate["hard"]) for gate in summary["gates"]] == declared
     # W01 is a behaviour-matrix case of layer B only
     assert "W01" not in summaries["A"]["by_case"]["demo-v2"]
     assert "W01" in summaries["B"]["by_case"]["demo-v2"]
