@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 
 import pytest_ragv2.scoring.refusal as refusal_module
 from pytest_ragv2.scoring.phrases import DEFAULT_REFUSAL_PHRASES
-from pytest_ragv2.scoring.refusal import Refusal, clauses, find_refusal, is_refusal
+from pytest_ragv2.scoring.refusal import find_refusal, is_refusal
+from pytest_ragv2.scoring.refusal_clauses import Refusal, clauses
 from pytest_ragv2.scoring.refusal_eval import precision_recall, read_heldout
 from pytest_ragv2.scoring.refusal_lexicon import LEXICONS
 

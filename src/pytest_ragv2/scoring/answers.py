@@ -126,12 +126,8 @@ from pytest_ragv2.scoring.phrases import (
     DEFAULT_REFUSAL_PHRASES,
     DEFAULT_SYNTHETIC_LABELS,
 )
-from pytest_ragv2.scoring.refusal import (
-    RefusalReading,
-    credited_refusal_claims,
-    find_refusal,
-    read_refusal,
-)
+from pytest_ragv2.scoring.refusal import credited_refusal_claims, find_refusal, read_refusal
+from pytest_ragv2.scoring.refusal_clauses import RefusalReading
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds

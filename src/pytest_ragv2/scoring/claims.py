@@ -46,7 +46,7 @@ from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
 from pytest_ragv2.scoring.claim_targets import claim_target
 from pytest_ragv2.scoring.normalisation import Normalised, normalise, normalise_pattern
 from pytest_ragv2.scoring.numbers import UNIT_DIMENSIONS, Num, normalise_unit, read_numbers
-from pytest_ragv2.scoring.refusal import RefusalReading
+from pytest_ragv2.scoring.refusal_clauses import RefusalReading
 from pytest_ragv2.scoring.values import Value, identifier_spans, read_values
 
 MatchHow = Literal["", "text", "any_of", "pattern", "number", "value"]
