@@ -78,12 +78,35 @@ Rubric per turn, then per run: :mod:`pytest_ragv2.scoring.rubric`. Records (``Ve
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from collections.abc import Collection
+from dataclasses import replace
 
-from pytest_ragv2.gold.schema import Case, Claim, ExpectedAnswer
-from pytest_ragv2.scoring.answer_format import format_ok, requested_format
+from pytest_ragv2.gold.schema import Case, ExpectedAnswer
+from pytest_ragv2.scoring.answer_checks import (
+    _answer_language,
+    _asked,
+    _constraints,
+    _corpus_held,
+    _primary,
+    _reading,
+    _refusal,
+    _refused_values,
+    _source_type,
+    _stance_claims,
+)
+from pytest_ragv2.scoring.answer_options import (
+    MAX_SCORED_CHARS,
+    READ_AS_WRITTEN_FROM,
+    SCORING_BUDGET_S,
+    AnswerScoringOptions,
+    ScoringBudgetExceeded,
+    _Context,
+    _turn_filenames,
+    _turn_texts,
+    allowed_files,
+    bounded_turn,
+    cut_for_scoring,
+)
 from pytest_ragv2.scoring.answer_records import (
     AnswerScore,
     Grade,
@@ -92,7 +115,6 @@ from pytest_ragv2.scoring.answer_records import (
     Veto,
     worst,
 )
-from pytest_ragv2.scoring.answer_text import find_phrase, fold, overlaps
 from pytest_ragv2.scoring.citations import check_citations
 from pytest_ragv2.scoring.claim_values import (
     contradicted_values,
@@ -100,34 +122,24 @@ from pytest_ragv2.scoring.claim_values import (
     swapped_values,
 )
 from pytest_ragv2.scoring.claims import (
-    ClaimMatch,
     PatternTimedOut,
     contradicting_value,
     gold_writings,
     offered_forbidden,
-    reading_context,
     said_otherwise,
     score_claims,
 )
 from pytest_ragv2.scoring.grounding import (
-    CorpusNames,
-    Fact,
     Support,
     answer_facts,
-    fact_supported,
-    identifier_key,
     text_support,
 )
-from pytest_ragv2.scoring.language import LanguageGuess, identify_language, other_language_part
 from pytest_ragv2.scoring.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.scoring.modality import weakened_claims
 from pytest_ragv2.scoring.phrases import (
     CONFLICT_PHRASES,
-    DEFAULT_REFUSAL_PHRASES,
-    DEFAULT_SYNTHETIC_LABELS,
 )
-from pytest_ragv2.scoring.refusal import credited_refusal_claims, find_refusal, read_refusal
-from pytest_ragv2.scoring.refusal_clauses import RefusalReading
+from pytest_ragv2.scoring.refusal import credited_refusal_claims
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds
@@ -137,174 +149,13 @@ from pytest_ragv2.scoring.vetoes import (
     dedupe,
     fabrication_vetoes,
     hedged,
-    weakened_numbers,
 )
-from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
-
-SYNTHETIC_SOURCE_TYPES = frozenset({"synthetic_record", "combined"})
-
-_CONSTRAINT_VETOES = frozenset({"incompatible_presented_compatible", "constraint_weakened"})
-MIXED_BELOW = 0.999
-# an answer identified as another language at this confidence has its values read that way
-READ_AS_WRITTEN_FROM = 0.99
-_GENERIC_CONSTRAINTS = frozenset({"language", "format", "cites_source"})
-
-MAX_SCORED_CHARS = 200_000  # of one answer; the rest is not scored (the turn says so)
-SCORING_BUDGET_S = 30.0  # per run; beyond it the run is a ``scoring_budget`` error
-_CUT_BACKOFF_CHARS = 1_000  # look this far back for a whitespace to cut at
-
-
-class ScoringBudgetExceeded(Exception):
-    """Scoring one run took longer than its budget (``scoring_budget_s``)."""
-
-    def __init__(self, budget_s: float, stage: str) -> None:
-        super().__init__(f"scoring took longer than its budget of {budget_s:g} s (at {stage})")
-        self.budget_s = budget_s
-        self.stage = stage
-
-
-def bounded_turn(turn: ChatTurn, max_chars: int) -> ChatTurn:
-    """``turn`` with its prompt, every evidence text, tool result and citation content cut
-    to ``max_chars`` (the answer is cut by the caller, which records it): support texts are
-    read by the same linear scorers, and a 100 MB tool result must not outlast the budget
-    before the first checkpoint. The turn itself when nothing is that long."""
-
-    def cut(text: str) -> str:
-        return cut_for_scoring(text, max_chars)[0]
-
-    def long(text: str | None) -> bool:
-        return text is not None and len(text) > max_chars
-
-    if not (
-        long(turn.prompt)
-        or any(long(item.text) for item in turn.evidence)
-        or any(long(call.result) for call in turn.tool_calls)
-        or any(long(citation.content) for citation in turn.citations)
-    ):
-        return turn
-    return replace(
-        turn,
-        prompt=cut(turn.prompt),
-        evidence=[replace(i, text=cut(i.text)) if long(i.text) else i for i in turn.evidence],
-        tool_calls=[
-            replace(c, result=cut(c.result)) if c.result is not None and long(c.result) else c
-            for c in turn.tool_calls
-        ],
-        citations=[
-            replace(c, content=cut(c.content)) if c.content is not None and long(c.content) else c
-            for c in turn.citations
-        ],
-    )
-
-
-def cut_for_scoring(answer: str, max_chars: int) -> tuple[str, int | None]:
-    """``answer`` cut to at most ``max_chars`` characters, at the last whitespace of its
-    final :data:`_CUT_BACKOFF_CHARS` characters when there is one (no number or word cut in
-    two), and the answer's length when it was cut (None when it was not)."""
-    if len(answer) <= max_chars:
-        return answer, None
-    cut = answer[:max_chars]
-    window = cut[-_CUT_BACKOFF_CHARS:]
-    for index in range(len(window) - 1, -1, -1):
-        if window[index].isspace():
-            cut = cut[: len(cut) - len(window) + index]
-            break
-    return cut, len(answer)
-
-
-def _default_refusals() -> Mapping[str, tuple[str, ...]]:
-    return DEFAULT_REFUSAL_PHRASES
-
-
-def _default_labels() -> Mapping[str, tuple[str, ...]]:
-    return DEFAULT_SYNTHETIC_LABELS
-
-
-@dataclass(frozen=True, slots=True)
-class AnswerScoringOptions:
-    """Knobs of the answer scorers.
-
-    ``kb_path`` is the path of the system under test (``systematic`` disables the
-    ``search_knowledge_base`` count checks). ``identify_language`` False skips language
-    identification (the Language dimension then passes as "not checked").
-    """
-
-    languages: tuple[str, ...] = ("fr", "de", "en")
-    identify_language: bool = True
-    language_min_words: int = 3
-    language_min_confidence: float = 0.8
-    refusal_phrases: Mapping[str, tuple[str, ...]] = field(default_factory=_default_refusals)
-    synthetic_labels: Mapping[str, tuple[str, ...]] = field(default_factory=_default_labels)
-    kb_path: Literal["agentic", "systematic", "any"] = "any"
-    gold_lang: str | None = None
-    max_scored_chars: int = MAX_SCORED_CHARS
-    scoring_budget_s: float | None = SCORING_BUDGET_S
-    # the identifiers and filenames of the indexed corpus, read on first need: one the
-    # passages do not hold but the corpus does is real, not invented
-    corpus_names: Callable[[], CorpusNames] | None = None
-
-
-def allowed_files(allowlist: Any) -> frozenset[str]:
-    """The ``allowlist_files`` set of an allow-list (:mod:`pytest_ragv2.gold.allowlist`): its
-    file ids and names."""
-    return frozenset(allowlist.file_ids) | frozenset(allowlist.filenames)
-
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _is_synthetic(item: RetrievedItem) -> bool:
-    metadata = item.metadata
-    if metadata.get("synthetic") is True:
-        return True
-    return str(metadata.get("source_type", "")).startswith("synthetic")
-
-
-def _turn_texts(turn: ChatTurn) -> list[str]:
-    texts = [item.text for item in turn.evidence]
-    texts += [call.result for call in turn.tool_calls if call.result]
-    texts += [citation.content for citation in turn.citations if citation.content]
-    return texts
-
-
-def _turn_filenames(turn: ChatTurn) -> list[str]:
-    names = [name for item in turn.evidence for name in (item.filename, item.file_id) if name]
-    names += [name for c in turn.citations for name in (c.filename, c.file_id) if name]
-    return names
-
-
-def _names_source(answer: str, turn: ChatTurn, gold: TurnGold) -> bool:
-    if any(c.file_id or c.filename or c.content for c in turn.citations):
-        return True
-    folded = fold(answer)
-    names = [n for item in turn.evidence for n in (item.filename, item.file_id) if n]
-    names += [n for e in gold.required_evidence for n in (e.filename, e.file_id) if n]
-    for name in names:
-        base = fold(name)
-        stem = base.rsplit(".", 1)[0]
-        if base in folded or (len(stem) >= 4 and stem in folded):
-            return True
-    return False
-
-
 # --------------------------------------------------------------------------- one turn
-
-
-@dataclass(slots=True)
-class _Context:
-    lang: str
-    options: AnswerScoringOptions
-    allowed: Allowed | None
-    history: list[Support]
-    history_names: list[str]
-    deadline: float | None = None  # time.monotonic() after which scoring stops
-
-    def checkpoint(self, stage: str) -> None:
-        """Raise :class:`ScoringBudgetExceeded` once the run's budget is spent."""
-        budget = self.options.scoring_budget_s
-        if self.deadline is not None and budget is not None and time.monotonic() > self.deadline:
-            raise ScoringBudgetExceeded(budget, stage)
 
 
 def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool) -> TurnScore:
@@ -582,276 +433,6 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     return score
 
 
-def _asked(fact: Fact, prompt: Support) -> bool:
-    """Whether the question itself states ``fact``: its value's key, or a filename it names."""
-    if fact.value is None:
-        return fact_supported(fact, prompt)
-    return fact.value.key in prompt.keys or (
-        fact.value.alternative is not None and fact.value.alternative in prompt.keys
-    )
-
-
-def _refused_values(facts: list[Fact], reading: RefusalReading | None) -> list[Fact]:
-    """``facts`` with the numbers and dates inside the refusing clauses of an answer that
-    refuses marked supported: what the answer says it cannot give ("impossible d'en tirer
-    une année", "I can't confirm a 48 V figure") is not asserted. An identifier there names
-    a source as real ("in der Bescheinigung EPZ 24 ATEX 3018 X nicht genannt"): it is."""
-    if reading is None or reading.verdict != "refuses":
-        return facts
-    spans = [(clause.start, clause.end) for clause in reading.refusals]
-    return [
-        replace(f, supported=True)
-        if not f.supported
-        and f.kind in ("number", "date")
-        and any(a <= f.span[0] and f.span[1] <= b for a, b in spans)
-        else f
-        for f in facts
-    ]
-
-
-def _corpus_held(
-    facts: list[Fact],
-    corpus_names: Callable[[], CorpusNames] | None,
-    wrong: Collection[tuple[int, int]],
-) -> list[Fact]:
-    """``facts`` with each identifier and filename the passages do not hold but the corpus
-    does marked supported, but for those overlapping a span of ``wrong``."""
-    wanted = [
-        fact
-        for fact in facts
-        if not fact.supported
-        and fact.kind in ("identifier", "filename")
-        and not overlaps(fact.span, wrong)
-    ]
-    if corpus_names is None or not wanted:
-        return facts  # the corpus is read only when an answer needs it
-    names = corpus_names()
-    held = {fact.span for fact in wanted if names.holds(fact)}
-    return [replace(f, supported=True) if f.span in held else f for f in facts]
-
-
-def _stance_claims(
-    answer: str,
-    missed: Sequence[Claim],
-    phrases: Mapping[str, Sequence[str]],
-    credited: Sequence[Claim],
-) -> list[Claim]:
-    """The missed text claims that state one of ``phrases`` (any language), when the
-    answer states one too."""
-    listed = [phrase for entries in phrases.values() for phrase in entries]
-    if find_phrase(answer, listed, whole_words=False) is None:
-        return []
-    return [
-        claim
-        for claim in missed
-        if claim.kind is None
-        and claim.number is None
-        and not claim.pattern
-        and claim not in credited
-        and find_phrase(claim.text, listed, whole_words=False) is not None
-    ]
-
-
-def _reading(gold: TurnGold, answer: str, context: _Context) -> RefusalReading | None:
-    """The whole answer read for refusal (:func:`read_refusal`), when it may refuse or a
-    refusal is due; None for an answer with no refusal construction in any language."""
-    if not answer.strip():
-        return None
-    phrases = context.options.refusal_phrases
-    if not gold.safe_refusal_expected and find_refusal(answer, context.lang, phrases) is None:
-        return None
-    return read_refusal(answer, context.lang, phrases)
-
-
-def _refusal(
-    score: TurnScore,
-    gold: TurnGold,
-    answer: str,
-    required_found: int,
-    context: _Context,
-    reading: RefusalReading | None,
-    facts: Sequence[Fact],
-) -> None:
-    # the prompt language's constructions first, then every other language's: an answer
-    # that refuses in another language (a German refusal to an English prompt) still
-    # refuses. A refusal clause next to the answer's facts (a caveat) is no refusal: the
-    # whole answer is read (``reading``) before any veto or rubric reads ``refused``.
-    refuses = reading is not None and reading.verdict == "refuses"
-    if gold.safe_refusal_expected and reading is not None and reading.refusals:
-        # where a refusal is due, an answer that says the sources are silent refuses unless
-        # it offers an answer all the same: a forbidden claim (already left out where it is
-        # set apart or quoted from the sources) or a fact of its own (unsupported) outside
-        # the clauses it uses as context
-        context_spans = reading_context(reading)
-        own = [
-            fact
-            for fact in facts
-            if not fact.supported
-            and not any(start <= fact.span[0] < end for start, end in context_spans)
-        ]
-        refuses = not own and not score.forbidden_found and not reading.guessed
-    clause = reading.refusals[0].text if refuses and reading and reading.refusals else None
-    score.refusal_phrase = clause
-    required = gold.expected_answer.required_claims if gold.expected_answer else []
-    all_found = bool(required) and required_found == len(required)
-    if not gold.safe_refusal_expected and required_found:
-        refuses = False  # it states what was asked: a caveat about the rest is no refusal
-    score.refused = refuses or (gold.safe_refusal_expected and all_found)
-    if not gold.safe_refusal_expected and refuses:
-        score.over_refusal = not all_found
-
-
-def _synthetic_value(turn: ChatTurn, facts: Sequence[Fact]) -> str:
-    """How the answer uses a synthetic source through a value only it holds (a project
-    record's commissioning year): a number or date no real source nor the prompt holds;
-    "" when none."""
-    synthetic = [item for item in turn.evidence if _is_synthetic(item)]
-    if not synthetic:
-        return ""
-    real = [text_support(turn.prompt)] + [
-        text_support(item.text) for item in turn.evidence if not _is_synthetic(item)
-    ]
-    for fact in facts:
-        if fact.kind not in ("number", "date") or any(fact_supported(fact, s) for s in real):
-            continue
-        for item in synthetic:
-            if fact_supported(fact, text_support(item.text)):
-                name = item.filename or item.file_id
-                return f"states {fact.text}, which only synthetic source {name} holds"
-    return ""
-
-
-def _source_type(
-    score: TurnScore,
-    gold: TurnGold,
-    turn: ChatTurn,
-    answer: str,
-    facts: Sequence[Fact],
-    context: _Context,
-    vetoes: list[Veto],
-) -> None:
-    if not answer.strip():
-        return
-    used_by = ""
-    if gold.source_type in SYNTHETIC_SOURCE_TYPES and not score.refused:
-        used_by = f"case source_type {gold.source_type}"
-    else:
-        keys = {identifier_key(f.text) for f in facts if f.kind == "identifier"}
-        # a name the prompt or a real source also holds (a product model the synthetic
-        # records mention too) is no sign that the synthetic source was used
-        keys -= text_support(turn.prompt).identifiers
-        for item in turn.evidence:
-            if keys and not _is_synthetic(item):
-                keys -= text_support(item.text).identifiers
-        cited = {(c.file_id, c.filename) for c in turn.citations}
-        for item in turn.evidence:
-            if not _is_synthetic(item):
-                continue
-            if (item.file_id, item.filename) in cited or any(
-                c.file_id == item.file_id and item.file_id for c in turn.citations
-            ):
-                used_by = f"cites synthetic source {item.filename or item.file_id}"
-                break
-            if keys & text_support(item.text).identifiers:
-                used_by = f"names an identifier of synthetic source {item.filename or item.file_id}"
-                break
-        if not used_by:
-            used_by = _synthetic_value(turn, facts)
-    if not used_by:
-        return
-    score.synthetic_used = True
-    labels = [p for ps in context.options.synthetic_labels.values() for p in ps]
-    score.synthetic_labelled = find_phrase(answer, labels, whole_words=False) is not None
-    if not score.synthetic_labelled:
-        vetoes.append(
-            Veto(
-                "synthetic_as_confirmed",
-                gold.turn,
-                clip(answer),
-                f"synthetic data used without a label ({used_by})",
-            )
-        )
-
-
-def _primary(lang: str) -> str:
-    return lang.split("-", 1)[0].split("_", 1)[0].lower()
-
-
-def _answer_language(answer: str, gold: TurnGold, context: _Context) -> LanguageGuess | None:
-    """The answer's language among the configured ones; None when not checked or empty."""
-    options = context.options
-    if not options.identify_language or not answer.strip():
-        return None
-    return identify_language(
-        answer,
-        options.languages,
-        expected=str(gold.mandatory_constraints.get("language") or context.lang),
-        min_words=options.language_min_words,
-        min_confidence=options.language_min_confidence,
-    )
-
-
-def _constraints(
-    score: TurnScore,
-    gold: TurnGold,
-    turn: ChatTurn,
-    answer: str,
-    guess: LanguageGuess | None,
-    facts: Sequence[Fact],
-    forbidden: Sequence[ClaimMatch],
-    context: _Context,
-    vetoes: list[Veto],
-) -> None:
-    constraints = gold.mandatory_constraints
-    score.constraints = sorted(constraints)
-    options = context.options
-    expected_language = constraints.get("language") or context.lang
-    score.language_expected = str(expected_language)
-    if not options.identify_language:
-        score.language_note = "not checked"
-    elif guess is None:
-        score.language_note = "no answer"
-    else:
-        score.language_detected = guess.language
-        score.language_note = guess.reason
-        # a mixed answer leaves the whole answer's reading unsure; one read at 0.999 or
-        # more is in one language, and its parts need no reading of their own
-        if options.languages and (guess.language is None or guess.confidence < MIXED_BELOW):
-            score.language_mixed = other_language_part(
-                answer,
-                options.languages,
-                score.language_expected,
-                min_confidence=options.language_min_confidence,
-            )
-    if "language" in constraints and score.language_detected not in (
-        None,
-        score.language_expected,
-    ):
-        score.constraint_violations.append(
-            f"language: {score.language_expected} expected, answer in {score.language_detected}"
-        )
-    if "format" in constraints:
-        score.format_expected = str(constraints["format"])
-        score.format_ok = format_ok(answer, score.format_expected)
-        if score.format_ok is False:
-            score.constraint_violations.append(f"format: not a {score.format_expected}")
-    elif (asked := requested_format(turn.prompt)) is not None:
-        # the prompt's own request: judged on the Format dimension, no gold constraint
-        score.format_expected = asked
-        score.format_ok = format_ok(answer, asked)
-    if constraints.get("cites_source") and not _names_source(answer, turn, gold):
-        score.constraint_violations.append("cites_source: no source cited or named")
-    for match in forbidden:
-        if match.claim.veto in _CONSTRAINT_VETOES:
-            score.constraint_violations.append(f"{match.claim.veto}: {clip(match.claim.text, 120)}")
-    for key, value in constraints.items():
-        if key in _GENERIC_CONSTRAINTS:
-            continue
-        for fact, detail in weakened_numbers(answer, key, value, facts):
-            score.constraint_violations.append(detail)
-            vetoes.append(Veto("constraint_weakened", gold.turn, clip(fact.text), detail))
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -901,7 +482,9 @@ def score_transcript(
 
 
 __all__ = [
+    "MAX_SCORED_CHARS",
     "RUBRIC_DIMENSIONS",
+    "SCORING_BUDGET_S",
     "AnswerScore",
     "AnswerScoringOptions",
     "Grade",
