@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_ragv2.gold.schema import Claim
-from pytest_ragv2.scoring.claims import claim_found, contradicting_value
+from pytest_ragv2.scoring.claim_contradictions import contradicting_value
+from pytest_ragv2.scoring.claims import claim_found
 
 FUSE = Claim(
     text="Vorsicherung 160 Ampere träge",
@@ -54,7 +55,8 @@ def test_a_claim_that_denies_its_value_is_not_made_by_that_value() -> None:
 
 def test_a_tempting_value_given_with_its_own_role_beside_the_gold_value_is_not_offered() -> None:
     from pytest_ragv2.gold.schema import ExpectedAnswer
-    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+    from pytest_ragv2.scoring.claim_offers import offered_forbidden
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer(
         required_claims=[
@@ -101,7 +103,7 @@ def test_a_rounded_writing_of_an_ambiguous_gold_values_other_reading_is_found(
     ],
 )
 def test_a_value_named_as_superseded_is_denied(answer: str, denied: bool) -> None:
-    from pytest_ragv2.scoring.claims import denied_at
+    from pytest_ragv2.scoring.claim_denials import denied_at
 
     start = answer.index("TS-7508-5")
     assert denied_at(answer, (start, start + 9), "TS-7508-5 (Abscheider bis Revision C)") is denied
@@ -117,7 +119,7 @@ def test_a_value_named_as_superseded_is_denied(answer: str, denied: bool) -> Non
 def test_a_text_claim_half_of_whose_words_one_sentence_holds_may_be_said_otherwise(
     answer: str, unsure: bool
 ) -> None:
-    from pytest_ragv2.scoring.claims import said_otherwise
+    from pytest_ragv2.scoring.claim_denials import said_otherwise
 
     claim = Claim(text="the X2 hardware design is frozen after revision C")
     assert said_otherwise(claim, answer) is unsure

@@ -334,7 +334,7 @@ def test_a_forbidden_text_claim_is_made_only_as_written() -> None:
     ],
 )
 def test_a_negated_limit_states_its_value(lang: str, answer: str) -> None:
-    from pytest_ragv2.scoring.claims import denied_at
+    from pytest_ragv2.scoring.claim_denials import denied_at
 
     start = answer.index("60")
     assert not denied_at(answer, (start, start + 5), "60 °C")
@@ -511,7 +511,8 @@ def test_a_missing_certification_is_a_fact_unless_it_is_for_a_use(
 
 def test_a_tempting_operand_beside_the_right_result_is_context() -> None:
     from pytest_ragv2.gold.schema import ExpectedAnswer
-    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+    from pytest_ragv2.scoring.claim_offers import offered_forbidden
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
         {
@@ -559,7 +560,7 @@ def test_a_tempting_operand_beside_the_right_result_is_context() -> None:
 def test_a_text_claim_said_with_another_value_is_contradicted(
     lang: str, claim: str, answer: str, wrong: str | None
 ) -> None:
-    from pytest_ragv2.scoring.claims import contradicting_value
+    from pytest_ragv2.scoring.claim_contradictions import contradicting_value
 
     span = contradicting_value(_text(claim), answer, lang)
     assert (answer[span[0] : span[1]] if span else None) == wrong
@@ -764,7 +765,8 @@ def test_a_value_given_for_a_missed_claim_of_its_kind_is_swapped_onto_it() -> No
 )
 def test_a_number_that_names_beside_the_right_one_is_context(answer: str, offered: bool) -> None:
     from pytest_ragv2.gold.schema import ExpectedAnswer
-    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+    from pytest_ragv2.scoring.claim_offers import offered_forbidden
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
         {
@@ -838,7 +840,7 @@ def test_what_a_document_says_beside_a_refusal_is_what_the_sources_hold(
 def test_a_parenthesis_is_denied_with_what_it_qualifies(
     lang: str, answer: str, denied: bool
 ) -> None:
-    from pytest_ragv2.scoring.claims import denied_at
+    from pytest_ragv2.scoring.claim_denials import denied_at
 
     target = "6 000" if "6 000" in answer else "MV-3012-S"
     start = answer.index(target)
@@ -1315,7 +1317,8 @@ def test_an_impersonal_pointer_elsewhere_is_courtesy(lang: str, text: str) -> No
 )
 def test_a_value_inside_a_refusal_is_not_offered(lang: str, answer: str) -> None:
     from pytest_ragv2.gold.schema import ExpectedAnswer
-    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+    from pytest_ragv2.scoring.claim_offers import offered_forbidden
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
         {
@@ -1457,7 +1460,8 @@ def test_an_adjective_of_frequency_is_no_value(lang: str, text: str) -> None:
 
 def _offered(lang: str, answer: str, required: list[dict[str, str]], forbidden: str) -> bool:
     from pytest_ragv2.gold.schema import ExpectedAnswer
-    from pytest_ragv2.scoring.claims import offered_forbidden, score_claims
+    from pytest_ragv2.scoring.claim_offers import offered_forbidden
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
         {
@@ -1573,7 +1577,7 @@ def test_a_text_claim_is_found_whatever_punctuation_stands_between_its_words(
 def test_a_count_of_another_thing_does_not_contradict_a_count(
     lang: str, claim: str, answer: str, contradicted: bool
 ) -> None:
-    from pytest_ragv2.scoring.claims import contradicting_value
+    from pytest_ragv2.scoring.claim_contradictions import contradicting_value
 
     assert (contradicting_value(_text(claim), answer, lang) is not None) is contradicted
 
@@ -1587,7 +1591,8 @@ def test_a_count_of_another_thing_does_not_contradict_a_count(
     ],
 )
 def test_every_writing_of_a_matched_gold_value_is_the_gold_value(lang: str, answer: str) -> None:
-    from pytest_ragv2.scoring.claims import gold_writings, score_claims
+    from pytest_ragv2.scoring.claim_offers import gold_writings
+    from pytest_ragv2.scoring.claims import score_claims
 
     expected = ExpectedAnswer.model_validate(
         {"required_claims": [{"kind": "money", "value": "825 k€", "severity": "high"}]}
@@ -1669,7 +1674,7 @@ def test_a_fact_that_says_what_it_is_not_is_set_apart(lang: str, text: str) -> N
     ],
 )
 def test_a_denial_goes_on_over_a_wrapped_line(lang: str, answer: str, named: str) -> None:
-    from pytest_ragv2.scoring.claims import denied_at
+    from pytest_ragv2.scoring.claim_denials import denied_at
 
     start = answer.index(named)
     assert denied_at(answer, (start, start + len(named)), "KR-1100-V (standard set)")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_ragv2.scoring.claims import same_value
+from pytest_ragv2.scoring.claim_bounds import same_value
 from pytest_ragv2.scoring.values import read_value, read_values
 
 

@@ -24,10 +24,8 @@ from pytest_ragv2.scoring.answer_records import (
     Veto,
 )
 from pytest_ragv2.scoring.answer_text import find_phrase, overlaps
-from pytest_ragv2.scoring.claims import (
-    ClaimMatch,
-    reading_context,
-)
+from pytest_ragv2.scoring.claim_offers import reading_context
+from pytest_ragv2.scoring.claims import ClaimMatch
 from pytest_ragv2.scoring.grounding import (
     CorpusNames,
     Fact,

@@ -116,19 +116,15 @@ from pytest_ragv2.scoring.answer_records import (
     worst,
 )
 from pytest_ragv2.scoring.citations import check_citations
+from pytest_ragv2.scoring.claim_contradictions import contradicting_value
+from pytest_ragv2.scoring.claim_denials import said_otherwise
+from pytest_ragv2.scoring.claim_offers import gold_writings, offered_forbidden
 from pytest_ragv2.scoring.claim_values import (
     contradicted_values,
     offered_in_place,
     swapped_values,
 )
-from pytest_ragv2.scoring.claims import (
-    PatternTimedOut,
-    contradicting_value,
-    gold_writings,
-    offered_forbidden,
-    said_otherwise,
-    score_claims,
-)
+from pytest_ragv2.scoring.claims import PatternTimedOut, score_claims
 from pytest_ragv2.scoring.grounding import (
     Support,
     answer_facts,

@@ -47,8 +47,10 @@ from decimal import Decimal
 
 from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
 from pytest_ragv2.scoring.answer_text import fold, sentence_of, sentence_spans
+from pytest_ragv2.scoring.claim_bounds import same_value, unsigned_difference
+from pytest_ragv2.scoring.claim_denials import denied_at
 from pytest_ragv2.scoring.claim_targets import Target, claim_target
-from pytest_ragv2.scoring.claims import ClaimMatch, denied_at, same_value, unsigned_difference
+from pytest_ragv2.scoring.claims import ClaimMatch
 from pytest_ragv2.scoring.grounding import Fact, date_keys
 from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.values import Value, identifier_spans, read_values

@@ -11,7 +11,7 @@ weakened too when a missed number claim ("50 exports planifiés par jour") is sa
 none ("des exports planifiés illimités", "unbegrenzt", "unlimited"; :func:`lifted`).
 
 A sentence is **about** the claim when it holds one of the claim's values (any writing,
-:func:`pytest_ragv2.scoring.claims.same_value`) or at least half of its content words
+:func:`pytest_ragv2.scoring.claim_bounds.same_value`) or at least half of its content words
 (words of four letters or more, modal words left out, compared by their first five
 letters, accents ignored). The modal words are folded phrases of the three languages,
 matched on word boundaries (:func:`pytest_ragv2.scoring.answer_text.find_phrase`).
@@ -400,7 +400,7 @@ def weakened(claim: Claim, answer: str, lang: str | None) -> str | None:
     the module docstring)."""
     if find_phrase(claim.text, STRONG) is None:
         return None
-    from pytest_ragv2.scoring.claims import same_value
+    from pytest_ragv2.scoring.claim_bounds import same_value
 
     # a typed claim's text says what its value is for ("la pression ne doit pas dépasser
     # 60 Pa"): its value anchors the sentences about it
@@ -478,7 +478,7 @@ def weakened_claims(
 ) -> list[tuple[Claim, str]]:
     """Each claim of ``claims`` whose constraint ``answer`` softens, and each limit of
     ``missed`` it lifts, with the sentence."""
-    from pytest_ragv2.scoring.claims import opposite_bound
+    from pytest_ragv2.scoring.claim_bounds import opposite_bound
 
     found = []
     for claim in claims:
