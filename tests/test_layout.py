@@ -183,3 +183,16 @@ def test_a_layer_branch_is_seen(tmp_path: Path) -> None:
     module = tmp_path / "branchy.py"
     module.write_text('def f(record):\n    return record.key.layer == "B"\n')
     assert _layer_branches(module) == [2]
+
+
+MODULE_LINES_MAX = 600
+
+
+def test_no_module_is_over_600_lines() -> None:
+    """A module a newcomer can read whole: past 600 lines it holds more than one thing."""
+    long = {
+        name: count
+        for name, path in modules().items()
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES_MAX
+    }
+    assert long == {}
