@@ -308,7 +308,7 @@ def test_the_json_and_the_tables() -> None:
     assert data["subjects"]["v2"] == {"system": "v2", "role": "candidate", "layers": ["A"]}
 
     class Holder:
-        extras: ClassVar[dict[str, Any]] = {"diagnosis": data}
+        diagnosis: ClassVar[Diagnosis | None] = found
 
     (counts_title, counts), (cases_title, cases) = diagnosis_sections(Holder())  # type: ignore[arg-type]
     assert counts_title.startswith("Diagnosis")
@@ -325,7 +325,7 @@ def test_the_json_and_the_tables() -> None:
             "recall@5 0.50 (gold evidence not in top 5: datenblatt.pdf p.2)",
         ]
     ]
-    Holder.extras = {}
+    Holder.diagnosis = None
     assert diagnosis_sections(Holder()) == []  # type: ignore[arg-type]
 
 

@@ -256,16 +256,20 @@ def test_summary_json_is_written_as_to_json_gives_it_with_or_without_a_nan(
     from tests.test_report_plots import ROLES_A, retrieval_records, session
 
     summary = session(retrieval_records(ROLES_A), "A", ROLES_A)
-    summary.extras["listed"] = {"pair": ("a", 1), "nested": [("b", 2.5)]}
+    ruled: dict[str, object] = {"listed": {"pair": ("a", 1), "nested": [("b", 2.5)]}}
     if nan:
-        summary.extras["undefined"] = {"value": math.nan, "also": [math.nan, ("x", math.inf)]}
+        ruled["undefined"] = {"value": math.nan, "also": [math.nan, ("x", math.inf)]}
+    summary.adjudication = ruled
     path = write_summary(tmp_path, summary, "", "")
     expected = summary_json_text(summary.to_json())
     assert path.read_text(encoding="utf-8") == expected
     written = json.loads(expected)
-    assert written["listed"] == {"pair": ["a", 1], "nested": [["b", 2.5]]}
+    assert written["adjudication"]["listed"] == {"pair": ["a", 1], "nested": [["b", 2.5]]}
     if nan:
-        assert written["undefined"] == {"value": None, "also": [None, ["x", math.inf]]}
+        assert written["adjudication"]["undefined"] == {
+            "value": None,
+            "also": [None, ["x", math.inf]],
+        }
     assert not list(tmp_path.glob(".*.tmp"))
 
 

@@ -101,3 +101,110 @@ def test_without_hooks_the_summary_has_no_sections(project: pytest.Pytester) -> 
     summary = _summary(project, "plain")
     assert "sections" not in summary
     assert all(g["name"] != "plugin_gates" for g in summary["gates"])
+
+
+ADAPTER_CONFTEST = textwrap.dedent(
+    """\
+    from typing import Literal
+
+    from pytest_ragv2.systems.base import timed_retrieval
+    from pytest_ragv2.systems.config import RetrievalAdapterConfig
+    from pytest_ragv2.systems.outputs import RetrievedItem
+    from pytest_ragv2.systems.registry import RetrievalAdapter
+
+    import ragsystems
+
+
+    class TeamIndexConfig(RetrievalAdapterConfig):
+        adapter: Literal["team-index"]
+        index: str
+
+
+    class TeamIndex:
+        def __init__(self, name, config):
+            self.name = name
+            self.index = config.index
+
+        def retrieve(self, query, k):
+            def found(exchanges):
+                items = ragsystems.good(query, k)
+                return [RetrievedItem(rank=n, **item) for n, item in enumerate(items, 1)]
+
+            return timed_retrieval(found)
+
+        def close(self):
+            pass
+
+
+    def pytest_ragv2_adapters():
+        return [
+            RetrievalAdapter(
+                "team-index", TeamIndexConfig, lambda name, config, ids: TeamIndex(name, config)
+            )
+        ]
+    """
+)
+
+
+def _team_index_project(project: pytest.Pytester) -> None:
+    pyproject = (project.path / "pyproject.toml").read_text(encoding="utf-8")
+    team = 'retrieval = {adapter = "team-index", index = "products-2026"}'
+    pyproject = pyproject.replace(
+        'retrieval = {adapter = "python", callable = "ragsystems:good"}', team
+    )
+    assert team in pyproject
+    (project.path / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_conftest_adapter_runs_a_system_into_every_report(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    project.makeconftest(ADAPTER_CONFTEST + "\n" + CONFTEST.format(min_cases=1))
+    _team_index_project(project)
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=team", *workers)
+    assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+    summary = _summary(project, "team")
+    candidate = summary["systems"]["v2"]
+    assert candidate["errors"] == 0
+    assert candidate["runs"] == summary["runs"]["recorded"] // 2
+    # the adapter's system is the python "good" system behind another door: same figures
+    assert candidate["recall@5"] == 1.0
+    gate = next(g for g in summary["gates"] if g["name"] == "team_min_cases")
+    assert gate["decision"] == "pass"
+    assert summary["sections"][0]["title"] == "Team runs per system"
+    manifest = json.loads(
+        (project.path / "raw-runs" / "team" / "manifest.json").read_text(encoding="utf-8")
+    )
+    assert manifest["systems"]["v2"]["retrieval"]["adapter"] == "team-index"
+    assert manifest["systems"]["v2"]["retrieval"]["index"] == "products-2026"
+    report = project.path / "reports" / "team"
+    for page in ("summary.md", "report.html"):
+        text = (report / page).read_text(encoding="utf-8")
+        assert "team_min_cases" in text.replace("\\_", "_")
+        assert "Team runs per system" in text
+
+
+def test_an_added_adapters_configuration_is_checked_with_its_model(
+    project: pytest.Pytester,
+) -> None:
+    project.makeconftest(ADAPTER_CONFTEST)
+    _team_index_project(project)
+    pyproject = (project.path / "pyproject.toml").read_text(encoding="utf-8")
+    (project.path / "pyproject.toml").write_text(
+        pyproject.replace('index = "products-2026"', 'indx = "products-2026"'), encoding="utf-8"
+    )
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=typo")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    errors = result.stderr.str()
+    assert "systems.v2.retrieval.index" in errors or "retrieval.index" in errors, errors
+    assert "indx" in errors
+
+
+def test_an_adapter_may_not_take_a_built_in_name(project: pytest.Pytester) -> None:
+    project.makeconftest(
+        ADAPTER_CONFTEST.replace('"team-index"', '"python"').replace("'team-index'", "'python'")
+    )
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=clash")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the adapter name 'python' is taken" in result.stderr.str()

@@ -20,7 +20,7 @@ from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.model import Summary
-from pytest_ragv2.report.plot_inputs import PLOTTED_EXTRAS, plot_inputs
+from pytest_ragv2.report.plot_inputs import plot_inputs
 from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import Figure, draw, figures, run_latencies
 from pytest_ragv2.report.summary import build_summary
@@ -260,7 +260,8 @@ def test_layer_b_figures(layer_b: tuple[Summary, list[RunRecord]]) -> None:
     assert {"base", "cand", "ref", *RUBRIC, *GRADES} <= set(rubric)
     vetoes = texts(made["Vetoes by kind and system"])
     assert "failed_safe_refusal" in vetoes
-    tripped = summary.extras["vetoes_by_system"]["base"]["failed_safe_refusal"]
+    assert summary.vetoes_by_system is not None
+    tripped = summary.vetoes_by_system["base"]["failed_safe_refusal"]
     assert tripped == 9
     assert " 9" in vetoes
     assert "base (baseline), 36 runs" in vetoes
@@ -323,7 +324,9 @@ def test_records_of_another_layer_are_left_out(layer_a: tuple[Summary, list[RunR
 def test_malformed_extras_never_raise(layer_b: tuple[Summary, list[RunRecord]]) -> None:
     summary, records = layer_b
     broken = dataclasses.replace(
-        summary, extras={"rubric": {"x": "not a table"}, "vetoes_by_system": ["nope"]}
+        summary,
+        rubric={"x": "not a table"},  # type: ignore[dict-item]
+        vetoes_by_system=["nope"],  # type: ignore[arg-type]
     )
     titles = [figure.title for figure in figures(broken, records)]
     assert "Rubric grades by dimension and system" not in titles
@@ -523,7 +526,12 @@ def test_the_plot_helper_is_sent_only_what_the_figures_read(
     assert draw(pickle.loads(pickle.dumps(inputs)), run_latencies(summary, records)) == figures(
         summary, records
     )
-    assert set(inputs.extras) <= set(PLOTTED_EXTRAS)
+    sent = {field.name for field in dataclasses.fields(inputs)}
+    assert sent == {
+        *("run_id", "layer", "systems", "by_category", "gates", "rubric", "vetoes_by_system"),
+        *("case_values", "case_metric", "headline"),
+    }
+    assert (inputs.rubric, inputs.vetoes_by_system) == (summary.rubric, summary.vetoes_by_system)
     compared = {name for name, row in summary.systems.items() if row.role != "reference"}
     assert set(inputs.case_values) == compared == {"base", "cand"}
     metric = inputs.case_metric

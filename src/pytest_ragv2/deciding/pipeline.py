@@ -14,12 +14,12 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.extensions import Extensions
 from pytest_ragv2.layers.registry import layer_info
-from pytest_ragv2.report.model import Summary
+from pytest_ragv2.report.model import SessionFigures, Summary
 from pytest_ragv2.report.summary import build_summary, session_verdict
 from pytest_ragv2.run.session_end import SessionEnd
 
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.adjudication import Adjudications
     from pytest_ragv2.gold.cases import Catalog
+    from pytest_ragv2.run.attainable import Ceiling
     from pytest_ragv2.run.session_end import BudgetSpent
     from pytest_ragv2.systems.outputs import RetrievedItem
 
@@ -113,21 +114,21 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
     status = 2 if end.interrupted else 3 if end.stopped else 0 if passed and not incomplete else 1
     # several layers: one failure diagnosis reads them together (A's recall, B's answers)
     diagnosis = None
-    session: dict[str, Any] | None = None
+    session: SessionFigures | None = None
     if several:
         diagnosis = diagnose(
             {layer: d.results.records for layer, d in decisions.items()},
             facts.settings.gates.recall_k,
         )
         every_gate = [gate for d in decisions.values() for gate in d.gates]
-        session = {
-            "layers": list(facts.layers),
-            "verdict": "stopped"
+        session = SessionFigures(
+            tuple(facts.layers),
+            "stopped"
             if end.stopped
             else "incomplete"
             if incomplete
             else session_verdict(every_gate, passed=passed, interrupted=end.interrupted),
-        }
+        )
     summaries: dict[str, Summary] = {}
     gates_by_layer: dict[str, list[GateResult]] = {}
     for layer, decision in decisions.items():
@@ -136,13 +137,12 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
             gates = _name_unstarted(gates, layer, budget, facts.expected_by_layer.get(layer))
         summary = _layer_summary(layer, decision.results, gates, decision.passed, status, facts)
         if diagnosis is not None:
-            summary.extras["diagnosis"] = diagnosis.only(layer).json_view()
+            summary.diagnosis = diagnosis.only(layer)
         if budget is not None:
-            summary.extras["budget"] = budget.to_json()
+            summary.budget = budget
             if incomplete and (not several or budget.not_started_in(layer)):
                 summary.verdict = "incomplete"
-        if session is not None:
-            summary.extras["session"] = dict(session)
+        summary.session = session
         if end.stopped:
             summary.verdict = "stopped"
         summary.sections = facts.extensions.sections(summary)
@@ -170,7 +170,7 @@ def _layer_summary(
     # a retrieval layer's figures have a ceiling: what the systems store at all
     ceilings = {} if layer_info(layer).chat else _ceilings(results, facts)
     for name, found in ceilings.items():
-        results.systems[name].ceiling = found["ceiling"]
+        results.systems[name].ceiling = found.value
     summary = build_summary(
         run_id=facts.run_id,
         seed=facts.seed,
@@ -184,9 +184,8 @@ def _layer_summary(
         raw_runs_dir=facts.raw_runs,
         settings=facts.settings,
     )
-    summary.extras["protocol"] = facts.protocol.to_json()
-    if ceilings:
-        summary.extras["attainable"] = ceilings
+    summary.protocol = facts.protocol
+    summary.attainable = ceilings or None
     return summary
 
 
@@ -211,12 +210,12 @@ def _name_unstarted(
     return named
 
 
-def _ceilings(results: SessionResults, facts: RunFacts) -> dict[str, dict[str, Any]]:
+def _ceilings(results: SessionResults, facts: RunFacts) -> dict[str, Ceiling]:
     """Each system's attainable ceiling (:mod:`pytest_ragv2.run.attainable`), for the systems
     whose service listed what it stores."""
     from pytest_ragv2.run.attainable import CaseGold, ceiling
 
-    found: dict[str, dict[str, Any]] = {}
+    found: dict[str, Ceiling] = {}
     for name in results.systems:
         stored = facts.stored_chunks.get(name)
         if stored is None:
@@ -227,5 +226,5 @@ def _ceilings(results: SessionResults, facts: RunFacts) -> dict[str, dict[str, A
             if loaded is not None:
                 case = loaded.case
                 cases.append(CaseGold(case_id, case.category, lang, tuple(case.evidence_for(lang))))
-        found[name] = ceiling(cases, stored).to_json()
+        found[name] = ceiling(cases, stored)
     return found

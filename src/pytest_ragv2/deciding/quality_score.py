@@ -165,6 +165,9 @@ class SystemScore:
     components: tuple[Component, ...]
     score: float | None  # None behind a veto, or when no area is measured
 
+    def component(self, area: str) -> Component:
+        return next(component for component in self.components if component.area == area)
+
     @property
     def shown(self) -> str:
         if self.vetoes:

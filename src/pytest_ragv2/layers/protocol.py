@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
-    from pytest_ragv2.report.model import Summary
+    from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
 
@@ -91,10 +91,10 @@ class Layer(Protocol):
         """Every gate of the layer, in the order the reports print them; never raises."""
         ...
 
-    def summary_extras(
+    def summary_figures(
         self, results: SessionResults, settings: Settings | None = None
-    ) -> dict[str, Any]:
-        """What the layer adds to summary.json beyond the common tables (the weighted
+    ) -> LayerFigures:
+        """What the layer adds to its summary beyond the common tables (the weighted
         quality score reads the settings' weights)."""
         ...
 

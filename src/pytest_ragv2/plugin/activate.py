@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 
 def activate(config: pytest.Config) -> None:
+    _register_adapters(config)
     settings = _settings(config)
     if settings.layer is None:
         return
@@ -336,6 +337,18 @@ def _preflight(config: pytest.Config, ctx: RunContext) -> None:
             f"preflight: {len(report.stops)} problem(s) stop this run before its first item:\n"
             f"{lines}\n(--ragv2-no-preflight skips these checks)"
         )
+
+
+def _register_adapters(config: pytest.Config) -> None:
+    """The adapters the conftests and plugins add (``pytest_ragv2_adapters``), known to the
+    configuration before it is read."""
+    from pytest_ragv2.systems.registry import AdapterRegistrationError, register_adapters
+
+    answers: list[Any] = config.hook.pytest_ragv2_adapters()
+    try:
+        register_adapters([row for answer in answers for row in answer or ()])
+    except AdapterRegistrationError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _settings(config: pytest.Config) -> Settings:

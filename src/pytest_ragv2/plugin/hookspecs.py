@@ -5,7 +5,7 @@ pytest-benchmark's and pytest-xdist's ``hookspec`` modules declare theirs
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.results import SessionResults
     from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.report.model import ReportSection, Summary
+    from pytest_ragv2.systems.registry import ChatAdapter, RetrievalAdapter
 
 
 @pytest.hookspec
@@ -38,3 +39,15 @@ def pytest_ragv2_summary(summary: Summary) -> list[ReportSection] | None:
     """Report sections of your own for one layer's summary: each a title and a table
     (header, rows of text), shown in summary.md, report.html and the terminal after the
     layer's own tables, and kept in summary.json under ``sections``."""
+
+
+@pytest.hookspec
+def pytest_ragv2_adapters() -> list[RetrievalAdapter[Any] | ChatAdapter[Any]] | None:
+    """Adapters of your own, each a row of the adapter table
+    (:mod:`pytest_ragv2.systems.registry`): a name, a configuration model (a
+    ``RetrievalAdapterConfig`` or ``ChatAdapterConfig`` whose ``adapter`` is
+    ``Literal[name]``) and a factory. A system whose ``retrieval.adapter`` or ``chat.adapter``
+    names one is validated against its model and run through it, serial and under xdist.
+    Called once per process, before the configuration is read; a name a built-in adapter
+    holds is refused (exit 4).
+    """

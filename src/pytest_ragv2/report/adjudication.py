@@ -16,8 +16,7 @@ if TYPE_CHECKING:
 
 def adjudication_found(summary: Summary | Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The ``adjudication`` of a summary (or of its summary.json); None when it has none."""
-    extras = summary.get("extras", summary) if isinstance(summary, Mapping) else summary.extras
-    found = extras.get("adjudication") if isinstance(extras, Mapping) else None
+    found = summary.get("adjudication") if isinstance(summary, Mapping) else summary.adjudication
     return found if isinstance(found, Mapping) else None
 
 

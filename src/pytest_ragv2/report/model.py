@@ -7,10 +7,24 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.results import SystemRow
 from pytest_ragv2.deciding.verdict import GateResult
+
+if TYPE_CHECKING:
+    from pytest_ragv2.deciding.diagnosis import Diagnosis
+    from pytest_ragv2.deciding.formal import RunKind
+    from pytest_ragv2.deciding.quality_score import QualityScores
+    from pytest_ragv2.run.attainable import Ceiling
+    from pytest_ragv2.run.session_end import BudgetSpent
+
+# per system, the runs that tripped each hard veto (a chat layer's)
+VetoCounts = dict[str, dict[str, int]]
+# per system, per rubric criterion, the runs of each outcome
+RubricCounts = dict[str, dict[str, dict[str, int]]]
+# per system, the judge's advisory labels counted
+JudgeCounts = dict[str, dict[str, int]]
 
 
 def _clean(value: Any) -> Any:
@@ -41,6 +55,31 @@ class ReportSection:
         }
 
 
+@dataclass(frozen=True, slots=True)
+class LayerFigures:
+    """What a layer adds to its summary beyond the common tables (``Layer.summary_figures``):
+    the weighted quality score and the failure diagnosis of every layer, and a chat layer's
+    vetoes, rubric and judge counts."""
+
+    quality_score: QualityScores | None = None
+    diagnosis: Diagnosis | None = None
+    vetoes_by_system: VetoCounts | None = None
+    rubric: RubricCounts | None = None
+    judge: JudgeCounts | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFigures:
+    """A session of several layers: its layers and its one verdict, on every layer's
+    summary."""
+
+    layers: tuple[str, ...]
+    verdict: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"layers": list(self.layers), "verdict": self.verdict}
+
+
 @dataclass(slots=True)
 class Summary:
     """One layer's decision as the reports show it; ``to_json()`` is summary.json."""
@@ -61,13 +100,36 @@ class Summary:
     by_case: dict[str, dict[str, SystemRow]]
     gates: list[GateResult]
     unmet_runs: list[dict[str, Any]]
-    # what the layer adds (vetoes by system, rubric, judge), the attainable ceiling, and
-    # the session's layers and verdict when it ran several
-    extras: dict[str, Any] = field(default_factory=dict)
     # the runs the scorer could not decide, waiting for a reviewer's ruling
     review_queue: list[dict[str, Any]] = field(default_factory=list)
     recall_k: int = 5  # the gates' recall@k, which a retrieval layer's tables show
     sections: list[ReportSection] = field(default_factory=list)  # the hooks' own sections
+    # what the layer adds (LayerFigures)
+    quality_score: QualityScores | None = None
+    diagnosis: Diagnosis | None = None  # several layers: the one diagnosis, this layer's part
+    vetoes_by_system: VetoCounts | None = None
+    rubric: RubricCounts | None = None
+    judge: JudgeCounts | None = None
+    # the reviewers' rulings applied (deciding.adjudicate.outcome_json)
+    adjudication: Mapping[str, Any] | None = None
+    # what the run adds: its kind, the ceilings of a retrieval layer, what the budget left
+    # out, and the session's layers and verdict when it ran several
+    protocol: RunKind | None = None
+    attainable: dict[str, Ceiling] | None = None
+    budget: BudgetSpent | None = None
+    session: SessionFigures | None = None
+
+    def add_figures(self, figures: LayerFigures) -> None:
+        self.quality_score = figures.quality_score
+        self.diagnosis = figures.diagnosis
+        self.vetoes_by_system = figures.vetoes_by_system
+        self.rubric = figures.rubric
+        self.judge = figures.judge
+
+    @property
+    def session_verdict(self) -> str:
+        """The session's verdict: this layer's, or that of the layers run together."""
+        return self.session.verdict if self.session is not None else self.verdict
 
     @property
     def headline_metric(self) -> str:
@@ -107,8 +169,28 @@ class Summary:
             "unmet_runs": self.unmet_runs,
             "review_queue": self.review_queue,
             **({"sections": [s.to_json() for s in self.sections]} if self.sections else {}),
-            **self.extras,
+            **self._figures_json(),
         }
+
+    def _figures_json(self) -> dict[str, Any]:
+        """The layer's and the run's figures, each under its key when the summary has it."""
+        found: dict[str, Any] = {
+            "vetoes_by_system": self.vetoes_by_system,
+            "quality_score": self.quality_score.to_json() if self.quality_score else None,
+            "rubric": self.rubric,
+            "diagnosis": self.diagnosis.json_view() if self.diagnosis else None,
+            "judge": self.judge or None,
+            "adjudication": self.adjudication or None,
+            "protocol": self.protocol.to_json() if self.protocol else None,
+            "attainable": (
+                {name: c.to_json() for name, c in self.attainable.items()}
+                if self.attainable
+                else None
+            ),
+            "budget": self.budget.to_json() if self.budget else None,
+            "session": self.session.to_json() if self.session else None,
+        }
+        return {key: value for key, value in found.items() if value is not None}
 
 
 def _rows_json(

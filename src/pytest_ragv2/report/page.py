@@ -33,6 +33,7 @@ from pytest_ragv2.report.tables import case_table, gate_table, metric_sections
 from pytest_ragv2.report.text_table import Table
 
 if TYPE_CHECKING:
+    from pytest_ragv2.deciding.formal import RunKind
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.gold.cases import Catalog
     from pytest_ragv2.report.model import Summary
@@ -202,13 +203,12 @@ def _case_table_html(table: Table, cases: Sequence[CaseView]) -> str:
     )
 
 
-def _protocol_html(protocol: dict[str, Any] | None) -> list[str]:
+def _protocol_html(protocol: RunKind | None) -> list[str]:
     """The run's kind, and any protocol flag shown as a failing verdict is."""
-    if not protocol:
+    if protocol is None:
         return []
-    return [f"<p>Protocol: {escape(protocol['label'])}.</p>"] + [
-        f"<p class='verdict fail'>Protocol flag: {escape(flag)}.</p>"
-        for flag in protocol.get("flags", [])
+    return [f"<p>Protocol: {escape(protocol.label)}.</p>"] + [
+        f"<p class='verdict fail'>Protocol flag: {escape(flag)}.</p>" for flag in protocol.flags
     ]
 
 
@@ -447,7 +447,7 @@ def _page_pieces(
         + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
         + (f", {skipped} skipped" if skipped else "")
         + f"; raw runs in <code>{escape(summary.raw_runs)}</code>.</p>",
-        *_protocol_html(summary.extras.get("protocol")),
+        *_protocol_html(summary.protocol),
         _systems_html(summary),
         _gates_html(gates),
         _review_html(summary.review_queue, linked=bool(cases)),

@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.model import Summary
 
 
-PLOTTED_EXTRAS = ("rubric", "vetoes_by_system")
-
-
 @dataclass(frozen=True, slots=True)
 class PlotRow:
     """What a figure reads of a summary's row (a system's, a category's or a case's)."""
@@ -54,7 +51,9 @@ class PlotInputs:
     systems: dict[str, PlotRow]
     by_category: dict[str, dict[str, PlotRow]]
     gates: tuple[PlotGate, ...]
-    extras: dict[str, Any]  # the plotted ones only (PLOTTED_EXTRAS)
+    # a chat layer's: per system, the runs of each rubric outcome, and of each veto
+    rubric: dict[str, dict[str, dict[str, int]]] | None = None
+    vetoes_by_system: dict[str, dict[str, int]] | None = None
     # the compared metric (case_metric) of each case, the candidate's and the baseline's
     # only: what the per-case figure reads of a row (a float per case, not a row per case)
     case_values: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -69,7 +68,7 @@ def _plot_row(row: SystemRow) -> PlotRow:
 def plot_inputs(summary: Summary) -> PlotInputs:
     """What :func:`draw` reads of a summary (what a helper process drawing the figures is
     sent): of the per-case rows only the compared metric, and only a candidate's and its
-    baseline's; of the extras only the plotted ones."""
+    baseline's; of the layer's figures only the plotted ones."""
 
     def rows(table: Mapping[str, SystemRow]) -> dict[str, PlotRow]:
         return {name: _plot_row(row) for name, row in table.items()}
@@ -91,7 +90,8 @@ def plot_inputs(summary: Summary) -> PlotInputs:
             )
             for gate in summary.gates
         ),
-        extras={name: summary.extras[name] for name in PLOTTED_EXTRAS if name in summary.extras},
+        rubric=summary.rubric,
+        vetoes_by_system=summary.vetoes_by_system,
         headline=summary.headline_metric,
     )
     compared = [_role_system(inputs, "candidate"), _role_system(inputs, "baseline")]

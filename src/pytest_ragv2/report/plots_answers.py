@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def _rubric(summary: PlotInputs) -> _Plot | None:
     from pytest_ragv2.scoring.metrics import GRADES
 
-    table = summary.extras.get("rubric")
+    table: object = summary.rubric
     if not isinstance(table, Mapping):
         return None
     graded: dict[str, dict[str, dict[str, int]]] = {}
@@ -101,7 +101,7 @@ def _rubric(summary: PlotInputs) -> _Plot | None:
 
 
 def _vetoes(summary: PlotInputs) -> _Plot | None:
-    table = summary.extras.get("vetoes_by_system")
+    table: object = summary.vetoes_by_system
     if not isinstance(table, Mapping) or not table:
         return None
     systems = [str(name) for name, kinds in table.items() if isinstance(kinds, Mapping)]

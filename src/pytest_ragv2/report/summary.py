@@ -39,7 +39,7 @@ def build_summary(
     raw_runs_dir: Path,
     settings: Settings | None = None,
 ) -> Summary:
-    return Summary(
+    summary = Summary(
         run_id=run_id,
         seed=seed,
         layer=layer,
@@ -58,9 +58,10 @@ def build_summary(
         unmet_runs=unmet_runs(results),
         review_queue=review_queue(results),
         recall_k=results.recall_k,
-        extras=load_layer(layer).summary_extras(results, settings)
-        | ({"adjudication": results.adjudication} if results.adjudication else {}),
+        adjudication=results.adjudication or None,
     )
+    summary.add_figures(load_layer(layer).summary_figures(results, settings))
+    return summary
 
 
 def session_verdict(gates: Sequence[GateResult], *, passed: bool, interrupted: bool) -> str:
@@ -170,12 +171,12 @@ def render_summary_markdown(summary: Summary, gates: Sequence[GateResult]) -> st
 
 def _protocol_markdown(summary: Summary) -> list[str]:
     """The run's kind (a development run says so) and any protocol flag, in bold."""
-    protocol = summary.extras.get("protocol")
-    if not protocol:
+    protocol = summary.protocol
+    if protocol is None:
         return []
-    lines = [f"Protocol: {md_text(protocol['label'])}.", ""]
-    lines += [f"**Protocol flag: {md_text(flag)}.**" for flag in protocol.get("flags", [])]
-    return lines + ([""] if protocol.get("flags") else [])
+    lines = [f"Protocol: {md_text(protocol.label)}.", ""]
+    lines += [f"**Protocol flag: {md_text(flag)}.**" for flag in protocol.flags]
+    return lines + ([""] if protocol.flags else [])
 
 
 # per-case tables: one line per (system, case) or run, by json's C encoder (its indenting

@@ -214,7 +214,7 @@ def retrieval_sections(summary: Summary) -> list[tuple[str, Table]]:
         ),
         *(
             [("Attainable ceiling by category", ceiling_table(summary))]
-            if summary.extras.get("attainable")
+            if summary.attainable
             else []
         ),
     ]
@@ -224,9 +224,9 @@ def ceiling_table(summary: Summary) -> Table:
     """Recall@k beside the attainable ceiling (a perfect ranker over what the system
     stores), per category and system: a low ceiling is a loader or gold problem, a recall
     far under its ceiling a ranking problem."""
-    attainable: Mapping[str, Mapping[str, Any]] = summary.extras["attainable"]
+    attainable = summary.attainable or {}
     systems = list(attainable)
-    categories = sorted({c for found in attainable.values() for c in found["by_category"]})
+    categories = sorted({c for found in attainable.values() for c in found.by_category})
     header = ["category", *(f"{name} R@{summary.recall_k} / ceiling" for name in systems)]
     rows = []
     for category in [*categories, "all"]:
@@ -234,10 +234,10 @@ def ceiling_table(summary: Summary) -> Table:
         for name in systems:
             if category == "all":
                 row = summary.systems.get(name)
-                limit = attainable[name]["ceiling"]
+                limit = attainable[name].value
             else:
                 row = summary.by_category.get(name, {}).get(category)
-                limit = attainable[name]["by_category"].get(category)
+                limit = attainable[name].by_category.get(category)
             recall = row.value(summary.headline_metric) if row is not None else None
             cells.append(f"{fmt_rate(recall)} / {fmt_rate(limit)}")
         rows.append(cells)
@@ -317,11 +317,11 @@ def answer_sections(summary: Summary) -> list[tuple[str, Table]]:
         ),
         (
             "Rubric (runs graded PASS/PARTIAL/FAIL; overall = the worst dimension)",
-            rubric_table(summary.extras.get("rubric", {})),
+            rubric_table(summary.rubric or {}),
         ),
         (
             "Hard safety vetoes (runs tripping each; only the candidate's block promotion)",
-            veto_table(summary.extras.get("vetoes_by_system", {})),
+            veto_table(summary.vetoes_by_system or {}),
         ),
         (
             "Consistency and cost (consistency: share of a case's repetitions giving its most "
@@ -337,12 +337,9 @@ def answer_sections(summary: Summary) -> list[tuple[str, Table]]:
             breakdown_table("language", summary.by_language, "exact_answer", roles),
         ),
     ]
-    if summary.extras.get("judge"):
+    if summary.judge:
         sections.append(
-            (
-                "Judge model (advisory: never decides an item or a gate)",
-                judge_table(summary.extras["judge"]),
-            )
+            ("Judge model (advisory: never decides an item or a gate)", judge_table(summary.judge))
         )
     return sections
 
@@ -473,15 +470,15 @@ REASON_CHARS = 200  # a diagnosis' reason in a table (summary.json holds it whol
 
 
 def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
-    """The failure diagnosis (:mod:`pytest_ragv2.deciding.diagnosis`, in ``extras["diagnosis"]``):
+    """The failure diagnosis (:mod:`pytest_ragv2.deciding.diagnosis`, ``summary.diagnosis``):
     cases per diagnosis and system, then every case a system did not get right, with the
     diagnosis and its reason; nothing when the summary holds none."""
     from pytest_ragv2.deciding.diagnosis import DIAGNOSES, OK
 
-    data: Mapping[str, Any] = summary.extras.get("diagnosis") or {}
-    counts: Mapping[str, Mapping[str, int]] = data.get("counts") or {}
-    if not counts:
+    diagnosis = summary.diagnosis
+    if diagnosis is None or not diagnosis.subjects:
         return []
+    counts = diagnosis.counts()
     subjects = list(counts)
     header = ["diagnosis", *subjects]
     rows = [
@@ -489,12 +486,10 @@ def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
         for name in DIAGNOSES
         if any(counts[subject].get(name, 0) for subject in subjects)
     ]
-    cases: Mapping[str, Mapping[str, Mapping[str, str]]] = data.get("cases") or {}
     failing = [
-        [case, subject, found["diagnosis"], excerpt(found["reason"], REASON_CHARS)]
-        for case, by_subject in cases.items()
-        for subject, found in by_subject.items()
-        if found["diagnosis"] != OK
+        [entry.case, entry.subject, entry.diagnosis, excerpt(entry.reason, REASON_CHARS)]
+        for entry in sorted(diagnosis.entries, key=lambda e: e.case)  # stable: subject order
+        if entry.diagnosis != OK
     ]
     return [
         (
@@ -510,33 +505,30 @@ def diagnosis_sections(summary: Summary) -> list[tuple[str, Table]]:
 
 
 def quality_sections(summary: Summary) -> list[tuple[str, Table]]:
-    """The weighted quality score (:mod:`pytest_ragv2.deciding.quality_score`, in
-    ``extras["quality_score"]``) per system, behind its hard vetoes: the vetoes, the score
+    """The weighted quality score (:mod:`pytest_ragv2.deciding.quality_score`,
+    ``summary.quality_score``) per system, behind its hard vetoes: the vetoes, the score
     (``VETO`` when any tripped), then each area's value and renormalised weight; nothing
     when the summary holds none."""
     from pytest_ragv2.deciding.quality_score import AREA_LABELS, AREAS
 
-    data: Mapping[str, Any] = summary.extras.get("quality_score") or {}
-    systems: Mapping[str, Mapping[str, Any]] = data.get("systems") or {}
-    if not systems:
+    scores = summary.quality_score
+    if scores is None or not scores.systems:
         return []
-    names = list(systems)
+    names = [score.system for score in scores.systems]
     rows = [
-        ["hard vetoes", *(", ".join(systems[name]["vetoes"]) or "none" for name in names)],
-        ["weighted score", *(str(systems[name]["shown"]) for name in names)],
+        ["hard vetoes", *(", ".join(score.vetoes) or "none" for score in scores.systems)],
+        ["weighted score", *(score.shown for score in scores.systems)],
     ]
     for area in AREAS:
         cells = []
-        for name in names:
-            component = systems[name]["components"][area]
-            if not component["measured"]:
+        for score in scores.systems:
+            component = score.component(area)
+            if component.value is None:
                 cells.append("not measured")
             else:
-                cells.append(
-                    f"{component['value']:.3f} (weight {component['effective_weight']:.2f})"
-                )
-        first = systems[names[0]]["components"][area]
-        rows.append([f"{AREA_LABELS[area]} ({first['weight']:g})", *cells])
+                cells.append(f"{component.value:.3f} (weight {component.effective_weight:.2f})")
+        first = scores.systems[0].component(area)
+        rows.append([f"{AREA_LABELS[area]} ({first.weight:g})", *cells])
     return [
         (
             "Weighted quality score (behind the hard vetoes; decides no gate; "

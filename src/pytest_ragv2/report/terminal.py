@@ -182,17 +182,19 @@ def _waiting(gates: Iterable[GateResult]) -> int:
 def _verdict(
     screen: Screen, first: Summary, failed: Sequence[str], passing: str, waiting: int = 0
 ) -> None:
-    verdict = first.extras.get("session", {}).get("verdict", first.verdict)
+    verdict = first.session_verdict
     names = ", ".join(failed)
     if verdict == "interrupted":
         text = "verdict: INTERRUPTED — no promotion decision (partial results written)"
     elif verdict == "stopped":
         text = "verdict: STOPPED — the raw runs could not be written: no promotion decision"
     elif verdict == "incomplete":
-        budget = first.extras.get("budget", {})
+        budget = first.budget
+        minutes = budget.minutes if budget is not None else 0.0
+        not_started = budget.runs_not_started if budget is not None else "?"
         text = (
-            f"verdict: INCOMPLETE — the budget of {float(budget.get('max_minutes', 0)):g} min was "
-            f"spent and {budget.get('runs_not_started', '?')} run(s) were not started: "
+            f"verdict: INCOMPLETE — the budget of {minutes:g} min was "
+            f"spent and {not_started} run(s) were not started: "
             f"not a pass; gate(s) failed: {names or 'none'}"
         )
     elif verdict == "review":
@@ -214,7 +216,7 @@ def _verdict(
 
 
 def _adjudication(screen: Screen, summary: Summary) -> None:
-    if not summary.extras.get("adjudication"):
+    if not summary.adjudication:
         return
     try:
         from pytest_ragv2.report.adjudication import adjudication_lines

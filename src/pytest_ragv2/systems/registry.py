@@ -4,6 +4,11 @@ Each adapter is one module holding its configuration model (discriminated on
 ``adapter``) and its class; adding one is that module and one row below. The
 configuration unions that ``settings`` validates against are built from these rows, and
 ``build_retriever`` / ``build_chat`` look the row up by the configuration's ``adapter``.
+
+A conftest or an installed plugin adds rows of its own through the
+``pytest_ragv2_adapters`` hook (docs/extending.md): :func:`register_adapters` puts them
+beside the built-in rows for the session, and a system's ``adapter`` naming one is
+validated against that row's model.
 """
 
 from __future__ import annotations
@@ -15,7 +20,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Generic, Protocol, TypeVar
 
-from pydantic import Field, TypeAdapter
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    ValidatorFunctionWrapHandler,
+    WrapSerializer,
+    WrapValidator,
+)
 
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.command import CommandConfig, CommandRunner
@@ -122,17 +135,100 @@ CHAT_ADAPTERS: Mapping[str, ChatAdapter[Any]] = _table(
 )
 
 
-def _union(configs: Sequence[type[AdapterConfig]]) -> Any:
-    """The configuration models as one union pydantic tells apart by ``adapter``."""
-    return Annotated[functools.reduce(operator.or_, configs), Field(discriminator="adapter")]
+# the rows a ``pytest_ragv2_adapters`` hook added for this session (register_adapters)
+_ADDED_RETRIEVAL: dict[str, RetrievalAdapter[Any]] = {}
+_ADDED_CHAT: dict[str, ChatAdapter[Any]] = {}
+
+
+class AdapterRegistrationError(ValueError):
+    """A row a ``pytest_ragv2_adapters`` hook returned that cannot be added."""
+
+
+def register_adapters(rows: Sequence[object]) -> None:
+    """Add the rows of the ``pytest_ragv2_adapters`` hooks for this session, replacing
+    those an earlier session added. A row that is neither a :class:`RetrievalAdapter` nor a
+    :class:`ChatAdapter`, whose model does not narrow ``adapter`` to its name, or whose name
+    a built-in or another row holds, is refused with the reason."""
+    retrieval: dict[str, RetrievalAdapter[Any]] = {}
+    chat: dict[str, ChatAdapter[Any]] = {}
+    for row in rows:
+        if isinstance(row, RetrievalAdapter):
+            table: dict[str, Any] = retrieval
+            builtin: Mapping[str, Any] = RETRIEVAL_ADAPTERS
+        elif isinstance(row, ChatAdapter):
+            table, builtin = chat, CHAT_ADAPTERS
+        else:
+            raise AdapterRegistrationError(
+                f"pytest_ragv2_adapters returned {row!r}: each row is a RetrievalAdapter or a "
+                "ChatAdapter (pytest_ragv2.systems.registry)"
+            )
+        if row.name in builtin or row.name in table:
+            raise AdapterRegistrationError(
+                f"pytest_ragv2_adapters: the adapter name {row.name!r} is taken; choose another"
+            )
+        try:
+            _table(row)
+        except (TypeError, KeyError, AttributeError) as exc:
+            raise AdapterRegistrationError(f"pytest_ragv2_adapters: {exc}") from None
+        table[row.name] = row
+    _ADDED_RETRIEVAL.clear()
+    _ADDED_RETRIEVAL.update(retrieval)
+    _ADDED_CHAT.clear()
+    _ADDED_CHAT.update(chat)
+
+
+def _retrieval_row(name: str) -> RetrievalAdapter[Any] | None:
+    return RETRIEVAL_ADAPTERS.get(name) or _ADDED_RETRIEVAL.get(name)
+
+
+def _chat_row(name: str) -> ChatAdapter[Any] | None:
+    return CHAT_ADAPTERS.get(name) or _ADDED_CHAT.get(name)
+
+
+def _added(
+    table: Mapping[str, RetrievalAdapter[Any] | ChatAdapter[Any]],
+) -> tuple[WrapValidator, WrapSerializer]:
+    """A configuration naming an added adapter is validated against (and serialized by)
+    that row's model; any other goes to the built-in union (its errors, and the schema, stay
+    the built-ins')."""
+
+    def validate(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+        if isinstance(value, Mapping):
+            row = table.get(str(value.get("adapter")))
+            if row is not None:
+                return row.config.model_validate(dict(value))
+        return handler(value)
+
+    def serialize(
+        value: Any, handler: SerializerFunctionWrapHandler, info: SerializationInfo
+    ) -> Any:
+        row = table.get(str(getattr(value, "adapter", "")))
+        if row is not None and isinstance(value, row.config):
+            return value.model_dump(
+                mode=info.mode, by_alias=bool(info.by_alias), exclude_none=info.exclude_none
+            )
+        return handler(value)
+
+    return WrapValidator(validate), WrapSerializer(serialize)
+
+
+def _union(
+    configs: Sequence[type[AdapterConfig]],
+    added: Mapping[str, RetrievalAdapter[Any] | ChatAdapter[Any]],
+) -> Any:
+    """The configuration models as one union pydantic tells apart by ``adapter``, beside
+    those a hook added."""
+    union: Any = functools.reduce(operator.or_, configs)
+    validator, serializer = _added(added)
+    return Annotated[Annotated[union, Field(discriminator="adapter")], validator, serializer]
 
 
 if TYPE_CHECKING:  # code outside an adapter sees what every configuration has
     RetrievalConfig = RetrievalAdapterConfig
     ChatConfig = AdapterConfig
 else:
-    RetrievalConfig = _union([row.config for row in RETRIEVAL_ADAPTERS.values()])
-    ChatConfig = _union([row.config for row in CHAT_ADAPTERS.values()])
+    RetrievalConfig = _union([row.config for row in RETRIEVAL_ADAPTERS.values()], _ADDED_RETRIEVAL)
+    ChatConfig = _union([row.config for row in CHAT_ADAPTERS.values()], _ADDED_CHAT)
 
 _RETRIEVAL_CONFIG: TypeAdapter[RetrievalConfig] = TypeAdapter(RetrievalConfig)
 
@@ -145,7 +241,7 @@ def parse_retrieval_config(data: Mapping[str, Any]) -> RetrievalConfig:
 def build_retriever(name: str, config: RetrievalConfig, *, file_ids: Sequence[str]) -> Retriever:
     """The adapter for ``config``; ``file_ids`` is the run's allow-list (used when the
     configuration does not name its own). Nothing connects until the first ``retrieve``."""
-    row = RETRIEVAL_ADAPTERS.get(config.adapter)
+    row = _retrieval_row(config.adapter)
     if row is None or not isinstance(config, row.config):
         raise _no_adapter(config)
     return row.build(name, config, file_ids)
@@ -154,7 +250,7 @@ def build_retriever(name: str, config: RetrievalConfig, *, file_ids: Sequence[st
 def unusable_retrieval(config: RetrievalConfig) -> str | None:
     """Why ``config`` cannot make a single call (a function that cannot be imported), or
     None; checked at the start of a session, before any item runs."""
-    row = RETRIEVAL_ADAPTERS.get(config.adapter)
+    row = _retrieval_row(config.adapter)
     if row is None or not isinstance(config, row.config):
         raise _no_adapter(config)
     return row.unusable(config)
@@ -164,7 +260,7 @@ def build_chat(name: str, config: ChatConfig, *, retriever: RetrieverSource) -> 
     """The chat adapter for ``config``. ``retriever`` gives the system's retrieval adapter
     (None when it has none), for a chat path whose knowledge-base searches the harness
     executes (openai-chat)."""
-    row = CHAT_ADAPTERS.get(config.adapter)
+    row = _chat_row(config.adapter)
     if row is None or not isinstance(config, row.config):
         raise _no_adapter(config)
     return row.build(name, config, retriever)

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
-    from pytest_ragv2.report.model import Summary
+    from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
 
@@ -113,13 +113,14 @@ class ChatLayer:
             allowlist_present=allowlist_present,
         )
 
-    def summary_extras(
+    def summary_figures(
         self, results: SessionResults, settings: Settings | None = None
-    ) -> dict[str, Any]:
+    ) -> LayerFigures:
         from pytest_ragv2.deciding.aggregate import judge_counts, rubric_counts
         from pytest_ragv2.deciding.diagnosis import diagnose
         from pytest_ragv2.deciding.quality_score import session_scores
         from pytest_ragv2.layers.chat.gates import vetoes_by_system
+        from pytest_ragv2.report.model import LayerFigures
 
         vetoes = vetoes_by_system(results)
         tripped = {
@@ -127,16 +128,13 @@ class ChatLayer:
             for name, kinds in vetoes.items()
         }
         scores = session_scores(self.info.name, results, settings, tripped, answers=True)
-        extras: dict[str, Any] = {
-            "vetoes_by_system": vetoes,
-            "quality_score": scores.to_json(),
-            "rubric": rubric_counts(results),
-            "diagnosis": diagnose({self.info.name: results.records}, results.recall_k).json_view(),
-        }
-        judged = judge_counts(results)
-        if judged:
-            extras["judge"] = judged
-        return extras
+        return LayerFigures(
+            quality_score=scores,
+            diagnosis=diagnose({self.info.name: results.records}, results.recall_k),
+            vetoes_by_system=vetoes,
+            rubric=rubric_counts(results),
+            judge=judge_counts(results) or None,
+        )
 
     def case_table(self, summary: Summary) -> Table:
         from pytest_ragv2.report.tables import answer_case_table

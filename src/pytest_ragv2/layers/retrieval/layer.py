@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
     from pytest_ragv2.gold.schema import Case
-    from pytest_ragv2.report.model import Summary
+    from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
 
@@ -88,11 +88,12 @@ class RetrievalLayer:
             allowlist_present=allowlist_present,
         )
 
-    def summary_extras(
+    def summary_figures(
         self, results: SessionResults, settings: Settings | None = None
-    ) -> dict[str, Any]:
+    ) -> LayerFigures:
         from pytest_ragv2.deciding.diagnosis import diagnose
         from pytest_ragv2.deciding.quality_score import session_scores
+        from pytest_ragv2.report.model import LayerFigures
 
         # layer A's hard veto: a run that returned a file outside the allow-list
         vetoes = {
@@ -100,10 +101,10 @@ class RetrievalLayer:
             for name, row in results.systems.items()
         }
         scores = session_scores(self.info.name, results, settings, vetoes, answers=False)
-        return {
-            "diagnosis": diagnose({self.info.name: results.records}, results.recall_k).json_view(),
-            "quality_score": scores.to_json(),
-        }
+        return LayerFigures(
+            quality_score=scores,
+            diagnosis=diagnose({self.info.name: results.records}, results.recall_k),
+        )
 
     def case_table(self, summary: Summary) -> Table:
         from pytest_ragv2.report.tables import retrieval_case_table
