@@ -213,10 +213,13 @@ def test_schema_to_stdout_and_file(
     assert Path("out/case-file.schema.json").read_text(encoding="utf-8") == schema_text()
 
 
-def test_committed_schema_is_up_to_date() -> None:
-    committed = REPO_ROOT / "schemas" / "case-file.schema.json"
-    assert committed.read_text(encoding="utf-8") == schema_text(), (
-        "regenerate it: ragv2 schema --output schemas/case-file.schema.json"
+@pytest.mark.parametrize("what", ["case", "config", "summary", "raw-run"])
+def test_committed_schemas_are_up_to_date(what: str) -> None:
+    from pytest_ragv2.tools.cli import SCHEMA_FILES, SCHEMAS
+
+    committed = REPO_ROOT / "schemas" / SCHEMA_FILES[what]
+    assert committed.read_text(encoding="utf-8") == SCHEMAS[what](), (
+        f"regenerate it: ragv2 schema {what} --output schemas/{SCHEMA_FILES[what]}"
     )
 
 

@@ -4,7 +4,8 @@
   allow-list, prints each error as ``file:line: case ID: field: message``, and exits 1 when
   there is any error.
 - ``ragv2 schema`` prints (or writes) the JSON Schema of a case file for editors;
-  ``ragv2 schema config`` that of the configuration.
+  ``ragv2 schema config`` that of the configuration, ``ragv2 schema summary`` that of
+  summary.json and ``ragv2 schema raw-run`` that of a raw-run line.
 - ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
   against the current gold (no pytest, no live system) and exits with the verdict.
 - ``ragv2 export trec RUN_DIR`` writes TREC run and qrels files of a layer-A run
@@ -25,7 +26,7 @@ import importlib
 import json
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -119,6 +120,39 @@ def schema_text() -> str:
     return json.dumps(case_file_json_schema(), indent=2, ensure_ascii=False) + "\n"
 
 
+def config_schema_text() -> str:
+    from pytest_ragv2.config.docs import config_schema_text as text
+
+    return text()
+
+
+def summary_schema_text() -> str:
+    from pytest_ragv2.report.summary_document import summary_schema
+
+    return json.dumps(summary_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+def raw_run_schema_text() -> str:
+    from pytest_ragv2.run.raw_models import raw_run_schema
+
+    return json.dumps(raw_run_schema(), indent=2, ensure_ascii=False) + "\n"
+
+
+# ragv2 schema WHAT: each committed as schemas/<file> (a test keeps them current)
+SCHEMAS: dict[str, Callable[[], str]] = {
+    "case": schema_text,
+    "config": config_schema_text,
+    "summary": summary_schema_text,
+    "raw-run": raw_run_schema_text,
+}
+SCHEMA_FILES = {
+    "case": "case-file.schema.json",
+    "config": "ragv2-config.schema.json",
+    "summary": "summary.schema.json",
+    "raw-run": "raw-run.schema.json",
+}
+
+
 def validate_paths(
     settings: Settings,
     raw: dict[str, Any],
@@ -178,10 +212,16 @@ def _build_parser() -> argparse.ArgumentParser:
     )
 
     schema = commands.add_parser(
-        "schema", help="print the JSON Schema of a case file, or of the configuration"
+        "schema",
+        help="print the JSON Schema of a case file, the configuration, summary.json or a "
+        "raw-run line",
     )
     schema.add_argument(
-        "what", nargs="?", choices=("case", "config"), default="case", help="(default: case)"
+        "what",
+        nargs="?",
+        choices=tuple(SCHEMAS),
+        default="case",
+        help="(default: case)",
     )
     schema.add_argument("--output", type=Path, default=None, help="write to FILE instead of stdout")
 
@@ -254,12 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "validate":
         return _validate_command(args)
     if args.command == "schema":
-        if args.what == "config":
-            from pytest_ragv2.config.docs import config_schema_text
-
-            text = config_schema_text()
-        else:
-            text = schema_text()
+        text = SCHEMAS[args.what]()
         if args.output is None:
             sys.stdout.write(text)
         else:

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic import ValidationError
 
 from pytest_ragv2.config.inputs import present
 from pytest_ragv2.config.located_yaml import CaseLoadError
@@ -24,6 +27,7 @@ from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.report.summary import render_summary_markdown, write_summary
+from pytest_ragv2.run.raw_models import JudgeRawRun, read_raw_run
 from pytest_ragv2.run.rawruns import MANIFEST_NAME, read_raw_runs, read_stored_chunks
 from pytest_ragv2.run.session_end import SessionEnd
 
@@ -62,6 +66,17 @@ def _allowlist(settings: Settings) -> tuple[Allowlist | None, list[str]]:
         return None, [str(error) for error in exc.errors] or [str(exc)]
 
 
+def _unreadable(raw: Mapping[str, Any], exc: ValidationError) -> str:
+    """A raw-run line that is not a run of any kind: its key (when it has one) and the first
+    field that does not read, as the session's errors name a broken case."""
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return (
+        f"raw run {json.dumps(raw.get('key'), sort_keys=True)} does not read "
+        f"(schemas/raw-run.schema.json): {where}: {first['msg']}"
+    )
+
+
 def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     """Score every raw run of ``run_dir`` against the current gold and gates."""
     manifest = json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
@@ -77,16 +92,22 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     records: list[RunRecord] = []
     unknown: list[str] = []
     judged: dict[str, dict[str, Any]] = {}
+    unreadable: list[str] = []
     for raw in read_raw_runs(run_dir):
-        if "judge" in raw and "transcript" not in raw:  # the advisory judge's grade of a run
-            judged[json.dumps(raw["key"], sort_keys=True)] = raw["judge"]
+        try:
+            line = read_raw_run(raw)  # each line read once, as its kind
+        except ValidationError as exc:
+            unreadable.append(_unreadable(raw, exc))
             continue
-        loaded = catalog.find(raw["key"]["case"])
+        if isinstance(line, JudgeRawRun):  # the advisory judge's grade of a run
+            judged[json.dumps(raw["key"], sort_keys=True)] = dict(line.judge or {})
+            continue
+        loaded = catalog.find(line.key.case)
         if loaded is None:
-            unknown.append(raw["key"]["case"])
+            unknown.append(line.key.case)
             continue
-        kb_path = kb_paths.get(raw["key"]["system"], "any")
-        implementation = load_layer(str(raw["key"].get("layer", layers[0])))
+        kb_path = kb_paths.get(line.key.system, "any")
+        implementation = load_layer(line.key.layer or layers[0])
         records.append(
             implementation.rescore(raw, loaded.case, loaded.split, settings, allow, kb_path)
         )
@@ -104,6 +125,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     }
     case_errors = [str(error) for error in catalog.errors] + allowlist_errors
     case_errors += [f"raw run of unknown case {case}" for case in sorted(set(unknown))]
+    case_errors += unreadable
     root = Path(str(manifest.get("rootdir") or "."))
     facts = RunFacts(
         run_id=str(manifest["run_id"]),
