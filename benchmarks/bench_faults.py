@@ -1,14 +1,14 @@
 """The observed figures of docs/robustness.md: every fault against every HTTP adapter, and the
 interrupt, disk and run-folder probes.
 
-Runs the fault-injection suite's sessions (tests/test_fault_injection.py: one loopback
+Runs the fault-injection suite's sessions (tests/run/test_fault_injection.py: one loopback
 server, one case per fault) serially and under -n 2 for each layer, and prints per fault the
 error kind each adapter recorded and the longest run, per session the exit status, wall time
 and the process tree's peak RSS, and per output surface the secrets, control characters and
-live HTML found. Then runs the planted-secret sessions (tests/test_url_secrets.py: every
+live HTML found. Then runs the planted-secret sessions (tests/systems/test_url_secrets.py: every
 form of every credential, log_cli at INFO and DEBUG, -n 2, -l) and prints per session its
 wall time and per channel the planted forms found. Then the side routes
-(tests/test_bounded_requests.py): a session per route answering a gzip bomb (``/ids``,
+(tests/systems/test_bounded_requests.py): a session per route answering a gzip bomb (``/ids``,
 ``/documents``, ``/models``) with its peak RSS, and a session interrupted while its
 ceiling's ``/documents`` listing hangs, with the time from the signal to its exit. Finally
 the interrupt, disk and run-folder tests with their outcomes and durations.
@@ -31,13 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.test_bounded_requests import (  # noqa: E402
-    SIDE_BOMB_BYTES,
-    SIDE_ROUTES,
-    bombed_side_route,
-    interrupted_ceiling_read,
-)
-from tests.test_fault_injection import (  # noqa: E402
+from tests.run.test_fault_injection import (  # noqa: E402
     CONTROL,
     DEADLINE_S,
     EXPECTED,
@@ -53,7 +47,13 @@ from tests.test_fault_injection import (  # noqa: E402
     run_session,
     secrets_of,
 )
-from tests.test_url_secrets import (  # noqa: E402
+from tests.systems.test_bounded_requests import (  # noqa: E402
+    SIDE_BOMB_BYTES,
+    SIDE_ROUTES,
+    bombed_side_route,
+    interrupted_ceiling_read,
+)
+from tests.systems.test_url_secrets import (  # noqa: E402
     PLANTED_CHANNELS,
     PLANTED_SESSIONS,
     planted_labels,
@@ -62,10 +62,10 @@ from tests.test_url_secrets import (  # noqa: E402
 )
 
 PROBES = [
-    "tests/test_signals.py",
-    "tests/test_disk_faults.py",
-    "tests/test_rawruns.py",
-    "tests/test_resume.py",
+    "tests/plugin/test_signals.py",
+    "tests/run/test_disk_faults.py",
+    "tests/run/test_rawruns.py",
+    "tests/run/test_resume.py",
 ]
 
 

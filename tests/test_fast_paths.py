@@ -253,7 +253,7 @@ def test_summary_json_is_written_as_to_json_gives_it_with_or_without_a_nan(
 ) -> None:
     # written straight from the summary as built (tuples, no copy), or from the cleaned
     # copy when a NaN is in it: the same text as to_json()'s either way
-    from tests.test_report_plots import ROLES_A, retrieval_records, session
+    from tests.report.test_report_plots import ROLES_A, retrieval_records, session
 
     summary = session(retrieval_records(ROLES_A), "A", ROLES_A)
     ruled: dict[str, object] = {"listed": {"pair": ("a", 1), "nested": [("b", 2.5)]}}
@@ -277,7 +277,7 @@ def test_a_page_that_fails_midway_leaves_the_summaries_written_and_no_torn_page(
     tmp_path: Path,
 ) -> None:
     # report.html's pieces are made as they are written, after summary.json and summary.md
-    from tests.test_report_plots import ROLES_A, retrieval_records, session
+    from tests.report.test_report_plots import ROLES_A, retrieval_records, session
 
     summary = session(retrieval_records(ROLES_A), "A", ROLES_A)
 

@@ -196,3 +196,18 @@ def test_no_module_is_over_600_lines() -> None:
         if (count := len(path.read_text(encoding="utf-8").splitlines())) > MODULE_LINES_MAX
     }
     assert long == {}
+
+
+# the tests of the demo package (src/ragv2_demo) and the cross-cutting ones at the top
+TEST_ROOMS_BEYOND_PACKAGE = {"demo"}
+TESTS_AT_THE_TOP = {"test_docs.py", "test_fast_paths.py", "test_layout.py", "test_moved_modules.py"}
+
+
+def test_the_tests_mirror_the_package_rooms() -> None:
+    tests = REPO_ROOT / "tests"
+    rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    folders = {p.name for p in tests.iterdir() if p.is_dir() and any(p.glob("test_*.py"))}
+    assert folders - TEST_ROOMS_BEYOND_PACKAGE <= rooms, "a test folder names no package room"
+    assert {p.name for p in tests.glob("test_*.py")} == TESTS_AT_THE_TOP, (
+        "a new test goes in the folder of the package room it tests"
+    )

@@ -2,7 +2,7 @@
 order a layer decides them. The README's gate tables are made from these declarations
 (``gate_table``; ``tests/test_docs.py`` keeps them equal), each settings name is a field of
 the gate settings, and a session decides exactly the gates its layer declares
-(``tests/test_multi_layer.py``). The gate functions (``deciding/gates.py``,
+(``tests/layers/test_multi_layer.py``). The gate functions (``deciding/gates.py``,
 ``layers/chat/gates.py``) compute them.
 """
 

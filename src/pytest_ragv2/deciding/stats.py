@@ -88,7 +88,7 @@ def percentile_ci(
 
     # The percentile bootstrap, as scipy.stats.bootstrap(method="percentile") computes it,
     # in plain numpy: scipy.stats costs about a second to import, paid at every session's end
-    # (tests/test_stats.py checks the two agree).
+    # (tests/deciding/test_stats.py checks the two agree).
     rng = np.random.default_rng(seed)
     # in blocks, so memory stays bounded (n_resamples x n values at once is 32 MB at 1,000)
     block = max(1, BOOTSTRAP_BLOCK_VALUES // data.size)
