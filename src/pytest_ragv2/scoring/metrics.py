@@ -4,8 +4,9 @@ A declaration names the metric as records, rows and summary.json know it, gives 
 label and the table it shows in, says which direction is better, and, for an answer metric,
 how one run's value is read from its score. The session's per-case means, the layers' case
 metrics, the report columns and a layer-B record's ``metrics`` are all built from these
-tuples, so adding a metric is one declaration here plus its scorer; ``tests/scoring/test_metrics.py``
-checks that every metric a table, a layer or a record names is declared.
+tuples, so adding a metric is one declaration here plus its scorer;
+``tests/scoring/test_metrics.py`` checks that every metric a table, a layer or a record
+names is declared.
 
 Per-run metrics are averaged per case, then over cases (the case is the unit). A row-only
 metric (``per_run=False``) is computed for a whole system row (the attainable ceiling).
