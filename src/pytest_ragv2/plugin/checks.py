@@ -110,17 +110,17 @@ def check_usable(settings: Settings, systems: Mapping[str, SystemSettings]) -> N
     """Every system the session calls can make a call: one that cannot (its function is
     not importable) would fail every run, and a baseline failing every run compares with
     nothing. A usage error naming each, located in the configuration."""
-    from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
+    from pytest_ragv2.systems.abilities import SearchesWithRetrieval
     from pytest_ragv2.systems.registry import unusable_retrieval
 
     infos = [layer_info(layer) for layer in settings.layers]
     problems = []
     for name, system in systems.items():
         retrieval = system.retrieval
+        chat = system.chat
+        searches = isinstance(chat, SearchesWithRetrieval) and chat.searches_with_retrieval()
         searched = any(
-            not info.chat
-            or (not info.answer_models_only and isinstance(system.chat, OpenAIChatConfig))
-            for info in infos
+            not info.chat or (not info.answer_models_only and searches) for info in infos
         )
         if retrieval is None or not searched:
             continue

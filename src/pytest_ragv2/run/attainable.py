@@ -199,48 +199,38 @@ def _documents_in(body: Any) -> list[dict[str, Any]]:
     ]
 
 
-def listing_url(retrieval: Any) -> str | None:
-    """The rag_api-shaped ``GET …/documents`` of a system's retrieval config, if any."""
-    from pytest_ragv2.systems.http_json import HttpJsonRetrieval
-    from pytest_ragv2.systems.rag_api import RagApiRetrieval
-
-    if isinstance(retrieval, RagApiRetrieval):
-        return retrieval.url.rstrip("/") + "/documents"
-    if isinstance(retrieval, HttpJsonRetrieval) and retrieval.documents_url:
-        return retrieval.documents_url
-    return None
-
-
 def fetch_stored_chunks(
     name: str, retrieval: Any, file_ids: Sequence[str]
 ) -> list[RetrievedItem] | None:
     """Every chunk the system's service stores for ``file_ids`` (gold file ids), as items;
-    None when it cannot list them or the listing fails (never raises but for an
-    interrupt). Bounded as the system's own calls are (``stored_documents``)."""
-    from pytest_ragv2.systems.base import bounded_client, headers_from_env
+    None when it cannot list them (``ListsStoredDocuments``) or the listing fails (never
+    raises but for an interrupt). Bounded as the system's own calls are
+    (``stored_documents``)."""
+    from pytest_ragv2.systems.abilities import ListsStoredDocuments
+    from pytest_ragv2.systems.base import bounded_client
     from pytest_ragv2.systems.failure import AdapterFailure
-    from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
+    from pytest_ragv2.systems.rag_api import document_to_item
 
-    url = listing_url(retrieval)
-    if url is None or not file_ids:
+    if not isinstance(retrieval, ListsStoredDocuments) or not file_ids:
         return None
+    config: Any = retrieval  # every retrieval configuration has its bounds
     try:
-        if isinstance(retrieval, RagApiRetrieval):
-            retriever = RagApiRetriever(name, retrieval, file_ids=file_ids)
-            retriever.close()  # only its token, id mapping and file ids are needed
-            headers, queried, to_gold = (
-                retriever.auth_headers(),
-                retriever.file_ids,
-                retriever.to_gold_ids,
+        listing = retrieval.document_listing(name, file_ids)
+        if listing is None:
+            return None
+        with bounded_client(config.timeout_s, listing.url) as client:
+            documents = stored_documents(
+                client,
+                listing.url,
+                dict(listing.headers),
+                listing.queried,
+                config,
+                one_by_one=True,
             )
-        else:
-            headers, queried = headers_from_env(retrieval.headers_env), list(file_ids)
-            to_gold = None
-        with bounded_client(retrieval.timeout_s, url) as client:
-            documents = stored_documents(client, url, headers, queried, retrieval, one_by_one=True)
         if documents is None:
             return None
     except (AdapterFailure, ValueError):
         return None
     items = [document_to_item(rank, document, 0.0) for rank, document in enumerate(documents, 1)]
+    to_gold = listing.to_gold
     return [to_gold(item) for item in items] if to_gold is not None else items

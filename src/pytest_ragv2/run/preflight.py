@@ -38,6 +38,13 @@ from typing import Any, Literal
 from pytest_ragv2.config.settings import SystemSettings
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.systems import secrets as secret_registry
+from pytest_ragv2.systems.abilities import (
+    ListsIndexedFiles,
+    ListsModels,
+    ListsStoredDocuments,
+    SearchesWithRetrieval,
+    StartsProgram,
+)
 from pytest_ragv2.systems.base import (
     SIDE_ROUTE_RETRY,
     HttpReply,
@@ -45,13 +52,10 @@ from pytest_ragv2.systems.base import (
     headers_from_env,
     send_with_retry,
 )
-from pytest_ragv2.systems.command import CommandConfig
 from pytest_ragv2.systems.failure import AdapterFailure
-from pytest_ragv2.systems.librechat_agents import LibreChatAgentsConfig
-from pytest_ragv2.systems.openai_chat import OpenAIChatConfig
 from pytest_ragv2.systems.outputs import RetrievedItem
 from pytest_ragv2.systems.query_env import query_from_env
-from pytest_ragv2.systems.rag_api import RagApiRetrieval, RagApiRetriever, document_to_item
+from pytest_ragv2.systems.rag_api import document_to_item
 from pytest_ragv2.systems.secret_policy import scrub, secret_values
 
 Severity = Literal["stop", "warn"]
@@ -137,22 +141,28 @@ def _check_system(
     file_ids: Sequence[str],
     report: PreflightReport,
 ) -> None:
-    retrieval = system.retrieval
+    retrieval, chat = system.retrieval, system.chat
     uses_retrieval = retrieval_session or (
-        chat_session and isinstance(system.chat, OpenAIChatConfig) and retrieval is not None
+        chat_session
+        and isinstance(chat, SearchesWithRetrieval)
+        and chat.searches_with_retrieval()
+        and retrieval is not None
     )
-    if uses_retrieval and isinstance(retrieval, RagApiRetrieval):
-        _check_rag_api(name, retrieval, file_ids, report)
-    if not chat_session or system.chat is None:
+    if (
+        uses_retrieval
+        and isinstance(retrieval, ListsIndexedFiles)
+        and isinstance(retrieval, ListsStoredDocuments)
+    ):
+        _check_stored_files(name, retrieval, file_ids, report)
+    if not chat_session or chat is None:
         return
-    chat = system.chat
-    if isinstance(chat, CommandConfig):
-        program = chat.argv[0]
+    if isinstance(chat, StartsProgram):
+        program = chat.program
         if shutil.which(program) is None and not os.path.isfile(program):
             report.findings.append(
                 Finding(name, "stop", f"chat.argv: program {program!r} is not found on PATH")
             )
-    elif isinstance(chat, OpenAIChatConfig | LibreChatAgentsConfig):
+    if isinstance(chat, ListsModels):
         _check_models_route(name, chat, report)
 
 
@@ -182,18 +192,23 @@ def _unanswered(name: str, what: str, failure: AdapterFailure, report: Preflight
     )
 
 
-def _check_rag_api(
+def _check_stored_files(
     name: str, config: Any, file_ids: Sequence[str], report: PreflightReport
 ) -> None:
+    """The service holds every queried file (``GET /ids``), and they are the files of the
+    user the token names where it answers only those (rag_api's ``/query``)."""
     from pytest_ragv2.run.attainable import stored_documents
 
-    retriever = RagApiRetriever(name, config, file_ids=file_ids)
-    queried = retriever.file_ids  # as the service names them (file_id_map applied)
-    base = config.url.rstrip("/")
+    ids_url = config.indexed_ids_url
+    base = ids_url.rsplit("/", 1)[0]
     try:
-        headers = retriever.auth_headers()
+        listing = config.document_listing(name, file_ids)
+        if listing is None:
+            return
+        headers = dict(listing.headers)
+        queried = listing.queried
         with bounded_client(config.timeout_s, base) as client:
-            ids_reply = _probe(client, f"{base}/ids", config, headers)
+            ids_reply = _probe(client, ids_url, config, headers)
             if _refused(name, "GET /ids", ids_reply, report):
                 return
             if ids_reply.status_code >= 500:  # /health says UP even with the database down
@@ -221,20 +236,17 @@ def _check_rag_api(
                         )
                     )
                     return
-            documents = stored_documents(client, f"{base}/documents", headers, queried, config)
+            documents = stored_documents(client, listing.url, headers, queried, config)
     except AdapterFailure as failure:
         _unanswered(name, f"rag_api at {base}", failure, report)
         return
-    finally:
-        retriever.close()
     if documents is None:
         return
-    report.stored_chunks[name] = [
-        retriever.to_gold_ids(document_to_item(rank, document, 0.0))
-        for rank, document in enumerate(documents, 1)
-    ]
-    if config.endpoint == "query":
-        user = config.entity_id or config.jwt_user_id
+    items = [document_to_item(rank, document, 0.0) for rank, document in enumerate(documents, 1)]
+    to_gold = listing.to_gold
+    report.stored_chunks[name] = [to_gold(item) for item in items] if to_gold else items
+    user = listing.owner
+    if user is not None:
         owners = {
             str((document.get("metadata") or {}).get("user_id"))
             for document in documents
@@ -255,7 +267,7 @@ def _check_rag_api(
 
 def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
     """An authenticated GET of the chat service's model list: a 401/403 is a stop."""
-    url = _models_url(chat)
+    url = chat.models_url
     try:
         headers = headers_from_env(getattr(chat, "headers_env", {}) or {})
         key_env = getattr(chat, "api_key_env", None)
@@ -267,11 +279,6 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
         _unanswered(name, f"chat service at {url}", failure, report)
         return
     _refused(name, f"GET {url}", reply, report)
-
-
-def _models_url(chat: Any) -> str:
-    url = str(chat.completions_url)  # a property of both chat configurations
-    return url.rsplit("/chat/completions", 1)[0] + "/models"
 
 
 def _refused(name: str, route: str, reply: HttpReply, report: PreflightReport) -> bool:

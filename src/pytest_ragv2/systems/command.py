@@ -144,6 +144,10 @@ class CommandConfig(ChatAdapterConfig):
     def max_output_bytes(self) -> int:
         return int(self.max_output_mb * 1024 * 1024)
 
+    @property
+    def program(self) -> str:
+        return self.argv[0]
+
 
 @dataclass(slots=True)
 class _Sink:

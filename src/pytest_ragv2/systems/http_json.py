@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from pytest_ragv2.systems.abilities import DocumentListing
 from pytest_ragv2.systems.base import (
     HttpAdapter,
     headers_from_env,
@@ -89,6 +90,16 @@ class HttpJsonRetrieval(RetrievalAdapterConfig):
     def _known_placeholders(self) -> HttpJsonRetrieval:
         check_placeholders({"body": self.body, "params": self.params}, RETRIEVAL_PLACEHOLDERS)
         return self
+
+    def document_listing(self, name: str, file_ids: Sequence[str]) -> DocumentListing | None:
+        if not self.documents_url:
+            return None
+        return DocumentListing(
+            url=self.documents_url,
+            headers=headers_from_env(self.headers_env),
+            queried=list(file_ids),
+            to_gold=None,
+        )
 
 
 RETRIEVAL_PLACEHOLDERS = ("query", "k", "file_ids")

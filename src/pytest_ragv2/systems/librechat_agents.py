@@ -124,6 +124,10 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     def completions_url(self) -> str:
         return self.url.rstrip("/") + COMPLETIONS_PATH
 
+    @property
+    def models_url(self) -> str:
+        return self.completions_url.rsplit("/chat/completions", 1)[0] + "/models"
+
 
 class LibreChatAgents(HttpAdapter):
     def __init__(self, name: str, config: LibreChatAgentsConfig) -> None:

@@ -56,7 +56,7 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import Field
 
@@ -145,6 +145,16 @@ class OpenAIChatConfig(ChatAdapterConfig):
     @property
     def completions_url(self) -> str:
         return self.url.rstrip("/") + "/chat/completions"
+
+    @property
+    def models_url(self) -> str:
+        return self.url.rstrip("/") + "/models"
+
+    def searches_with_retrieval(self) -> bool:
+        return self.knowledge_base == "tool"
+
+    def answering_from_prompt(self, system_prompt: str) -> Self:
+        return self.model_copy(update={"knowledge_base": "none", "system_prompt": system_prompt})
 
 
 @dataclass(slots=True)

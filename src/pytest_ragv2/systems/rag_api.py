@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from pytest_ragv2.systems.abilities import DocumentListing
 from pytest_ragv2.systems.base import (
     HttpAdapter,
     HttpReply,
@@ -67,6 +68,21 @@ class RagApiRetrieval(RetrievalAdapterConfig):
     )
     timeout_s: float = seconds_field(30.0, CALL_TIMEOUT_MAX_S)
     retry: RetryPolicy = Field(default_factory=RetryPolicy)
+
+    @property
+    def indexed_ids_url(self) -> str:
+        return self.url.rstrip("/") + "/ids"
+
+    def document_listing(self, name: str, file_ids: Sequence[str]) -> DocumentListing:
+        retriever = RagApiRetriever(name, self, file_ids=file_ids)
+        retriever.close()  # only its token, id mapping and file ids are needed
+        return DocumentListing(
+            url=self.url.rstrip("/") + "/documents",
+            headers=retriever.auth_headers(),
+            queried=retriever.file_ids,
+            to_gold=retriever.to_gold_ids if self.file_id_map else None,
+            owner=(self.entity_id or self.jwt_user_id) if self.endpoint == "query" else None,
+        )
 
 
 class RagApiRetriever(HttpAdapter):

@@ -26,6 +26,7 @@ from pytest_ragv2.layers.chat.layer import ChatLayer
 from pytest_ragv2.layers.registry import LAYERS, LayerInfo
 from pytest_ragv2.report.text_table import Table
 from pytest_ragv2.scoring.metrics import EVIDENCE_RECALL, layer_case_metrics
+from pytest_ragv2.systems.abilities import AnswersFromPrompt
 
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
@@ -68,18 +69,18 @@ class FrozenLayer(ChatLayer):
         not_models = sorted(
             name
             for name, system in systems.items()
-            if system.chat is None or system.chat.adapter != "openai-chat"
+            if not isinstance(system.chat, AnswersFromPrompt)
         )
         if not_models:
             raise ValueError(
-                f"--ragv2-layer=C gives frozen evidence to answer models, which are "
-                f"openai-chat paths; {', '.join(not_models)} has none (leave it out with "
+                f"--ragv2-layer=C gives frozen evidence to answer models (openai-chat "
+                f"paths); {', '.join(not_models)} has none (leave it out with "
                 "--ragv2-systems)"
             )
         load_evidence(settings)
 
     def serves(self, system: SystemSettings) -> bool:
-        return system.chat is not None and system.chat.adapter == "openai-chat"
+        return isinstance(system.chat, AnswersFromPrompt)
 
     def manifest_extras(self, settings: Settings) -> dict[str, Any]:
         from pytest_ragv2.layers.frozen.prompt import TEMPLATE_SHA256, TEMPLATE_VERSION
@@ -127,9 +128,9 @@ class FrozenLayer(ChatLayer):
         for turn in transcript.turns:
             turn.evidence = list(items)
             turn.citations = resolve_citations(turn.answer, items)
-        raw = raw_chat_run(
-            key, prompts=[prompt], role=role, adapter="openai-chat", transcript=transcript
-        )
+        answering = ctx.system_settings(key.system).chat
+        adapter = answering.adapter if answering is not None else "openai-chat"
+        raw = raw_chat_run(key, prompts=[prompt], role=role, adapter=adapter, transcript=transcript)
         raw["evidence_package"] = package.checksum
         ctx.writer.append(raw)
         allow = ctx.allowlist
@@ -151,10 +152,8 @@ class FrozenLayer(ChatLayer):
         chats: dict[str, Any] = ctx.layer_state.setdefault(STATE_CHATS, {})
         if system not in chats:
             config = ctx.system_settings(system).chat
-            assert config is not None  # check_systems refused systems without one
-            frozen = config.model_copy(
-                update={"knowledge_base": "none", "system_prompt": SYSTEM_PROMPT}
-            )
+            assert isinstance(config, AnswersFromPrompt)  # check_systems refused the others
+            frozen = config.answering_from_prompt(SYSTEM_PROMPT)
             chats[system] = build_chat(system, frozen, retriever=lambda: None)
         return chats[system]
 
