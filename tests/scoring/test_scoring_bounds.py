@@ -14,6 +14,7 @@ the calls is linear. How fast scoring is, in seconds, is ``benchmarks/bench_scor
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import sys
 import tracemalloc
@@ -40,6 +41,7 @@ from pytest_ragv2.layers.chat.run import (
     text_fingerprint,
 )
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.run.raw_models import ChatRawRun, read_raw_run
 from pytest_ragv2.scoring.answers import (
     MAX_SCORED_CHARS,
     AnswerScoringOptions,
@@ -324,15 +326,15 @@ def test_a_run_over_its_scoring_budget_is_a_scoring_error_not_the_systems() -> N
 def test_rescoring_a_run_over_its_budget_records_it_as_the_session_did() -> None:
     case, lang, files = _gold()
     transcript = Transcript([ChatTurn(prompt="q", answer=PLAIN)], 1.0)
+    key = RunKey(case.id, "cand", 1, lang, "B")
     raw = raw_chat_run(
-        RunKey(case.id, "cand", 1, lang, "B"),
-        prompts=["q"],
-        role="candidate",
-        adapter="python",
-        transcript=transcript,
+        key, prompts=["q"], role="candidate", adapter="python", transcript=transcript
     )
+    line = read_raw_run(json.loads(json.dumps(raw)))  # as a rescore reads it from disk
+    assert isinstance(line, ChatRawRun)
     record = score_raw_chat_run(
-        raw,
+        key,
+        line,
         case=case,
         split="development",
         allowed_files=files,

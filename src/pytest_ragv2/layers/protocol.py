@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
+    from pytest_ragv2.run.raw_models import ScoredRawRun
 
 
 def load_layer(name: str) -> Layer:
@@ -65,14 +66,16 @@ class Layer(Protocol):
 
     def rescore(
         self,
-        raw: dict[str, Any],
+        key: RunKey,
+        raw: ScoredRawRun,
         case: Case,
         split: str,
         settings: Settings,
         allowlist: Allowlist | None,
         kb_path: str,
     ) -> RunRecord:
-        """The record of one raw run, scored again against the current gold."""
+        """The record of one item's raw run, scored again against the current gold; raises
+        ``ValueError`` for a line of another layer's kind."""
         ...
 
     def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:

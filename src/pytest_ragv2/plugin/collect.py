@@ -7,7 +7,7 @@ import random
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -22,6 +22,9 @@ from pytest_ragv2.report.safe_text import has_unsafe
 from pytest_ragv2.run.context import RunContext
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.run.rawruns import RawRunWriteError
+
+if TYPE_CHECKING:
+    from pytest_ragv2.run.raw_models import ScoredRawRun
 
 INVALID_ITEM_NAME = "invalid-cases"
 
@@ -194,12 +197,12 @@ class CaseItem(pytest.Item):
         self.ragv2_record: RunRecord | None = None
         self.ragv2_reused = False  # --ragv2-resume: the record is an earlier session's
 
-    def _rescore(self, raw: dict[str, Any]) -> RunRecord:
+    def _rescore(self, raw: ScoredRawRun) -> RunRecord:
         """This item's raw run from an earlier session, scored again by its layer."""
         ctx = context_of(self.config)
         kb_path = ctx.systems[self.key.system].capabilities.kb_path
         return load_layer(self.key.layer).rescore(
-            raw, self.loaded.case, self.loaded.split, ctx.settings, ctx.allowlist, kb_path
+            self.key, raw, self.loaded.case, self.loaded.split, ctx.settings, ctx.allowlist, kb_path
         )
 
     def runtest(self) -> None:

@@ -371,6 +371,21 @@ def _turn_evidence(case: Case | None, lang: str) -> list[tuple[Evidence, ...]]:
     return [gold.required_evidence for gold in turn_golds(case, lang)]
 
 
+def _returned_items(raw: Mapping[str, Any] | None) -> list[RetrievedItem] | None:
+    """The items a retrieval raw run returned; None without one that reads."""
+    from pydantic import ValidationError
+
+    from pytest_ragv2.run.raw_models import RetrievalRawRun, read_raw_run
+
+    if raw is None:
+        return None
+    try:
+        line = read_raw_run(dict(raw))
+    except ValidationError:
+        return None
+    return [item.retrieved() for item in line.items] if isinstance(line, RetrievalRawRun) else None
+
+
 def run_view(
     record: RunRecord, raw: Mapping[str, Any] | None, case: Case | None, headline: str
 ) -> RunView:
@@ -389,10 +404,9 @@ def run_view(
         "ruled_by": tuple(str(name) for name in (record.adjudication or {}).get("by", ())),
     }
     if isinstance(record, RetrievalRecord):
-        if raw is not None:
-            from pytest_ragv2.layers.retrieval.run import items_from_raw
-
-            retrieved = _listed(items_from_raw(dict(raw)), required)
+        returned = _returned_items(raw)
+        if returned is not None:
+            retrieved = _listed(returned, required)
         else:
             retrieved = listed_from_record(record)
         return RunView(

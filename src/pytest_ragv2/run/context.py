@@ -202,7 +202,7 @@ class RunContext:
             split=split,
             role=system.role,
             latency_s=result.latency_s,
-            error=raw["error"],
+            error=result.error,
             items=result.items,
             allowed_file_ids=allow.file_ids if allow else None,
             allowed_filenames=allow.filenames if allow else None,

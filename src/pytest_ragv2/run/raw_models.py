@@ -13,9 +13,13 @@ came: any JSON value.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, JsonValue, Tag, TypeAdapter
+
+from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.systems.outputs import ErrorKind, RetrievedItem, RunError
+from pytest_ragv2.systems.transcripts import Transcript
 
 
 class _Line(BaseModel):
@@ -31,11 +35,24 @@ class RawKey(_Line):
     lang: str
     layer: str | None = None  # lines written before several layers ran in one session
 
+    def run_key(self, layer: str) -> RunKey:
+        """The item's key; ``layer`` is the run's own where the line names none."""
+        return RunKey(
+            case=self.case,
+            system=self.system,
+            rep=self.rep,
+            lang=self.lang,
+            layer=self.layer or layer,
+        )
+
 
 class RawError(_Line):
     kind: str
     message: str
     status_code: int | None = None
+
+    def run_error(self) -> RunError:
+        return RunError(cast(ErrorKind, self.kind), self.message, self.status_code)
 
 
 class RawExchange(_Line):
@@ -63,6 +80,9 @@ class RawItem(_Line):
     score: float | None = None
     metadata: dict[str, JsonValue] = Field(default_factory=dict)
 
+    def retrieved(self) -> RetrievedItem:
+        return RetrievedItem(**self.model_dump())
+
 
 class RawTurn(_Line):
     """One turn of a conversation (``ChatTurn.to_json``)."""
@@ -89,6 +109,11 @@ class RawTurn(_Line):
 class RawTranscript(_Line):
     turns: list[RawTurn]
     latency_s: float
+
+    def transcript(self) -> Transcript:
+        """The conversation as the adapters return it; the transcript's own reader makes it
+        (the answers' references in long exchanges resolved), from what this model read."""
+        return Transcript.from_json(self.model_dump())
 
 
 class RetrievalRawRun(_Line):
@@ -154,6 +179,8 @@ RawRun = Annotated[
 ]
 
 RAW_RUN: TypeAdapter[RawRun] = TypeAdapter(RawRun)
+# what a layer scores again: the lines of one item's run (a judge's grade is not a run)
+ScoredRawRun = RetrievalRawRun | ChatRawRun | SkippedRawRun
 KINDS = Literal["retrieval", "chat", "skipped", "judge"]
 
 

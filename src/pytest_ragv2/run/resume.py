@@ -43,6 +43,7 @@ from pytest_ragv2.run.rawruns import (
 if TYPE_CHECKING:
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.run.keys import RunKey
+    from pytest_ragv2.run.raw_models import RawRun, ScoredRawRun
 
 LAST = "last"
 LOCK_NAME = "session.lock"
@@ -362,25 +363,38 @@ class Resumption:
         return self._earlier
 
     def earlier_record(
-        self, key: RunKey, rescore: Callable[[dict[str, Any]], RunRecord]
+        self, key: RunKey, rescore: Callable[[ScoredRawRun], RunRecord]
     ) -> RunRecord | None:
         """The record of an item already run, scored from its raw run by ``rescore`` (the
-        layer's); None when it must run (never ran, or ended in an error and errors are
-        retried)."""
+        layer's); None when it must run (never ran, its line does not read as a run, or it
+        ended in an error and errors are retried)."""
+        from pytest_ragv2.run.raw_models import JudgeRawRun
         from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
-        identity = line_identity({"key": key.to_json()})
-        raw = self.earlier.get(identity)
-        if raw is None:
+        line = self._earlier_line({"key": key.to_json()})
+        if line is None or isinstance(line, JudgeRawRun):
             return None
-        record = rescore(raw)
+        record = rescore(line)
         error = record.error
         if self.retry_errors and error is not None and error.kind not in SCORING_ERROR_KINDS:
             return None
-        judged = self.earlier.get(line_identity({"key": key.to_json(), "judge": None}))
-        if judged is not None:
-            record = dataclasses.replace(record, judge=judged["judge"])
+        judged = self._earlier_line({"key": key.to_json(), "judge": None})
+        if isinstance(judged, JudgeRawRun):
+            record = dataclasses.replace(record, judge=judged.judge)
         return record
+
+    def _earlier_line(self, identity: dict[str, Any]) -> RawRun | None:
+        from pydantic import ValidationError
+
+        from pytest_ragv2.run.raw_models import read_raw_run
+
+        raw = self.earlier.get(line_identity(identity))
+        if raw is None:
+            return None
+        try:
+            return read_raw_run(raw)
+        except ValidationError:  # a line that does not read: the item runs again
+            return None
 
 
 def session_entry(generation: int, retry_errors: bool, argv: list[str], at: str) -> dict[str, Any]:

@@ -104,21 +104,27 @@ def _ranking(qid: str, tag: str, docnos: list[str]) -> list[str]:
 
 def build_export(run_dir: Path, settings: Settings) -> TrecExport:
     """Both views of every layer-A raw run of ``run_dir``, scored against the current gold."""
+    from pydantic import ValidationError
+
     from pytest_ragv2.gold.cases import load_catalog
-    from pytest_ragv2.layers.retrieval.run import describe_evidence, items_from_raw
+    from pytest_ragv2.layers.retrieval.run import describe_evidence
+    from pytest_ragv2.run.raw_models import RetrievalRawRun, read_raw_run
 
     manifest = json.loads((run_dir / MANIFEST_NAME).read_text(encoding="utf-8"))
     gold_dir = settings.gold if settings.gold.is_dir() else None
     catalog = load_catalog(settings.cases, gold_dir)
     export = TrecExport(run_id=str(manifest.get("run_id", run_dir.name)))
 
-    latest: dict[RunKey, dict[str, Any]] = {}  # a repeated key: the last raw run wins
+    latest: dict[RunKey, RetrievalRawRun] = {}  # a repeated key: the last raw run wins
     for raw in read_raw_runs(run_dir):
-        if "skipped" in raw or ("judge" in raw and "transcript" not in raw):
+        try:
+            line = read_raw_run(raw)
+        except ValidationError:  # not a run (``ragv2 rescore`` names it): nothing to rank
             continue
-        key = RunKey.from_json({"layer": LAYER, **raw["key"]})
-        if key.layer == LAYER:
-            latest[key] = raw
+        if isinstance(line, RetrievalRawRun):
+            key = line.key.run_key(LAYER)
+            if key.layer == LAYER:
+                latest[key] = line
     if not latest:
         raise ExportError(f"{run_dir}: no layer-A raw runs to export")
 
@@ -126,7 +132,7 @@ def build_export(run_dir: Path, settings: Settings) -> TrecExport:
     gold_rows: dict[tuple[str, str], list[str]] = {}
     unknown: set[str] = set()
     for key in sorted(latest):
-        raw = latest[key]
+        line = latest[key]
         loaded = catalog.find(key.case)
         if loaded is None:
             unknown.add(key.case)
@@ -137,7 +143,7 @@ def build_export(run_dir: Path, settings: Settings) -> TrecExport:
             export.without_evidence += 1
             continue
         tag = export.tags.setdefault(key.system, _unique_tag(key.system, export.tags))
-        items = in_rank_order(items_from_raw(raw))
+        items = in_rank_order([item.retrieved() for item in line.items])
         score = score_retrieval(case, items, ks=KS, evidence=required)
         firsts = score.first_full_matches()
         qid = qid_of(key)
@@ -171,7 +177,7 @@ def build_export(run_dir: Path, settings: Settings) -> TrecExport:
         export.figures.setdefault(key.system, {})[qid] = figures
         export.queries.append(
             f"{qid}\t{key.case}\t{key.lang}\t{key.rep}\t{key.system}\t{case.category}"
-            f"\t{len(required)}\t{'error' if raw.get('error') else len(items)}"
+            f"\t{len(required)}\t{'error' if line.error else len(items)}"
         )
 
     if unknown and len(unknown) == len({key.case for key in latest}):

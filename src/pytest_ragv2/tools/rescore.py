@@ -107,10 +107,15 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             unknown.append(line.key.case)
             continue
         kb_path = kb_paths.get(line.key.system, "any")
-        implementation = load_layer(line.key.layer or layers[0])
-        records.append(
-            implementation.rescore(raw, loaded.case, loaded.split, settings, allow, kb_path)
-        )
+        key = line.key.run_key(layers[0])
+        try:
+            record = load_layer(key.layer).rescore(
+                key, line, loaded.case, loaded.split, settings, allow, kb_path
+            )
+        except ValueError as exc:  # a line of another layer's kind
+            unreadable.append(f"raw run {key.case} {key.system} rep {key.rep}: {exc}")
+            continue
+        records.append(record)
     records = [
         dataclasses.replace(record, judge=judged[name])
         if (name := json.dumps(record.key.to_json(), sort_keys=True)) in judged

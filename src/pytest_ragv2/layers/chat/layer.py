@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
+    from pytest_ragv2.run.raw_models import ScoredRawRun
 
 KbPath = Literal["agentic", "systematic", "any"]
 
@@ -59,7 +60,8 @@ class ChatLayer:
 
     def rescore(
         self,
-        raw: dict[str, Any],
+        key: RunKey,
+        raw: ScoredRawRun,
         case: Case,
         split: str,
         settings: Settings,
@@ -67,14 +69,14 @@ class ChatLayer:
         kb_path: str,
     ) -> RunRecord:
         from pytest_ragv2.layers.chat.run import score_raw_chat_run, scoring_options, skipped_record
-        from pytest_ragv2.run.keys import RunKey
+        from pytest_ragv2.run.raw_models import ChatRawRun, SkippedRawRun
 
-        if raw.get("skipped"):
-            key = RunKey.from_json(raw["key"])
-            return skipped_record(
-                key, case=case, split=split, role=raw["role"], reason=raw["skipped"]
-            )
+        if isinstance(raw, SkippedRawRun):
+            return skipped_record(key, case=case, split=split, role=raw.role, reason=raw.skipped)
+        if not isinstance(raw, ChatRawRun):
+            raise ValueError(f"a {key.layer} run holds conversations, not {type(raw).__name__}")
         return score_raw_chat_run(
+            key,
             raw,
             case=case,
             split=split,

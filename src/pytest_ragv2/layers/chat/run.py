@@ -12,7 +12,7 @@ import hashlib
 from collections.abc import Collection, Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pytest_ragv2.deciding.records import ChatRecord
 from pytest_ragv2.gold.corpus_names import corpus_names_source
@@ -29,6 +29,9 @@ from pytest_ragv2.scoring.answers import (
 from pytest_ragv2.scoring.metrics import answer_values
 from pytest_ragv2.systems.outputs import RunError
 from pytest_ragv2.systems.transcripts import Transcript
+
+if TYPE_CHECKING:
+    from pytest_ragv2.run.raw_models import ChatRawRun
 
 ANSWER_EXCERPT_CHARS = 240
 
@@ -345,7 +348,8 @@ def scoring_options(
 
 
 def score_raw_chat_run(
-    raw: Mapping[str, Any],
+    key: RunKey,
+    raw: ChatRawRun,
     *,
     case: Case,
     split: str,
@@ -354,21 +358,20 @@ def score_raw_chat_run(
 ) -> ChatRecord:
     """Rebuild an item record from a raw run alone (rescoring); a run whose scoring raises
     or outlasts its budget is recorded as the session recorded it (never a crash)."""
-    key = RunKey.from_json(raw["key"])
-    transcript = Transcript.from_json(raw["transcript"])
+    transcript = raw.transcript.transcript()
     try:
         return chat_record(
             key,
             case=case,
             split=split,
-            role=raw["role"],
+            role=raw.role,
             transcript=transcript,
             allowed_files=allowed_files,
             options=options,
         )
     except Exception as exc:  # a scorer bug costs this run's score, never the rescore
         return scoring_failed_record(
-            key, case=case, split=split, role=raw["role"], transcript=transcript, exc=exc
+            key, case=case, split=split, role=raw.role, transcript=transcript, exc=exc
         )
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.model import Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
+    from pytest_ragv2.run.raw_models import ScoredRawRun
     from pytest_ragv2.systems.transcripts import Transcript
 
 STATE_PACKAGE = "frozen.package"
@@ -159,7 +160,8 @@ class FrozenLayer(ChatLayer):
 
     def rescore(
         self,
-        raw: dict[str, Any],
+        key: RunKey,
+        raw: ScoredRawRun,
         case: Case,
         split: str,
         settings: Settings,
@@ -167,20 +169,18 @@ class FrozenLayer(ChatLayer):
         kb_path: str,
     ) -> RunRecord:
         from pytest_ragv2.layers.chat.run import scoring_options, skipped_record
-        from pytest_ragv2.run.keys import RunKey
-        from pytest_ragv2.systems.transcripts import Transcript
+        from pytest_ragv2.run.raw_models import ChatRawRun, SkippedRawRun
 
-        key = RunKey.from_json(raw["key"])
-        if raw.get("skipped"):
-            return skipped_record(
-                key, case=case, split=split, role=raw["role"], reason=raw["skipped"]
-            )
+        if isinstance(raw, SkippedRawRun):
+            return skipped_record(key, case=case, split=split, role=raw.role, reason=raw.skipped)
+        if not isinstance(raw, ChatRawRun):
+            raise ValueError(f"a {key.layer} run holds conversations, not {type(raw).__name__}")
         return frozen_record(
             key,
             case=case,
             split=split,
-            role=raw["role"],
-            transcript=Transcript.from_json(raw["transcript"]),
+            role=raw.role,
+            transcript=raw.transcript.transcript(),
             settings=settings,
             allowlist=allowlist,
             options=scoring_options(settings.answer_scoring, corpus=settings.corpus),

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.report.model import LayerFigures, Summary
     from pytest_ragv2.run.context import RunContext
     from pytest_ragv2.run.keys import RunKey
+    from pytest_ragv2.run.raw_models import ScoredRawRun
 
 
 class RetrievalLayer:
@@ -44,7 +45,8 @@ class RetrievalLayer:
 
     def rescore(
         self,
-        raw: dict[str, Any],
+        key: RunKey,
+        raw: ScoredRawRun,
         case: Case,
         split: str,
         settings: Settings,
@@ -52,8 +54,12 @@ class RetrievalLayer:
         kb_path: str,
     ) -> RunRecord:
         from pytest_ragv2.layers.retrieval.run import score_raw_run
+        from pytest_ragv2.run.raw_models import RetrievalRawRun
 
+        if not isinstance(raw, RetrievalRawRun):
+            raise ValueError(f"a {key.layer} run holds retrieval calls, not {type(raw).__name__}")
         return score_raw_run(
+            key,
             raw,
             case=case,
             split=split,

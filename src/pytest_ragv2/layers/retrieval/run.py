@@ -8,13 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_ragv2.deciding.records import RetrievalRecord, TopItem
 from pytest_ragv2.gold.schema import Case, Evidence
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.scoring.retrieval import DEFAULT_KS, RetrievalScore, score_retrieval
 from pytest_ragv2.systems.outputs import RetrievalResult, RetrievedItem, RunError
+
+if TYPE_CHECKING:
+    from pytest_ragv2.run.raw_models import RetrievalRawRun
 
 TOP_ITEMS_KEPT = 5
 
@@ -34,10 +37,6 @@ def raw_run(
         "items": [item.to_json() for item in result.items],
         "exchanges": [exchange.to_json() for exchange in result.exchanges],
     }
-
-
-def items_from_raw(raw: dict[str, Any]) -> list[RetrievedItem]:
-    return [RetrievedItem(**item) for item in raw.get("items", [])]
 
 
 def describe_evidence(evidence: Evidence) -> str:
@@ -88,7 +87,7 @@ def item_record(
     split: str,
     role: str,
     latency_s: float,
-    error: dict[str, Any] | None,
+    error: RunError | None,
     items: list[RetrievedItem],
     allowed_file_ids: Collection[str] | None,
     allowed_filenames: Collection[str] | None,
@@ -106,7 +105,7 @@ def item_record(
     )
     reasons: list[str] = []
     if error is not None:
-        reasons.append(f"{error['kind']} error: {error['message']}")
+        reasons.append(f"{error.kind} error: {error.message}")
     if score.leaked:
         reasons.append(f"returned files outside the allow-list: {', '.join(score.leaked)}")
     if required and score.recall[recall_k] < 1.0:
@@ -118,7 +117,7 @@ def item_record(
         gold_status=case.gold_status,
         role=role,
         ok=error is None,
-        error=RunError(**error) if error is not None else None,
+        error=error,
         latency_s=latency_s,
         metrics=score.to_json(),
         returned=len(items),
@@ -138,7 +137,8 @@ def item_record(
 
 
 def score_raw_run(
-    raw: dict[str, Any],
+    key: RunKey,
+    raw: RetrievalRawRun,
     *,
     case: Case,
     split: str,
@@ -148,13 +148,13 @@ def score_raw_run(
 ) -> RetrievalRecord:
     """Rebuild an item record from a raw run alone (rescoring)."""
     return item_record(
-        RunKey.from_json(raw["key"]),
+        key,
         case=case,
         split=split,
-        role=raw["role"],
-        latency_s=float(raw["latency_s"]),
-        error=raw.get("error"),
-        items=items_from_raw(raw),
+        role=raw.role,
+        latency_s=raw.latency_s,
+        error=raw.error.run_error() if raw.error is not None else None,
+        items=[item.retrieved() for item in raw.items],
         allowed_file_ids=allowed_file_ids,
         allowed_filenames=allowed_filenames,
         recall_k=recall_k,
