@@ -106,22 +106,32 @@ def test_a_record_is_returned_as_it_is_and_a_minimal_dict_reads() -> None:
     assert (record.skipped, record.reasons, record.metrics) == (None, (), {})
 
 
-def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records() -> None:
+def test_a_record_holds_its_metrics_as_given() -> None:
+    metrics = {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
+    record = as_record({"key": KEY_A.to_json(), "category": "c", "metrics": metrics})
+    assert type(record.metrics) is dict
+    assert record.metrics == metrics
+    assert as_record(json.loads(json.dumps(record.to_json()))) == record
+
+
+def test_a_kept_records_metrics_read_as_a_mapping_with_names_shared_between_records() -> None:
     import dataclasses
     import pickle
 
-    from pytest_ragv2.deciding.records import RecordMetrics
+    from pytest_ragv2.deciding.kept_records import CompactMetrics, RecordKeeper
+
+    keeper = RecordKeeper()
 
     def made(recall: float, mrr: float | None) -> RunRecord:
         metrics = {"recall@5": recall, "mrr": mrr, "leaked": []}
-        return as_record({"key": KEY_A.to_json(), "category": "c", "metrics": metrics})
+        return keeper.keep({"key": KEY_A.to_json(), "category": "c", "metrics": metrics})
 
     first, second = made(1.0, 0.5), made(0.0, None)
-    assert isinstance(first.metrics, RecordMetrics)
+    assert isinstance(first.metrics, CompactMetrics)
     assert first.metrics._index is second.metrics._index  # type: ignore[attr-defined]
-    recall = RecordMetrics({"recall@5": 2 / 2, "hit@5": 3 / 3, "dup": 1 - 1.0, "neg": -0.0})
+    recall = keeper.metrics({"recall@5": 2 / 2, "hit@5": 3 / 3, "dup": 1 - 1.0, "neg": -0.0})
     assert recall["recall@5"] is recall["hit@5"]  # 1.0 and 0.0: one float object each
-    assert recall["dup"] is RecordMetrics({"irrelevant_rate": 0.5 - 0.5})["irrelevant_rate"]
+    assert recall["dup"] is keeper.metrics({"irrelevant_rate": 0.5 - 0.5})["irrelevant_rate"]
     assert str(recall["neg"]) == "-0.0"  # a value is never changed, not even its sign
     assert first.metrics == {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
     assert list(second.metrics.items()) == [("recall@5", 0.0), ("mrr", None), ("leaked", [])]
@@ -135,34 +145,43 @@ def test_a_records_metrics_read_as_a_mapping_with_names_shared_between_records()
     assert as_record(json.loads(json.dumps(first.to_json()))) == first
     assert first.to_json()["metrics"] == {"recall@5": 1.0, "mrr": 0.5, "leaked": []}
     changed = dataclasses.replace(first, metrics={**first.metrics, "mrr": 1.0})
-    assert isinstance(changed.metrics, RecordMetrics)
     assert changed.metric("mrr") == 1.0
     assert first.metric("mrr") == 0.5
+    # a record made in this process (serial) is kept compact too; a kept one as it is
+    plain = as_record({"key": KEY_B.to_json(), "category": "c", "metrics": {"mrr": 1.0}})
+    kept = keeper.keep(plain)
+    assert isinstance(kept.metrics, CompactMetrics)
+    assert kept == plain
+    assert keeper.keep(kept) is kept
+    # two sessions share nothing
+    assert RecordKeeper().keep(plain).metrics._index is not kept.metrics._index  # type: ignore[attr-defined]
 
 
 def test_equal_list_metrics_are_one_list_kept_by_every_record_with_them() -> None:
-    from pytest_ragv2.deciding.records import RecordMetrics
+    from pytest_ragv2.deciding.kept_records import RecordKeeper
+
+    keep = RecordKeeper().metrics
 
     def hits(full: int | None) -> list[dict[str, Any]]:
         ranks = {"document": 1, "page": 1, "section": None, "full": full}
         return [{"index": 0, "first_rank": ranks}]
 
-    first = RecordMetrics({"evidence_hits": hits(1), "leaked": []})
-    second = RecordMetrics({"evidence_hits": hits(1), "leaked": []})
-    other = RecordMetrics({"evidence_hits": hits(2), "leaked": ["x.pdf"]})
+    first = keep({"evidence_hits": hits(1), "leaked": []})
+    second = keep({"evidence_hits": hits(1), "leaked": []})
+    other = keep({"evidence_hits": hits(2), "leaked": ["x.pdf"]})
     assert first["evidence_hits"] is second["evidence_hits"]
     assert first["leaked"] is second["leaked"]
     assert other["evidence_hits"] is not first["evidence_hits"]
     assert other["evidence_hits"] == hits(2)
     assert other["leaked"] == ["x.pdf"]
     # equal as JSON only: True is not 1, 1.0 is not 1, and the order of the keys is kept
-    typed = RecordMetrics({"a": [True], "b": [1], "c": [1.0], "d": [{"y": 1, "x": 2}]})
+    typed = keep({"a": [True], "b": [1], "c": [1.0], "d": [{"y": 1, "x": 2}]})
     assert [type(typed[name][0]) for name in "abc"] == [bool, int, float]
-    assert list(RecordMetrics({"d": [{"x": 2, "y": 1}]})["d"][0]) == ["x", "y"]
+    assert list(keep({"d": [{"x": 2, "y": 1}]})["d"][0]) == ["x", "y"]
     assert list(typed["d"][0]) == ["y", "x"]
     nan = float("nan")
-    assert RecordMetrics({"n": [nan]})["n"] is not RecordMetrics({"n": [nan]})["n"]
-    unhashable = RecordMetrics({"s": [{1, 2}]})
+    assert keep({"n": [nan]})["n"] is not keep({"n": [nan]})["n"]
+    unhashable = keep({"s": [{1, 2}]})
     assert unhashable["s"] == [{1, 2}]
 
 

@@ -182,8 +182,8 @@ def test_latency_marks_p50_and_p95_over_successful_runs(
     latency = by_title(figures(summary, records))["Latency distribution by system"]
     shown = texts(latency)
     for name in ROLES_A:
-        p50 = summary.systems[name].latency_p50["value"]
-        p95 = summary.systems[name].latency_p95["value"]
+        p50 = summary.systems[name].latency_p50.value
+        p95 = summary.systems[name].latency_p95.value
         assert any(text.startswith("p50 ") for text in shown)
         assert f"p50 {p50 * 1000:.3g} ms" in shown, shown
         assert f"p95 {p95 * 1000:.3g} ms" in shown, shown

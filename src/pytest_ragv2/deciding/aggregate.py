@@ -16,13 +16,11 @@ from typing import Any
 
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord, as_record, as_records
 from pytest_ragv2.deciding.results import (
-    MetricMeans,
-    PointEstimate,
+    Latency,
     Row,
     SessionResults,
     SystemRow,
     _finite,
-    _shared_extras,
     estimate_json,
 )
 from pytest_ragv2.deciding.stats import clustered_mean_ci, order_statistic_ci, percentile
@@ -115,18 +113,18 @@ def summarize(
         errors=errors,
         error_rate=errors / runs if runs else None,
         skipped=skipped,
-        metrics=MetricMeans(metrics_named, tuple(means)),
-        latency_p50=PointEstimate(_percentile(latencies, 50)),
-        latency_p95=PointEstimate(_percentile(latencies, 95)),
+        metrics=dict(zip(metrics_named, means, strict=True)),
+        latency_p50=Latency(_percentile(latencies, 50)),
+        latency_p95=Latency(_percentile(latencies, 95)),
         error_kinds=kinds,
         error_example=example,
-        extras=_shared_extras(implementation.row_extras(records)),
+        extras=implementation.row_extras(records),
         scoring_errors=scoring_errors,
     )
     if with_intervals:
         # distribution-free: an order-statistic interval reaches the observed tail
-        row.latency_p50 = estimate_json(order_statistic_ci(latencies, 50))
-        row.latency_p95 = estimate_json(order_statistic_ci(latencies, 95))
+        row.latency_p50 = Latency.estimated(order_statistic_ci(latencies, 50))
+        row.latency_p95 = Latency.estimated(order_statistic_ci(latencies, 95))
         # one value per case: the interval is the cluster bootstrap of the mean of case means
         headline = implementation.info.headline(recall_k)
         values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
@@ -138,10 +136,7 @@ def _scoring_error(record: RunRecord) -> bool:
     return record.error is not None and record.error.kind in SCORING_ERROR_KINDS
 
 
-_NO_ERROR_KINDS: Mapping[str, int] = {}  # shared by every row without a failed run
-
-
-def error_kinds(records: Sequence[RunRecord]) -> tuple[Mapping[str, int], str]:
+def error_kinds(records: Sequence[RunRecord]) -> tuple[dict[str, int], str]:
     """The failed runs by error kind, most frequent first, with one example message of the
     most frequent kind; empty when nothing failed. Scoring errors (``scoring_budget``) are
     not the system's and are left out (counted in ``SystemRow.scoring_errors``)."""
@@ -156,7 +151,7 @@ def error_kinds(records: Sequence[RunRecord]) -> tuple[Mapping[str, int], str]:
         if kind not in examples and error is not None and error.message:
             examples[kind] = f"{record.key.case}: {error.message}"
     if not kinds:
-        return _NO_ERROR_KINDS, ""
+        return {}, ""
     dominant = kinds.most_common(1)[0][0]
     return dict(kinds.most_common()), examples.get(dominant, "")
 

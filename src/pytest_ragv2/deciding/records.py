@@ -12,9 +12,8 @@ A) and :class:`ChatRecord` (layers B and C) add their own fields. Undefined figu
 from __future__ import annotations
 
 import dataclasses
-import math
 import sys
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
@@ -24,97 +23,6 @@ from pytest_ragv2.systems.outputs import RunError
 
 JSON = dict[str, Any]
 _NOT_NUMBERS = (str, list, tuple, dict)
-
-
-class RecordMetrics(Mapping[str, Any]):
-    """A record's metrics, read as a mapping: the values in a tuple, and their names'
-    positions in a dict that every record with the same names shares (one per layer and
-    setting). A session keeps a record per run: a dict of sixteen metrics is twice as big.
-    Equal list values (the evidence hits) are one list shared by the records: read-only."""
-
-    __slots__ = ("_index", "_values")
-
-    def __init__(self, metrics: Mapping[str, Any]) -> None:
-        names = tuple(metrics)
-        index = _SHAPES.get(names)
-        if index is None:
-            index = {name: position for position, name in enumerate(names)}
-            if len(_SHAPES) < _SHAPES_KEPT:
-                _SHAPES[names] = index
-        self._index = index
-        self._values = tuple([_shared_value(value) for value in metrics.values()])
-
-    def __getitem__(self, name: str) -> Any:
-        return self._values[self._index[name]]
-
-    def get(self, name: str, default: Any = None) -> Any:
-        position = self._index.get(name)
-        return default if position is None else self._values[position]
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._index
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._index)
-
-    def __len__(self) -> int:
-        return len(self._values)
-
-    def __repr__(self) -> str:
-        return f"RecordMetrics({dict(self)!r})"
-
-    def __reduce__(self) -> tuple[type[RecordMetrics], tuple[dict[str, Any]]]:
-        return RecordMetrics, (dict(self),)
-
-
-def _shared_value(value: Any) -> Any:
-    """1.0 and 0.0 (most recalls, hits and rates) as one float object each, not a new one
-    per metric and run; a list (the evidence hits, the leaked files) as the one list every
-    record with an equal one holds; any other value as it is (-0.0 keeps its sign)."""
-    if type(value) is float:
-        if value == 1.0:
-            return 1.0
-        if value == 0.0 and math.copysign(1.0, value) > 0.0:
-            return 0.0
-    elif type(value) is list:
-        return _shared_list(value)
-    return value
-
-
-def _shared_list(value: list[Any]) -> list[Any]:
-    # the evidence hits of a run (where each gold entry was first found) take few distinct
-    # values over a session: kept once, they cost a record a pointer instead of ~0.5 KB
-    try:
-        key = _frozen(value)
-        shared = _LISTS.get(key)
-    except TypeError:  # a value that cannot be a key: kept as it is
-        return value
-    if shared is None:
-        shared = value
-        if len(_LISTS) < _LISTS_KEPT:
-            _LISTS[key] = value
-    return shared
-
-
-def _frozen(value: Any) -> Any:
-    """A hashable key equal for equal JSON values (and only for them: the type is in it)."""
-    kind = type(value)
-    if kind is list:
-        return (list, *[_frozen(item) for item in value])
-    if kind is dict:
-        return (dict, *[(name, _frozen(item)) for name, item in value.items()])
-    if kind is float and value != value:
-        raise TypeError("NaN is never equal to itself")
-    hash(value)
-    return (kind, value)
-
-
-# the names' positions of each shape of metrics seen (a session has a few)
-_SHAPES: dict[tuple[str, ...], dict[str, int]] = {}
-_SHAPES_KEPT = 256
-# the list values seen, each kept once (a record's metrics are read-only: never changed)
-_LISTS: dict[Any, list[Any]] = {}
-_LISTS_KEPT = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,10 +42,6 @@ class RunRecord:
     judge: Mapping[str, Any] | None = None  # the advisory judge's grade (layer B)
     # a reviewer's ruling (adjudication.py): who, when, why, each value before and after
     adjudication: Mapping[str, Any] | None = None
-
-    def __post_init__(self) -> None:
-        if type(self.metrics) is dict:
-            object.__setattr__(self, "metrics", RecordMetrics(self.metrics))
 
     def metric(self, name: str) -> float | None:
         """A per-run metric as a number; None when undefined or not measured."""
@@ -285,8 +189,14 @@ _RETRIEVAL_ONLY = frozenset(f.name for f in dataclasses.fields(RetrievalRecord))
 )
 
 
-def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
-    """A record read back from its JSON (a report, a test); a record is returned as it is."""
+def as_record(
+    data: RunRecord | Mapping[str, Any],
+    *,
+    keep_metrics: Callable[[dict[str, Any]], Mapping[str, Any]] = dict,
+) -> RunRecord:
+    """A record read back from its JSON (a report, a test); a record is returned as it is.
+    ``keep_metrics`` makes the container its metrics are kept in (a session's
+    :class:`~pytest_ragv2.deciding.kept_records.RecordKeeper` keeps them compact)."""
     if isinstance(data, RunRecord):
         return data
     kind: type[RunRecord]
@@ -308,7 +218,7 @@ def as_record(data: RunRecord | Mapping[str, Any]) -> RunRecord:
         "error": RunError(**error) if isinstance(error, Mapping) else None,
         "skipped": data.get("skipped"),
         "gold_status": data.get("gold_status"),
-        "metrics": dict(data.get("metrics") or {}),
+        "metrics": keep_metrics(dict(data.get("metrics") or {})),
         "judge": data.get("judge"),
         "adjudication": data.get("adjudication"),
     }

@@ -6,7 +6,6 @@ protocol read them; :mod:`pytest_ragv2.deciding.aggregate` builds them.
 from __future__ import annotations
 
 import math
-from collections.abc import ItemsView, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,93 +16,37 @@ if TYPE_CHECKING:
 Row = dict[str, Any]  # a row's JSON form, as summary.json holds it
 
 
-class MetricMeans(Mapping[str, float | None]):
-    """A row's metric means, read as a mapping: the layer's metric names (one tuple every
-    row shares) and the values in their order. A per-case table has a row per case and
-    system; a dict of a dozen means is three times the bytes of the tuple."""
+@dataclass(frozen=True, slots=True)
+class Latency:
+    """A latency percentile of a row, in seconds: the value alone (the rows of a category,
+    a language or a case), or with its distribution-free interval (a system's row)."""
 
-    __slots__ = ("_names", "_values")
+    value: float | None
+    low: float | None = None
+    high: float | None = None
+    n: int | None = None
+    method: str | None = None  # None: no interval was computed
 
-    def __init__(self, names: tuple[str, ...], values: tuple[float | None, ...]) -> None:
-        if len(names) != len(values):
-            raise ValueError(f"{len(names)} metric names for {len(values)} values")
-        self._names = names
-        self._values = values
+    @classmethod
+    def estimated(cls, estimate: Estimate) -> Latency:
+        return cls(
+            _finite(estimate.value),
+            _finite(estimate.low),
+            _finite(estimate.high),
+            estimate.n,
+            estimate.method,
+        )
 
-    def __getitem__(self, name: str) -> float | None:
-        try:
-            return self._values[self._names.index(name)]
-        except ValueError:
-            raise KeyError(name) from None
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._names)
-
-    def __len__(self) -> int:
-        return len(self._names)
-
-    def items(self) -> ItemsView[str, float | None]:
-        return _MeansItems(self)
-
-    def __repr__(self) -> str:
-        return f"MetricMeans({dict(zip(self._names, self._values, strict=True))!r})"
-
-    def __reduce__(self) -> tuple[type[MetricMeans], tuple[tuple[str, ...], tuple[Any, ...]]]:
-        return MetricMeans, (self._names, self._values)
-
-
-class PointEstimate(Mapping[str, float | None]):
-    """A figure without an interval, read as its JSON form ``{"value": x}``: each per-case
-    row holds two latencies, and a one-entry dict is four times the bytes."""
-
-    __slots__ = ("value",)
-
-    def __init__(self, value: float | None) -> None:
-        self.value = value
-
-    def __getitem__(self, name: str) -> float | None:
-        if name != "value":
-            raise KeyError(name)
-        return self.value
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(("value",))
-
-    def __len__(self) -> int:
-        return 1
-
-    def __repr__(self) -> str:
-        return f"PointEstimate({self.value!r})"
-
-    def __reduce__(self) -> tuple[type[PointEstimate], tuple[float | None]]:
-        return PointEstimate, (self.value,)
-
-
-# the layers' per-row figures, one dict per distinct content (most per-case rows hold
-# zeros): shared, so read-only (``SystemRow.extras`` is a Mapping)
-_SHARED_EXTRAS: dict[tuple[tuple[str, Any], ...], Mapping[str, Any]] = {}
-_SHARED_EXTRAS_KEPT = 1024
-
-
-def _shared_extras(extras: dict[str, Any]) -> Mapping[str, Any]:
-    try:
-        key = tuple(extras.items())
-        shared = _SHARED_EXTRAS.get(key)
-    except TypeError:  # a value that cannot be hashed (a list): kept as it is
-        return extras
-    if shared is None:
-        if len(_SHARED_EXTRAS) >= _SHARED_EXTRAS_KEPT:
-            return extras
-        shared = _SHARED_EXTRAS[key] = extras
-    return shared
-
-
-class _MeansItems(ItemsView[str, float | None]):
-    _mapping: MetricMeans
-
-    def __iter__(self) -> Iterator[tuple[str, float | None]]:
-        means = self._mapping
-        return zip(means._names, means._values, strict=True)
+    def to_json(self) -> dict[str, Any]:
+        if self.method is None:
+            return {"value": self.value}
+        return {
+            "value": self.value,
+            "low": self.low,
+            "high": self.high,
+            "n": self.n,
+            "method": self.method,
+        }
 
 
 @dataclass(slots=True)
@@ -116,12 +59,12 @@ class SystemRow:
     errors: int
     error_rate: float | None
     skipped: int
-    metrics: Mapping[str, float | None]  # the case means of the layer's per-run metrics
-    latency_p50: Mapping[str, Any]  # an estimate: value (and low, high, method with intervals)
-    latency_p95: Mapping[str, Any]
-    error_kinds: Mapping[str, int] = field(default_factory=dict)  # most frequent first
+    metrics: dict[str, float | None]  # the case means of the layer's per-run metrics
+    latency_p50: Latency
+    latency_p95: Latency
+    error_kinds: dict[str, int] = field(default_factory=dict)  # most frequent first
     error_example: str = ""
-    extras: Mapping[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
+    extras: dict[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
     headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
     role: str | None = None
     ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
@@ -135,8 +78,7 @@ class SystemRow:
 
     @property
     def p95(self) -> float | None:
-        value = self.latency_p95.get("value")
-        return None if value is None else float(value)
+        return self.latency_p95.value
 
     def to_json(self) -> Row:
         data: Row = {
@@ -153,8 +95,8 @@ class SystemRow:
             data["error_example"] = self.error_example
         data.update(self.extras)
         data.update(self.metrics.items())
-        data["latency_p50"] = dict(self.latency_p50)
-        data["latency_p95"] = dict(self.latency_p95)
+        data["latency_p50"] = self.latency_p50.to_json()
+        data["latency_p95"] = self.latency_p95.to_json()
         if self.headline_ci is not None:
             data[f"{self.headline_ci[0]}_ci"] = self.headline_ci[1]
         if self.role is not None:

@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord, as_record
+from pytest_ragv2.deciding.kept_records import RecordKeeper
+from pytest_ragv2.deciding.records import RetrievalRecord, RunRecord
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.collect import INVALID_ITEM_NAME, CaseItem
@@ -62,6 +63,7 @@ class Controller:
     ctx: RunContext
     options: Mapping[str, Any] = field(default_factory=dict)
     records: list[RunRecord] = field(default_factory=list)
+    _keeper: RecordKeeper = field(default_factory=RecordKeeper, init=False, repr=False)
     expected_by_layer: dict[str, int] | None = None
     other_failures: int = 0
     # per layer, in the order the session runs them
@@ -210,7 +212,7 @@ class Controller:
             # session ends with exit status 3 once the others have finished theirs
             self.raw_write_error = self.raw_write_error or str(not_written)
         elif record is not None:
-            kept = as_record(record)  # read back once from the report's JSON
+            kept = self._keeper.keep(record)  # read back once from the report's JSON
             setattr(report, RECORD_ATTRIBUTE, kept)  # the report keeps no second form
             self.records.append(kept)
             if isinstance(kept, RetrievalRecord) and kept.top:

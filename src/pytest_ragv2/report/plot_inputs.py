@@ -23,7 +23,7 @@ class PlotRow:
     metrics: dict[str, Any]
     runs: int
     cases: int
-    latency_p50: dict[str, Any]
+    latency_p50: float | None
     p95: float | None
 
 
@@ -62,7 +62,7 @@ class PlotInputs:
 
 
 def _plot_row(row: SystemRow) -> PlotRow:
-    return PlotRow(row.role, dict(row.metrics), row.runs, row.cases, dict(row.latency_p50), row.p95)
+    return PlotRow(row.role, dict(row.metrics), row.runs, row.cases, row.latency_p50.value, row.p95)
 
 
 def plot_inputs(summary: Summary) -> PlotInputs:

@@ -264,7 +264,7 @@ def _latency(summary: PlotInputs, latencies: Mapping[str, Sequence[float]]) -> _
             ("latency_p50", "-", "right", -1),
             ("latency_p95", "--", "left", 1),
         ):
-            value = _number(row.latency_p50.get("value") if key == "latency_p50" else row.p95)
+            value = _number(row.latency_p50 if key == "latency_p50" else row.p95)
             if value is None:
                 continue
             x = max(value * scale, low) if logarithmic else value * scale

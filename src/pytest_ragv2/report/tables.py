@@ -10,7 +10,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.results import SystemRow
+from pytest_ragv2.deciding.results import Latency, SystemRow
 from pytest_ragv2.deciding.verdict import GateResult, fmt_delta
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.safe_text import html_escape
@@ -34,17 +34,17 @@ def fmt_rate(value: Any) -> str:
     return "—" if value is None else f"{float(value):.3f}"
 
 
-def fmt_ms(estimate: Mapping[str, Any] | None, *, scale: float = 1000.0, digits: int = 1) -> str:
+def fmt_ms(estimate: Latency | None, *, scale: float = 1000.0, digits: int = 1) -> str:
     """A latency estimate and its interval, in ms (``scale=1, digits=2``: in seconds)."""
-    if not estimate or estimate.get("value") is None:
+    if estimate is None or estimate.value is None:
         return "—"
-    text = f"{estimate['value'] * scale:.{digits}f}"
-    if estimate.get("low") is not None and estimate.get("high") is not None:
-        text += f" [{estimate['low'] * scale:.{digits}f}, {estimate['high'] * scale:.{digits}f}]"
+    text = f"{estimate.value * scale:.{digits}f}"
+    if estimate.low is not None and estimate.high is not None:
+        text += f" [{estimate.low * scale:.{digits}f}, {estimate.high * scale:.{digits}f}]"
     return text
 
 
-def fmt_s(estimate: Mapping[str, Any] | None) -> str:
+def fmt_s(estimate: Latency | None) -> str:
     return fmt_ms(estimate, scale=1.0, digits=2)
 
 
