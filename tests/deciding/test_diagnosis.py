@@ -27,6 +27,7 @@ from pytest_ragv2.deciding.diagnosis import (
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.tables import diagnosis_sections
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.systems.outputs import RunError
 from tests.conftest import REPO_ROOT
 
@@ -104,7 +105,7 @@ def answer(
         error=None if ok else RunError("timeout", "read timed out"),
         skipped=skipped,
         metrics=metrics,
-        vetoes=({"kind": "fabricated_identifier", "turn": 1, "text": "TW-P-99"},) if vetoed else (),
+        vetoes=(Veto("fabricated_identifier", 1, "TW-P-99", ""),) if vetoed else (),
     )
 
 

@@ -9,6 +9,7 @@ import pytest
 
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.systems.outputs import RunError
 
 KEY_A = RunKey("K03", "v2", 2, "de", "A")
@@ -85,7 +86,7 @@ def test_a_chat_record_keeps_its_error_vetoes_and_rubric() -> None:
         met=False,
         latency_s=1.5,
         error=RunError("timeout", "read timed out"),
-        vetoes=({"kind": "fabricated_identifier", "turn": 1, "text": "TW-P-99"},),
+        vetoes=(Veto("fabricated_identifier", 1, "TW-P-99", ""),),
         rubric={"overall": "FAIL"},
         usage={"output_tokens": 12},
         evidence_files=("contrat-cadre-meridia.docx",),

@@ -16,6 +16,7 @@ from pytest_ragv2.gold.adjudication import Adjudications, load_adjudications
 from pytest_ragv2.gold.cases import load_catalog
 from pytest_ragv2.report.adjudication import adjudication_lines, adjudication_markdown
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.answer_records import Veto
 from tests.plugin.test_plugin import RUN_ID, gate, summary_of
 
 CASES = """\
@@ -281,8 +282,8 @@ def test_disputed_gold_skips_the_runs_and_lifts_gold_vetoes_only(tmp_path: Path)
         met=False,
         latency_s=1.0,
         vetoes=(
-            {"kind": "fabricated_identifier", "turn": 1, "text": "X"},
-            {"kind": "outside_allowlist", "turn": 1, "text": "secret.pdf"},
+            Veto("fabricated_identifier", 1, "X", ""),
+            Veto("outside_allowlist", 1, "secret.pdf", ""),
         ),
     )
     (new,), (item,) = apply([chat], adjudications)
@@ -290,7 +291,7 @@ def test_disputed_gold_skips_the_runs_and_lifts_gold_vetoes_only(tmp_path: Path)
     assert new.skipped is not None
     assert new.skipped.startswith("gold disputed")
     assert "adjudicated by R on 2026-11-30" in new.skipped
-    assert [veto["kind"] for veto in new.vetoes] == ["outside_allowlist"]  # a leak still counts
+    assert [veto.kind for veto in new.vetoes] == ["outside_allowlist"]  # a leak still counts
     assert item.runs == {
         "C01[v2-en-r1]": {
             "skipped": (None, "disputed gold"),
@@ -323,7 +324,7 @@ def test_rubric_and_veto_overrides_touch_chat_records_only(tmp_path: Path) -> No
         latency_s=1.0,
         rubric={"accuracy": "FAIL", "overall": "FAIL"},
         metrics={"exact_answer": 0.0},
-        vetoes=({"kind": "fabricated_identifier", "turn": 1, "text": "NX-450B"},),
+        vetoes=(Veto("fabricated_identifier", 1, "NX-450B", ""),),
     )
     retrieval = _retrieval("C01", "v2")
     (new_chat, new_retrieval), _ = apply([chat, retrieval], adjudications)
@@ -582,7 +583,7 @@ def _chat(case: str, system: str, exact: float) -> ChatRecord:
         latency_s=1.0,
         metrics={"exact_answer": exact, "citation_correctness": 1.0},
         rubric={"accuracy": "PASS" if exact else "FAIL", "overall": "PASS" if exact else "FAIL"},
-        vetoes=() if exact else ({"kind": "fabricated_identifier", "turn": 1, "text": "NX-9"},),
+        vetoes=() if exact else (Veto("fabricated_identifier", 1, "NX-9", ""),),
     )
 
 

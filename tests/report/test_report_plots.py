@@ -12,7 +12,6 @@ import sys
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -25,6 +24,7 @@ from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import Figure, draw, figures, run_latencies
 from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.answer_records import Veto
 from tests.layers.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -74,9 +74,9 @@ def chat_records(
         for case in range(cases):
             for rep in range(1, reps + 1):
                 exact = 1.0 if rng.random() < 0.3 + 0.25 * offset else 0.0
-                vetoes: tuple[dict[str, Any], ...] = ()
+                vetoes: tuple[Veto, ...] = ()
                 if offset == 0 and case % 4 == 0:
-                    vetoes = ({"kind": "failed_safe_refusal", "detail": "answered"},)
+                    vetoes = (Veto("failed_safe_refusal", 1, "", "answered"),)
                 records.append(
                     ChatRecord(
                         key=RunKey(f"B{case:02d}", system, rep, "en", "B"),

@@ -118,9 +118,9 @@ def _disputed(record: RunRecord, item: Applied) -> RunRecord:
     changes: dict[str, tuple[Any, Any]] = {"skipped": (record.skipped, "disputed gold")}
     replaced: dict[str, Any] = {}
     if isinstance(record, ChatRecord) and record.vetoes:
-        kept = tuple(veto for veto in record.vetoes if veto.get("kind") in KEPT_VETOES)
+        kept = tuple(veto for veto in record.vetoes if veto.kind in KEPT_VETOES)
         if len(kept) != len(record.vetoes):
-            lifted = sorted({str(v.get("kind")) for v in record.vetoes} - KEPT_VETOES)
+            lifted = sorted({veto.kind for veto in record.vetoes} - KEPT_VETOES)
             changes["vetoes"] = (lifted, [])
             replaced["vetoes"] = kept
     item.runs[record.key.item_name] = changes
@@ -154,10 +154,10 @@ def _ruled(record: RunRecord, item: Applied) -> RunRecord:
             rubric[dimension] = str(value)
         elif name.startswith("veto."):
             kind = name.removeprefix("veto.")
-            if not any(veto.get("kind") == kind for veto in vetoes):
+            if not any(veto.kind == kind for veto in vetoes):
                 continue
             changes[name] = (True, False)
-            vetoes = tuple(veto for veto in vetoes if veto.get("kind") != kind)
+            vetoes = tuple(veto for veto in vetoes if veto.kind != kind)
         elif name in METRICS_BY_LAYER.get(record.key.layer, ()):
             changes[name] = (metrics.get(name), value)
             metrics[name] = value

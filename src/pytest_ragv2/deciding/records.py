@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 
 from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.run.keys import RunKey
+from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.systems.outputs import RunError
 
 JSON = dict[str, Any]
@@ -59,7 +60,7 @@ class RunRecord:
                 value = self.key.to_json()
             elif item.name == "error":
                 value = self.error.to_json() if self.error else None
-            elif item.name == "top":
+            elif item.name in ("top", "vetoes"):
                 value = [entry.to_json() for entry in value]
             elif isinstance(value, tuple):
                 value = list(value)
@@ -138,7 +139,7 @@ class RetrievalRecord(RunRecord):
 class ChatRecord(RunRecord):
     """Layers B and C: one conversation."""
 
-    vetoes: tuple[Mapping[str, Any], ...] = ()
+    vetoes: tuple[Veto, ...] = ()
     rubric: Mapping[str, str] = field(default_factory=dict)
     rubric_reasons: Mapping[str, str] = field(default_factory=dict)
     usage: Mapping[str, int] = field(default_factory=dict)
@@ -173,7 +174,7 @@ def held_for_review(record: RunRecord) -> RunRecord:
     left out of every figure (``skipped``), with only the vetoes no reading decided."""
     if not isinstance(record, ChatRecord) or not record.review or record.skipped:
         return record
-    kept = tuple(v for v in record.vetoes if v.get("kind") in VETOES_KEPT_IN_REVIEW)
+    kept = tuple(veto for veto in record.vetoes if veto.kind in VETOES_KEPT_IN_REVIEW)
     return dataclasses.replace(
         record,
         skipped=f"{REVIEW_SKIP_PREFIX}: " + "; ".join(record.review),
@@ -228,6 +229,8 @@ def as_record(
             values[name] = tuple(value) if isinstance(value, list) else value
     if "top" in values:
         values["top"] = tuple(TopItem.from_json(entry) for entry in values["top"])
+    if "vetoes" in values:
+        values["vetoes"] = tuple(Veto.from_json(veto) for veto in values["vetoes"])
     return kind(**values)
 
 

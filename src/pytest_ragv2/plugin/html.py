@@ -139,7 +139,7 @@ def _chat_cells(record: ChatRecord) -> list[str]:
     return [
         _cell(record.metric("exact_answer")),
         _cell(record.rubric.get("overall", record.skipped)),
-        _cell(", ".join(str(veto.get("kind")) for veto in record.vetoes) or None),
+        _cell(", ".join(veto.kind for veto in record.vetoes) or None),
     ]
 
 
@@ -183,8 +183,7 @@ def run_extras_html(record: RunRecord) -> str:
             parts.append(
                 "<ul class='vetoes'>"
                 + "".join(
-                    f"<li class='claim-missed'>VETO {escape(str(veto.get('kind')))}: "
-                    f"{escape(str(veto.get('text')))}</li>"
+                    f"<li class='claim-missed'>VETO {escape(veto.kind)}: {escape(veto.text)}</li>"
                     for veto in record.vetoes
                 )
                 + "</ul>"

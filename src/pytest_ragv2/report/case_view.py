@@ -429,10 +429,7 @@ def run_view(
             answer=answer,
             answer_whole=bool(turns),
             gold=_claim_marks(record, case) if case is not None else (),
-            vetoes=tuple(
-                f"{veto.get('kind')}: {veto.get('text')!r} — {veto.get('detail', '')}"
-                for veto in record.vetoes
-            ),
+            vetoes=tuple(f"{veto.kind}: {veto.text!r} — {veto.detail}" for veto in record.vetoes),
             rubric=tuple((name, grade) for name, grade in record.rubric.items()),
             sizes=tuple(sizes.items()),
         )

@@ -7,7 +7,7 @@ between xdist workers and is written to the item records. No scoring logic here
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
@@ -30,6 +30,12 @@ class Veto:
 
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "turn": self.turn, "text": self.text, "detail": self.detail}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Veto:
+        return cls(
+            data["kind"], int(data.get("turn", 0)), str(data["text"]), data.get("detail", "")
+        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,7 +11,6 @@ them.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
 
 from pytest_ragv2.config.settings import AnswerGateSettings
 from pytest_ragv2.deciding.aggregate import case_metric_means
@@ -32,6 +31,7 @@ from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.stats import clustered_mean_ci
 from pytest_ragv2.deciding.verdict import GateResult, _decide, _fmt, fmt_delta
 from pytest_ragv2.gold.schema import VETO_KINDS, VetoKind
+from pytest_ragv2.scoring.answer_records import Veto
 
 VETO_DESCRIPTIONS: dict[VetoKind, str] = {
     "fabricated_identifier": "no answer fabricates a project, part, product, certificate or "
@@ -48,7 +48,7 @@ VETO_DESCRIPTIONS: dict[VetoKind, str] = {
 DETAILS_KEPT = 50
 
 
-def _vetoes(record: RunRecord) -> tuple[Mapping[str, Any], ...]:
+def _vetoes(record: RunRecord) -> tuple[Veto, ...]:
     return record.vetoes if isinstance(record, ChatRecord) else ()
 
 
@@ -57,11 +57,9 @@ def veto_lines(records: Sequence[RunRecord], kind: str) -> list[str]:
     lines = []
     for record in records:
         for veto in _vetoes(record):
-            if veto["kind"] == kind:
-                detail = f" ({veto['detail']})" if veto.get("detail") else ""
-                lines.append(
-                    f"{record.key.item_name} turn {veto['turn']}: {veto['text']!r}{detail}"
-                )
+            if veto.kind == kind:
+                detail = f" ({veto.detail})" if veto.detail else ""
+                lines.append(f"{record.key.item_name} turn {veto.turn}: {veto.text!r}{detail}")
     return lines
 
 
@@ -314,7 +312,7 @@ def vetoes_by_system(results: SessionResults) -> dict[str, dict[str, int]]:
     for system in results.systems:
         counts: dict[str, int] = {kind: 0 for kind in VETO_KINDS}
         for record in results.records_of(system):
-            for kind in {veto["kind"] for veto in _vetoes(record)}:
+            for kind in {veto.kind for veto in _vetoes(record)}:
                 counts[kind] = counts.get(kind, 0) + 1
         table[system] = counts
     return table

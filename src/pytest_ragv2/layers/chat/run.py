@@ -264,7 +264,7 @@ def chat_record(
             for name, grade in score.rubric.items()
             if grade.verdict != "PASS"
         },
-        vetoes=tuple(veto.to_json() for veto in score.vetoes),
+        vetoes=tuple(score.vetoes),
         met=not reasons,
         reasons=tuple(reasons),
         usage=_usage_totals(transcript),
