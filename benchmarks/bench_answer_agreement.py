@@ -450,10 +450,7 @@ def score_all(
                     # a run waiting for a ruling raises only the vetoes a session keeps
                     vetoes=tuple(
                         sorted(
-                            {
-                                str(veto["kind"])
-                                for veto in held_for_review(record).vetoes  # type: ignore[attr-defined]
-                            }
+                            {veto.kind for veto in held_for_review(record).vetoes}  # type: ignore[attr-defined]
                         )
                     ),
                     review=bool(record.review),

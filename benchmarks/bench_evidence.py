@@ -66,6 +66,7 @@ def measure(run_dir: Path) -> dict[str, float]:
     from pytest_ragv2.gold.allowlist import load_allowlist
     from pytest_ragv2.gold.cases import load_catalog
     from pytest_ragv2.layers.chat.run import score_raw_chat_run, scoring_options
+    from pytest_ragv2.run.raw_models import ChatRawRun, read_raw_run
     from pytest_ragv2.run.rawruns import read_raw_runs
     from pytest_ragv2.scoring.grounding import text_support
     from pytest_ragv2.scoring.language import rank_languages
@@ -80,21 +81,25 @@ def measure(run_dir: Path) -> dict[str, float]:
     work = []
     for raw in raws:
         loaded = catalog.find(raw["key"]["case"])
-        if loaded is not None:
-            work.append((raw, loaded.case, loaded.split))
+        line = read_raw_run(raw)
+        if loaded is not None and isinstance(line, ChatRawRun):
+            work.append((raw, line, loaded.case, loaded.split))
     rank_languages("a warm-up sentence so the language model is loaded")
 
     def one_pass() -> list[float]:
         times = []
-        for raw, case, split in work:
+        for _, line, case, split in work:
             started = time.perf_counter()
-            score_raw_chat_run(raw, case=case, split=split, allowed_files=allowed, options=options)
+            key = line.key.run_key("B")
+            score_raw_chat_run(
+                key, line, case=case, split=split, allowed_files=allowed, options=options
+            )
             times.append(time.perf_counter() - started)
         return times
 
     first = one_pass()
     second = one_pass()
-    distinct = sorted({text for raw, _, _ in work for text in _support_texts(raw)})
+    distinct = sorted({text for raw, _, _, _ in work for text in _support_texts(raw)})
     text_support.cache_clear()
     normalise.cache_clear()
     read_values.cache_clear()

@@ -86,13 +86,9 @@ from pytest_ragv2.scoring.answer_checks import (
     _answer_language,
     _asked,
     _constraints,
-    _corpus_held,
-    _primary,
     _reading,
     _refusal,
-    _refused_values,
     _source_type,
-    _stance_claims,
 )
 from pytest_ragv2.scoring.answer_options import (
     MAX_SCORED_CHARS,
@@ -102,7 +98,6 @@ from pytest_ragv2.scoring.answer_options import (
     ScoringBudgetExceeded,
     _Context,
     _turn_filenames,
-    _turn_texts,
     allowed_files,
     bounded_turn,
     cut_for_scoring,
@@ -116,29 +111,18 @@ from pytest_ragv2.scoring.answer_records import (
     worst,
 )
 from pytest_ragv2.scoring.citations import check_citations
-from pytest_ragv2.scoring.claim_contradictions import contradicting_value
-from pytest_ragv2.scoring.claim_denials import said_otherwise
-from pytest_ragv2.scoring.claim_offers import gold_writings, offered_forbidden
-from pytest_ragv2.scoring.claim_values import (
-    contradicted_values,
-    offered_in_place,
-    swapped_values,
-)
-from pytest_ragv2.scoring.claims import PatternTimedOut, score_claims
+from pytest_ragv2.scoring.claims import ClaimsScore, PatternTimedOut
 from pytest_ragv2.scoring.grounding import (
-    Support,
-    answer_facts,
     text_support,
 )
+from pytest_ragv2.scoring.language import LanguageGuess
 from pytest_ragv2.scoring.metrics import RUBRIC_DIMENSIONS
 from pytest_ragv2.scoring.modality import weakened_claims
-from pytest_ragv2.scoring.phrases import (
-    CONFLICT_PHRASES,
-)
-from pytest_ragv2.scoring.refusal import credited_refusal_claims
+from pytest_ragv2.scoring.refusal_clauses import RefusalReading
 from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds
+from pytest_ragv2.scoring.turn_reading import ClaimsRead, FactsRead, read_claims, read_facts
 from pytest_ragv2.scoring.vetoes import (
     Allowed,
     allowlist_vetoes,
@@ -155,7 +139,9 @@ from pytest_ragv2.systems.transcripts import ChatTurn, Transcript
 
 
 def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool) -> TurnScore:
-    lang, options = context.lang, context.options
+    """One turn's score: its claims, its facts, its vetoes, its refusal, its citations, its
+    source type, constraints and tools, and the rubric; each stage checks the budget."""
+    options = context.options
     answer, cut_from = cut_for_scoring(turn.answer if turn.ran else "", options.max_scored_chars)
     completed = turn.ran and turn.error is None and bool(answer.strip())
     score = TurnScore(turn=gold.turn, ran=turn.ran, completed=completed)
@@ -166,148 +152,16 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     context.checkpoint(f"turn {gold.turn}: start")
     score.safe_refusal_expected = gold.safe_refusal_expected
     guess = _answer_language(answer, gold, context)
-    # an answer written wholly in another language writes its numbers that language's way
-    # ("9,500 m³/h" in English is nine thousand five hundred, in German nine and a half)
-    if (
-        guess is not None
-        and guess.language in options.languages
-        and guess.confidence >= READ_AS_WRITTEN_FROM
-    ):
-        lang = guess.language
+    lang = _language_read_in(guess, context)
     expected = gold.expected_answer or ExpectedAnswer()
-    try:
-        claims = score_claims(
-            expected,
-            answer,
-            lang,
-            gold_lang=options.gold_lang,
-            deadline=context.deadline,
-            prompt=turn.prompt,
-        )
-    except PatternTimedOut as exc:  # stopped mid-match: re alone could never be
-        budget = options.scoring_budget_s or 0.0
-        raise ScoringBudgetExceeded(budget, f"turn {gold.turn}: {exc}") from None
     reading = _reading(gold, answer, context)
-    claims = replace(
-        claims,
-        forbidden_found=offered_forbidden(
-            claims, expected, reading, answer=answer, gold_lang=options.gold_lang, lang=lang
-        ),
-    )
-    # a value given for what another claim of its kind is about ("Business: 5 000,
-    # Enterprise: 1 000"): neither claim is stated, and each value is the other's error
-    # a claim's subject is named in the gold's words: an answer in another language cannot
-    # be read for it ("charging" is no "charge" of the French "autonomie par charge")
-    gold_words = options.gold_lang or context.lang
-    swaps = (
-        swapped_values(
-            answer, claims.required_matched, options.gold_lang, claims.required_missed, lang
-        )
-        if _primary(gold_words) == _primary(lang)
-        else []
-    )
-    if swaps:
-        # a value given for a claim the answer also states is stated for neither
-        stated = {id(m.claim) for m in claims.required_matched}
-        swapped = [match for match, given_for in swaps if id(given_for) in stated]
-        claims = replace(
-            claims,
-            required_matched=tuple(m for m in claims.required_matched if m not in swapped),
-            required_missed=(*claims.required_missed, *(m.claim for m in swapped)),
-        )
-    # a refusal turn's refusal claims, stated in the answer's own words
-    credited = (
-        credited_refusal_claims(answer, lang, claims.required_missed)
-        if gold.safe_refusal_expected and not claims.forbidden_found
-        else []
-    )
-    # a claim about the answer's stance rather than a fact — the data are synthetic
-    # ("Synthetische Demodaten, keine bestätigten Projektdaten."), the sources disagree
-    # ("Widerspruch") — is stated by any such statement of the answer, in any language
-    for phrases in (context.options.synthetic_labels, CONFLICT_PHRASES):
-        credited += _stance_claims(answer, claims.required_missed, phrases, credited)
-    missed = [claim for claim in claims.required_missed if claim not in credited]
-    score.required = len(expected.required_claims)
-    score.required_found = len(claims.required_matched) + len(credited)
-    score.required_missed = [claim.text for claim in missed]
-    unsure = [claim.text for claim in missed if said_otherwise(claim, answer)]
-    score.optional = len(expected.optional_claims)
-    score.optional_found = len(claims.optional_matched)
-    score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
-    if expected.required_claims or expected.forbidden_claims:
-        score.exact_answer = not missed and not claims.forbidden_found
+    read = read_claims(gold, turn, answer, lang, expected, reading, context)
+    claims = read.claims
+    _count_claims(score, expected, read)
     context.checkpoint(f"turn {gold.turn}: claims")
 
-    # support: this turn's evidence, results and citations, the prompts so far, the history
-    prompt_support = text_support(turn.prompt)
-    own = []
-    for text in _turn_texts(turn):
-        context.checkpoint(f"turn {gold.turn}: support")
-        own.append(text_support(text))
-    support = Support.merge(
-        [*context.history, prompt_support, *own],
-        extra_filenames=[*context.history_names, *_turn_filenames(turn)],
-    )
-    gold_spans = [
-        m.span for m in (*claims.required_matched, *claims.optional_matched) if m.span is not None
-    ]
-    # a matched gold value written a second time ("eight hundred and twenty-five thousand
-    # euros (€0.825M)") is the gold value there too
-    matched = (*claims.required_matched, *claims.optional_matched)
-    gold_spans += gold_writings(answer, lang, matched, options.gold_lang)
-    markers = [citation.marker for citation in turn.citations]
-    context.checkpoint(f"turn {gold.turn}: support")
-    facts = answer_facts(
-        answer, lang, support, markers=markers, gold_spans=gold_spans, prompt=turn.prompt
-    )
-    context.checkpoint(f"turn {gold.turn}: facts")
-    # claim-bound grounding: a value given for a missed claim must be its gold value
-    bound = {
-        fact.span: (claim, fact.supported)
-        for fact, claim in (
-            *contradicted_values(
-                answer,
-                facts,
-                expected,
-                claims.required_missed,
-                gold_spans,
-                options.gold_lang,
-                prompt=turn.prompt,
-            ),
-            *offered_in_place(
-                facts, claims.forbidden_found, claims.required_missed, options.gold_lang
-            ),
-        )
-    }
-    for match, given_for in swaps:
-        fact = next(
-            (
-                f
-                for f in facts
-                if match.span is not None
-                and f.span[0] < match.span[1]
-                and match.span[0] < f.span[1]
-            ),
-            None,
-        )
-        if fact is not None:
-            bound[fact.span] = (given_for, fact.supported)
-    # a text claim that states values, said with another value in a sentence about it
-    for claim in claims.required_missed:
-        span = contradicting_value(claim, answer, lang, options.gold_lang, taken=gold_spans)
-        fact = next(
-            (f for f in facts if span is not None and f.span[0] < span[1] and span[0] < f.span[1]),
-            None,
-        )
-        if fact is not None and fact.span not in bound:
-            bound[fact.span] = (claim, fact.supported)
-    facts = [replace(f, supported=False) if f.span in bound else f for f in facts]
-    # a real reference the passages do not hold is no invention, unless it is given in place
-    # of a claim's own or is a value the gold forbids (another kit's part number named as
-    # this kit's is made up here)
-    wrong = [*bound, *(m.span for m in claims.forbidden_found if m.span is not None)]
-    facts = _corpus_held(facts, options.corpus_names, wrong)
-    facts = _refused_values(facts, reading)
+    judged = read_facts(gold, turn, answer, lang, expected, read, reading, context)
+    facts, bound = judged.facts, judged.bound
     score.facts = len(facts)
     score.unsupported = [fact.text for fact in facts if not fact.supported]
     score.contradicted = [
@@ -318,7 +172,75 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
         for fact in facts
         if not fact.supported and fact.kind == "identifier" and fact.type and fact.span not in bound
     ]
+    vetoes, numbers_unsure = _fact_vetoes(gold, expected, answer, judged, claims, context)
+    context.checkpoint(f"turn {gold.turn}: vetoes")
+    _refusal(score, gold, answer, score.required_found, context, reading, facts)
+    context.checkpoint(f"turn {gold.turn}: refusal")
+    _refusal_veto(score, gold, answer, reading, vetoes)
 
+    _cite(score, gold, turn, answer, judged, claims, context)
+    context.checkpoint(f"turn {gold.turn}: citations")
+    _source_type(score, gold, turn, answer, facts, context, vetoes)
+    if context.allowed is not None:
+        allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
+    context.checkpoint(f"turn {gold.turn}: source type")
+    _constraints(score, gold, turn, answer, guess, facts, claims.forbidden_found, context, vetoes)
+    for claim, sentence in weakened_claims(
+        expected.required_claims, answer, lang, claims.required_missed
+    ):
+        detail = f"{clip(claim.text, 120)!r} said with a weaker modality"
+        score.constraint_violations.append(f"constraint_weakened: {detail}")
+        vetoes.append(Veto("constraint_weakened", gold.turn, clip(sentence), detail))
+    context.checkpoint(f"turn {gold.turn}: constraints")
+    score.tool_checks = check_tools(
+        gold.expect_tools, turn, facts, judged.prompt_support, kb_path=options.kb_path
+    )
+    score.vetoes = dedupe(vetoes)
+    score.rubric = turn_rubric(score)
+    _ask_for_review(score, read, numbers_unsure)
+
+    if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
+        context.history.extend([judged.prompt_support, text_support(answer), *judged.own_support])
+        context.history_names.extend(_turn_filenames(turn))
+    return score
+
+
+def _language_read_in(guess: LanguageGuess | None, context: _Context) -> str:
+    """The language the answer's numbers are read in: an answer written wholly in another
+    language writes its numbers that language's way ("9,500 m³/h" in English is nine
+    thousand five hundred, in German nine and a half)."""
+    if (
+        guess is not None
+        and guess.language in context.options.languages
+        and guess.confidence >= READ_AS_WRITTEN_FROM
+    ):
+        return guess.language
+    return context.lang
+
+
+def _count_claims(score: TurnScore, expected: ExpectedAnswer, read: ClaimsRead) -> None:
+    claims = read.claims
+    score.required = len(expected.required_claims)
+    score.required_found = len(claims.required_matched) + read.credited
+    score.required_missed = [claim.text for claim in read.missed]
+    score.optional = len(expected.optional_claims)
+    score.optional_found = len(claims.optional_matched)
+    score.forbidden_found = [match.claim.text for match in claims.forbidden_found]
+    if expected.required_claims or expected.forbidden_claims:
+        score.exact_answer = not read.missed and not claims.forbidden_found
+
+
+def _fact_vetoes(
+    gold: TurnGold,
+    expected: ExpectedAnswer,
+    answer: str,
+    judged: FactsRead,
+    claims: ClaimsScore,
+    context: _Context,
+) -> tuple[list[Veto], list[Veto]]:
+    """The vetoes the facts and the forbidden claims raise, and the number vetoes the
+    scorer is unsure of (a number it cannot bind to a claim)."""
+    facts = judged.facts
     vetoes: list[Veto] = []
     # a filename outside the allow-list is that veto's, not also a fabricated identifier
     checked = [
@@ -332,7 +254,7 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     ]
     numbers_unsure: list[Veto] = []
     fabrication_vetoes(
-        gold.turn, expected, checked, bound, vetoes, hedged(answer, checked), numbers_unsure
+        gold.turn, expected, checked, judged.bound, vetoes, hedged(answer, checked), numbers_unsure
     )
     for match in claims.forbidden_found:
         if match.claim.veto is not None:
@@ -344,10 +266,18 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
                     f"forbidden claim: {match.claim.text}",
                 )
             )
+    return vetoes, numbers_unsure
 
-    context.checkpoint(f"turn {gold.turn}: vetoes")
-    _refusal(score, gold, answer, score.required_found, context, reading, facts)
-    context.checkpoint(f"turn {gold.turn}: refusal")
+
+def _refusal_veto(
+    score: TurnScore,
+    gold: TurnGold,
+    answer: str,
+    reading: RefusalReading | None,
+    vetoes: list[Veto],
+) -> None:
+    """A refusal expected and not made: a veto, or a ruling asked for where the answer
+    neither clearly refuses nor clearly answers."""
     undecided = (
         gold.safe_refusal_expected
         and reading is not None
@@ -367,6 +297,16 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             detail = "a refusal was expected; the answer does not refuse"
         vetoes.append(Veto("failed_safe_refusal", gold.turn, clip(answer), clip(detail)))
 
+
+def _cite(
+    score: TurnScore,
+    gold: TurnGold,
+    turn: ChatTurn,
+    answer: str,
+    judged: FactsRead,
+    claims: ClaimsScore,
+    context: _Context,
+) -> None:
     try:
         cited = check_citations(
             answer,
@@ -374,44 +314,31 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
             turn.evidence,
             # the question's own figures given back are no claim a citation must back (the
             # same value, not digits of a model name: "75 kW" is not the "75" of "TVS 75-10")
-            [fact for fact in facts if not _asked(fact, prompt_support)],
+            [fact for fact in judged.facts if not _asked(fact, judged.prompt_support)],
             claims.required_matched,
             claims.optional_matched,
             deadline=context.deadline,
         )
     except PatternTimedOut as exc:  # a pattern over a cited source's text
-        budget = options.scoring_budget_s or 0.0
+        budget = context.options.scoring_budget_s or 0.0
         raise ScoringBudgetExceeded(budget, f"turn {gold.turn}: {exc}") from None
     score.citation_checks = list(cited.checks)
     score.claim_sentences = cited.claim_sentences
     score.claim_sentences_cited = cited.claim_sentences_cited
-    context.checkpoint(f"turn {gold.turn}: citations")
 
-    _source_type(score, gold, turn, answer, facts, context, vetoes)
-    if context.allowed is not None:
-        allowlist_vetoes(gold.turn, turn, facts, context.allowed, vetoes)
-    context.checkpoint(f"turn {gold.turn}: source type")
-    _constraints(score, gold, turn, answer, guess, facts, claims.forbidden_found, context, vetoes)
-    for claim, sentence in weakened_claims(
-        expected.required_claims, answer, lang, claims.required_missed
-    ):
-        detail = f"{clip(claim.text, 120)!r} said with a weaker modality"
-        score.constraint_violations.append(f"constraint_weakened: {detail}")
-        vetoes.append(Veto("constraint_weakened", gold.turn, clip(sentence), detail))
-    context.checkpoint(f"turn {gold.turn}: constraints")
-    score.tool_checks = check_tools(
-        gold.expect_tools, turn, facts, prompt_support, kb_path=options.kb_path
-    )
-    score.vetoes = dedupe(vetoes)
-    score.rubric = turn_rubric(score)
+
+def _ask_for_review(score: TurnScore, read: ClaimsRead, numbers_unsure: list[Veto]) -> None:
+    """A ruling asked for where a reviewer's answer can change the turn's verdict."""
     decided_fail = score.vetoes or any(
         grade.verdict == "FAIL" for name, grade in score.rubric.items() if name != "Completeness"
     )
-    if unsure and len(unsure) == len(missed) and not decided_fail:
+    if read.unsure and len(read.unsure) == len(read.missed) and not decided_fail:
         # a ruling on a claim said in other words moves Completeness only: asked for when it
         # can change the turn's verdict — not when a veto or another dimension fails it, nor
         # when another missed claim keeps Completeness where it is
-        score.review.append("a required claim may be stated in other words: " + "; ".join(unsure))
+        score.review.append(
+            "a required claim may be stated in other words: " + "; ".join(read.unsure)
+        )
     if numbers_unsure and not decided_fail:
         # a number in no source that the scorer cannot bind to a claim: a high-severity
         # veto would rest on a guess of what it is given for
@@ -422,11 +349,6 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     elif numbers_unsure:  # the run fails anyway: the veto it would raise stands
         score.vetoes = dedupe([*score.vetoes, *numbers_unsure])
         score.rubric = turn_rubric(score)
-
-    if not last:  # what a later turn's facts may rest on (after the last, nothing reads it)
-        context.history.extend([prompt_support, text_support(answer), *own])
-        context.history_names.extend(_turn_filenames(turn))
-    return score
 
 
 # --------------------------------------------------------------------------- entry point
