@@ -7,9 +7,9 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.config.settings import AnswerGateSettings
-from pytest_ragv2.deciding.aggregate import aggregate
 from pytest_ragv2.deciding.verdict import verdict
 from pytest_ragv2.layers.chat.gates import evaluate_layer_b, vetoes_by_system
+from tests.deciding.json_records import aggregate
 
 ROLES = {"v1": "baseline", "v2": "candidate"}
 

@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.config.settings import Settings
-from pytest_ragv2.deciding.decision import Decision, decide
+from pytest_ragv2.deciding.decision import Decision
+from tests.deciding.json_records import decide
 
 ROLES = {"v1": "baseline", "v2": "candidate"}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.deciding.aggregate import aggregate
+from tests.deciding.json_records import aggregate
 
 
 def record(
@@ -76,7 +76,7 @@ def _failed(case: str, rep: int, kind: str, message: str, latency: float) -> dic
 
 
 def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
-    from pytest_ragv2.deciding.aggregate import summarize
+    from tests.deciding.json_records import summarize
 
     records = [
         record("A", "v2", 1, 1.0, latency=0.5),
@@ -92,8 +92,8 @@ def test_latency_is_over_successful_runs_and_errors_are_named_by_kind() -> None:
 
 
 def test_a_system_whose_every_run_failed_cannot_pass_a_latency_gate() -> None:
-    from pytest_ragv2.deciding.aggregate import summarize
     from pytest_ragv2.deciding.gates import error_rate_gate, latency_gate
+    from tests.deciding.json_records import summarize
 
     records = [_failed(f"C{n}", 1, "http", "401 Unauthorized", 0.002) for n in range(4)]
     row = summarize(records, with_intervals=True)

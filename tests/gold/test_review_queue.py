@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from pytest_ragv2.config.settings import Settings
-from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.gold.adjudication import load_adjudications
 from pytest_ragv2.report.summary import build_summary, render_summary_markdown
+from tests.deciding.json_records import decide
 from tests.deciding.test_gates_chat import FABRICATED, ROLES, record
 
 UNCLEAR = "neither refuses nor answers: 'Je vous invite à contacter le support.'"

@@ -37,8 +37,8 @@ def test_every_answer_metric_but_met_is_read_from_the_score() -> None:
 
 def test_a_declared_metric_reaches_records_rows_and_tables() -> None:
     """Adding a metric is its declaration: the row means and the table read it from there."""
-    from pytest_ragv2.deciding.aggregate import summarize
     from pytest_ragv2.report.tables import columns
+    from tests.deciding.json_records import summarize
 
     extra = Metric("answer_chars", "chars", "neither", "answer length", tables=("answers",))
     assert ("answer_chars", "chars") in columns((*ANSWER_METRICS, extra), "answers")

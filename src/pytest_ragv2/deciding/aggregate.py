@@ -14,7 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from pytest_ragv2.deciding.records import ChatRecord, RunRecord, as_record, as_records
+from pytest_ragv2.deciding.records import ChatRecord, RunRecord
 from pytest_ragv2.deciding.results import (
     Latency,
     Row,
@@ -76,7 +76,7 @@ def case_metric_means(
 
 
 def summarize(
-    given: Sequence[RunRecord | Mapping[str, Any]],
+    records: Sequence[RunRecord],
     *,
     with_intervals: bool = False,
     layer: str = "A",
@@ -87,7 +87,6 @@ def summarize(
     a bootstrap each). Skipped runs are counted, and left out of every figure.
     ``case_means``: the group's per-case means when the caller has them already
     (:func:`case_metric_means` of exactly these runs, or of runs with the same cases)."""
-    records = as_records(given)
     skipped = sum(1 for record in records if record.skipped)
     if skipped:
         records = [record for record in records if not record.skipped]
@@ -185,7 +184,7 @@ def _means_of_cases(
 
 
 def aggregate(
-    records: Iterable[RunRecord | Mapping[str, Any]],
+    records: Iterable[RunRecord],
     *,
     roles: Mapping[str, str],
     expected_runs: int | None = None,
@@ -194,8 +193,7 @@ def aggregate(
 ) -> SessionResults:
     """Deduplicate by run key (the last record wins) and build every table."""
     unique: dict[RunKey, RunRecord] = {}
-    for given in records:
-        record = as_record(given)
+    for record in records:
         unique[record.key] = record
     ordered = [unique[key] for key in sorted(unique, key=RunKey.sort_key)]
     results = SessionResults(

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_ragv2.deciding.aggregate import aggregate
-from pytest_ragv2.deciding.records import as_record, held_for_review
+from pytest_ragv2.deciding.records import held_for_review
 from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.layers.protocol import load_layer
 
@@ -38,7 +38,7 @@ class Decision:
 
 
 def decide(
-    records: Iterable[RunRecord | Mapping[str, Any]],
+    records: Iterable[RunRecord],
     *,
     layer: str,
     settings: Settings,
@@ -60,9 +60,9 @@ def decide(
     ``extra_gates`` (the ``pytest_ragv2_gates`` hooks) adds gates after the layer's."""
     configured = dict(configured_roles) if configured_roles else dict(roles)
 
-    def decided(given: Iterable[RunRecord | Mapping[str, Any]], errors: Sequence[str]) -> Decision:
+    def decided(given: Iterable[RunRecord], errors: Sequence[str]) -> Decision:
         # a run the scorer could not decide, and no reviewer has ruled on, decides nothing
-        held = [held_for_review(as_record(record)) for record in given]
+        held = [held_for_review(record) for record in given]
         results = aggregate(
             held,
             roles=roles,
@@ -84,9 +84,8 @@ def decide(
     if not adjudications:
         return decided(records, case_errors)
     from pytest_ragv2.deciding.adjudicate import apply, outcome_json
-    from pytest_ragv2.deciding.records import as_records
 
-    machine = as_records(list(records))
+    machine = list(records)
     checked, unknown = adjudications.check_systems(configured)
     errors = [*case_errors, *(str(error) for error in unknown)]
     adjudicated, applied = apply(machine, checked)

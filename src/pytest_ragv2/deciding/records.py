@@ -232,7 +232,3 @@ def as_record(
     if "vetoes" in values:
         values["vetoes"] = tuple(Veto.from_json(veto) for veto in values["vetoes"])
     return kind(**values)
-
-
-def as_records(records: Sequence[RunRecord | Mapping[str, Any]]) -> list[RunRecord]:
-    return [as_record(record) for record in records]
