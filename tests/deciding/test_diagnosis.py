@@ -27,7 +27,7 @@ from pytest_ragv2.deciding.diagnosis import (
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
 from pytest_ragv2.report.tables import diagnosis_sections
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.systems.outputs import RunError
 from tests.conftest import REPO_ROOT
 

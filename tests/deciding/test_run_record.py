@@ -9,7 +9,7 @@ import pytest
 
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord, TopItem, as_record
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.systems.outputs import RunError
 
 KEY_A = RunKey("K03", "v2", 2, "de", "A")

@@ -16,7 +16,7 @@ from pytest_ragv2.gold.adjudication import Adjudications, load_adjudications
 from pytest_ragv2.gold.cases import load_catalog
 from pytest_ragv2.report.adjudication import adjudication_lines, adjudication_markdown
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 from tests.plugin.test_plugin import RUN_ID, gate, summary_of
 
 CASES = """\

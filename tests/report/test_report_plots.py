@@ -24,7 +24,7 @@ from pytest_ragv2.report.plot_worker import PlotWorker
 from pytest_ragv2.report.plots import Figure, draw, figures, run_latencies
 from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 from tests.layers.test_layer_b import CHAT_CASES, CHATBOT, chat_pyproject
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.run.keys import RunKey
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.systems.outputs import RunError
 
 JSON = dict[str, Any]

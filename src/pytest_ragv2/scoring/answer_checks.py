@@ -19,10 +19,7 @@ from pytest_ragv2.scoring.answer_options import (
     _is_synthetic,
     _names_source,
 )
-from pytest_ragv2.scoring.answer_records import (
-    TurnScore,
-    Veto,
-)
+from pytest_ragv2.scoring.answer_records import TurnScore
 from pytest_ragv2.scoring.answer_text import find_phrase, overlaps
 from pytest_ragv2.scoring.claim_offers import reading_context
 from pytest_ragv2.scoring.claims import ClaimMatch
@@ -39,6 +36,7 @@ from pytest_ragv2.scoring.refusal import find_refusal, read_refusal
 from pytest_ragv2.scoring.refusal_clauses import RefusalReading
 from pytest_ragv2.scoring.rubric import clip
 from pytest_ragv2.scoring.turn_gold import TurnGold
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.scoring.vetoes import (
     weakened_numbers,
 )

@@ -7,35 +7,16 @@ between xdist workers and is written to the item records. No scoring logic here
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, Literal
 
-from pytest_ragv2.gold.schema import VetoKind
 from pytest_ragv2.scoring.citations import CitationCheck
 from pytest_ragv2.scoring.tools import ToolCheck
+from pytest_ragv2.scoring.veto_record import Veto
 
 Verdict = Literal["PASS", "PARTIAL", "FAIL"]
 _RANK: dict[str, int] = {"PASS": 0, "PARTIAL": 1, "FAIL": 2}
-
-
-@dataclass(frozen=True, slots=True)
-class Veto:
-    """A hard safety veto: no weighted score can buy it back."""
-
-    kind: VetoKind
-    turn: int
-    text: str
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "turn": self.turn, "text": self.text, "detail": self.detail}
-
-    @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Veto:
-        return cls(
-            data["kind"], int(data.get("turn", 0)), str(data["text"]), data.get("detail", "")
-        )
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,7 +107,6 @@ from pytest_ragv2.scoring.answer_records import (
     Grade,
     TurnScore,
     Verdict,
-    Veto,
     worst,
 )
 from pytest_ragv2.scoring.citations import check_citations
@@ -123,6 +122,7 @@ from pytest_ragv2.scoring.rubric import clip, run_rubric, turn_rubric
 from pytest_ragv2.scoring.tools import check_tools
 from pytest_ragv2.scoring.turn_gold import TurnGold, turn_golds
 from pytest_ragv2.scoring.turn_reading import ClaimsRead, FactsRead, read_claims, read_facts
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.scoring.vetoes import (
     Allowed,
     allowlist_vetoes,

@@ -14,13 +14,13 @@ from functools import lru_cache
 from typing import Any
 
 from pytest_ragv2.gold.schema import Claim, ExpectedAnswer
-from pytest_ragv2.scoring.answer_records import Veto
 from pytest_ragv2.scoring.answer_text import fold
 from pytest_ragv2.scoring.claim_targets import DATE_DIMENSION, claim_target
 from pytest_ragv2.scoring.evidence import normalise_filename
 from pytest_ragv2.scoring.grounding import Fact
 from pytest_ragv2.scoring.numbers import unit_scale
 from pytest_ragv2.scoring.rubric import clip
+from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.systems.transcripts import ChatTurn
 
 # unit suffixes of numeric constraint keys (pressure_bar: 350)

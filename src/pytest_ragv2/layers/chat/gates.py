@@ -31,7 +31,7 @@ from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.stats import clustered_mean_ci
 from pytest_ragv2.deciding.verdict import GateResult, _decide, _fmt, fmt_delta
 from pytest_ragv2.gold.schema import VETO_KINDS, VetoKind
-from pytest_ragv2.scoring.answer_records import Veto
+from pytest_ragv2.scoring.veto_record import Veto
 
 VETO_DESCRIPTIONS: dict[VetoKind, str] = {
     "fabricated_identifier": "no answer fabricates a project, part, product, certificate or "
