@@ -270,7 +270,7 @@ def judge_counts(results: SessionResults) -> dict[str, dict[str, int]]:
             if not judge:
                 continue
             judged = True
-            grade = judge.get("grade")
+            grade = judge.grade
             if grade in GRADES:
                 counts[grade] += 1
                 rubric = record.rubric if isinstance(record, ChatRecord) else {}

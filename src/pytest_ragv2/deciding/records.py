@@ -15,15 +15,48 @@ import dataclasses
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from pytest_ragv2.layers.registry import LAYERS
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.scoring.veto_record import Veto
 from pytest_ragv2.systems.outputs import RunError
 
+if TYPE_CHECKING:
+    from pydantic import JsonValue
+
+    from pytest_ragv2.scoring.retrieval import EvidenceHit
+
 JSON = dict[str, Any]
 _NOT_NUMBERS = (str, list, tuple, dict)
+
+
+@dataclass(frozen=True, slots=True)
+class JudgeGrade:
+    """The advisory judge model's grade of one run (layer B): it never decides an item or a
+    gate; the report counts how often it agrees with the rubric."""
+
+    grade: str | None  # PASS, PARTIAL or FAIL; None: no grade could be read
+    model: str | None = None
+    reason: str | None = None
+    error: str | None = None  # why there is no grade
+
+    def to_json(self) -> dict[str, str | None]:
+        data: dict[str, str | None] = {} if self.model is None else {"model": self.model}
+        data["grade"] = self.grade
+        if self.reason is not None:
+            data["reason"] = self.reason
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> JudgeGrade:
+        def text(name: str) -> str | None:
+            value = data.get(name)
+            return None if value is None else str(value)
+
+        return cls(text("grade"), text("model"), text("reason"), text("error"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +72,8 @@ class RunRecord:
     error: RunError | None = None
     skipped: str | None = None  # why the system could not serve the case (counted, no figure)
     gold_status: str | None = None
-    metrics: Mapping[str, Any] = field(default_factory=dict)  # as metrics.py declares them
-    judge: Mapping[str, Any] | None = None  # the advisory judge's grade (layer B)
+    metrics: Mapping[str, JsonValue] = field(default_factory=dict)  # as metrics.py declares
+    judge: JudgeGrade | None = None  # the advisory judge's grade (layer B)
     # a reviewer's ruling (adjudication.py): who, when, why, each value before and after
     adjudication: Mapping[str, Any] | None = None
 
@@ -58,8 +91,8 @@ class RunRecord:
             value = getattr(self, item.name)
             if item.name == "key":
                 value = self.key.to_json()
-            elif item.name == "error":
-                value = self.error.to_json() if self.error else None
+            elif item.name in ("error", "judge"):
+                value = value.to_json() if value is not None else None
             elif item.name in ("top", "vetoes"):
                 value = [entry.to_json() for entry in value]
             elif isinstance(value, tuple):
@@ -122,7 +155,18 @@ class RetrievalRecord(RunRecord):
     @property
     def leaked(self) -> tuple[str, ...]:
         """Files outside the allow-list among the returned items."""
-        return tuple(self.metrics.get("leaked") or ())
+        found = self.metrics.get("leaked")
+        return tuple(str(name) for name in found) if isinstance(found, list) else ()
+
+    @property
+    def evidence_hits(self) -> tuple[EvidenceHit, ...]:
+        """Where each required evidence entry was first found, as the scorer recorded it."""
+        from pytest_ragv2.scoring.retrieval import EvidenceHit
+
+        found = self.metrics.get("evidence_hits")
+        if not isinstance(found, list):
+            return ()
+        return tuple(EvidenceHit.from_json(hit) for hit in found if isinstance(hit, dict))
 
     def without_top(self) -> RetrievalRecord:
         """This record without its listed items: ``dataclasses.replace(self, top=())``
@@ -206,7 +250,7 @@ def as_record(
         kind, own = RetrievalRecord, _RETRIEVAL_ONLY
     else:
         kind, own = ChatRecord, _CHAT_ONLY
-    error = data.get("error")
+    error, judge = data.get("error"), data.get("judge")
     values: JSON = {
         "key": RunKey.from_json(data["key"]),
         "category": str(data.get("category", "")),
@@ -220,7 +264,7 @@ def as_record(
         "skipped": data.get("skipped"),
         "gold_status": data.get("gold_status"),
         "metrics": keep_metrics(dict(data.get("metrics") or {})),
-        "judge": data.get("judge"),
+        "judge": JudgeGrade.from_json(judge) if isinstance(judge, Mapping) else None,
         "adjudication": data.get("adjudication"),
     }
     for name in own:

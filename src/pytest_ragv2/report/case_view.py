@@ -236,9 +236,9 @@ def listed_from_record(record: RetrievalRecord, *, raw_missing: bool = True) -> 
     records keep no list past their report (``controller.kept_record``): for them it is
     empty, and only a rescored record lists its items."""
     levels: dict[int, int] = {}
-    for hit in record.metrics.get("evidence_hits") or ():
+    for hit in record.evidence_hits:
         for step, name in ((1, "document"), (2, "page"), (3, "section"), (4, "full")):
-            rank = (hit.get("first_rank") or {}).get(name)
+            rank = hit.first_rank.get(name)
             if isinstance(rank, int):
                 levels[rank] = max(levels.get(rank, 0), step)
     shown = tuple(
@@ -256,10 +256,7 @@ def listed_from_record(record: RetrievalRecord, *, raw_missing: bool = True) -> 
 def _evidence_marks(record: RetrievalRecord, required: Sequence[Evidence]) -> tuple[GoldMark, ...]:
     from pytest_ragv2.layers.retrieval.run import describe_evidence
 
-    hits = {
-        int(hit.get("index", -1)): hit.get("first_rank") or {}
-        for hit in record.metrics.get("evidence_hits") or ()
-    }
+    hits = {hit.index: hit.first_rank for hit in record.evidence_hits}
     missed_reasons = [r for r in record.reasons if r.startswith("gold evidence not in top")]
     marks = []
     for index, entry in enumerate(required):

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from pytest_ragv2.config.inputs import present
 from pytest_ragv2.config.located_yaml import CaseLoadError
 from pytest_ragv2.config.settings import Settings, SystemSettings
-from pytest_ragv2.deciding.records import RunRecord
+from pytest_ragv2.deciding.records import JudgeGrade, RunRecord
 from pytest_ragv2.gold.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.gold.cases import CaseFile, Catalog, load_catalog
 from pytest_ragv2.gold.schema import Case
@@ -269,10 +269,10 @@ class RunContext:
             )
         if self.settings.judge is not None:
             try:
-                judged: dict[str, Any] = self.judge.grade(case, key.lang, transcript)
+                judged = self.judge.grade(case, key.lang, transcript)
             except Exception as exc:  # advisory: a broken judge costs nothing
-                judged = {"grade": None, "error": f"{exc!r}"[:300]}
-            self.writer.append({"key": key.to_json(), "judge": judged})
+                judged = JudgeGrade(None, error=f"{exc!r}"[:300])
+            self.writer.append({"key": key.to_json(), "judge": judged.to_json()})
             record = dataclasses.replace(record, judge=judged)
         return record
 

@@ -368,6 +368,7 @@ class Resumption:
         """The record of an item already run, scored from its raw run by ``rescore`` (the
         layer's); None when it must run (never ran, its line does not read as a run, or it
         ended in an error and errors are retried)."""
+        from pytest_ragv2.deciding.records import JudgeGrade
         from pytest_ragv2.run.raw_models import JudgeRawRun
         from pytest_ragv2.systems.outputs import SCORING_ERROR_KINDS
 
@@ -380,7 +381,8 @@ class Resumption:
             return None
         judged = self._earlier_line({"key": key.to_json(), "judge": None})
         if isinstance(judged, JudgeRawRun):
-            record = dataclasses.replace(record, judge=judged.judge)
+            grade = JudgeGrade.from_json(judged.judge) if judged.judge is not None else None
+            record = dataclasses.replace(record, judge=grade)
         return record
 
     def _earlier_line(self, identity: dict[str, Any]) -> RawRun | None:

@@ -54,7 +54,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import islice
@@ -89,6 +89,14 @@ class EvidenceHit:
 
     def to_json(self) -> dict[str, Any]:
         return {"index": self.index, "first_rank": dict(self.first_rank)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> EvidenceHit:
+        ranks = data.get("first_rank") or {}
+        return cls(
+            int(data.get("index", -1)),
+            {name: rank if isinstance(rank, int) else None for name, rank in ranks.items()},
+        )
 
 
 @dataclass(frozen=True, slots=True)

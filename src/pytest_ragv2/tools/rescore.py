@@ -19,7 +19,7 @@ from pytest_ragv2.config.inputs import present
 from pytest_ragv2.config.located_yaml import CaseLoadError
 from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.pipeline import RunFacts, decide_run
-from pytest_ragv2.deciding.records import RunRecord
+from pytest_ragv2.deciding.records import JudgeGrade, RunRecord
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.gold.allowlist import Allowlist, load_allowlist
 from pytest_ragv2.gold.cases import Catalog, load_catalog
@@ -91,7 +91,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
     layers = str(manifest.get("options", {}).get("layer") or "A").split(",")
     records: list[RunRecord] = []
     unknown: list[str] = []
-    judged: dict[str, dict[str, Any]] = {}
+    judged: dict[str, JudgeGrade] = {}
     unreadable: list[str] = []
     for raw in read_raw_runs(run_dir):
         try:
@@ -100,7 +100,7 @@ def rescore_run(run_dir: Path, settings: Settings) -> Rescored:
             unreadable.append(_unreadable(raw, exc))
             continue
         if isinstance(line, JudgeRawRun):  # the advisory judge's grade of a run
-            judged[json.dumps(raw["key"], sort_keys=True)] = dict(line.judge or {})
+            judged[json.dumps(raw["key"], sort_keys=True)] = JudgeGrade.from_json(line.judge or {})
             continue
         loaded = catalog.find(line.key.case)
         if loaded is None:

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
 
+from pytest_ragv2.deciding.records import JudgeGrade
 from pytest_ragv2.gold.schema import Case
 from pytest_ragv2.scoring.metrics import GRADES
 from pytest_ragv2.systems.openai_chat import OpenAIChat, OpenAIChatConfig
@@ -77,20 +77,19 @@ class Judge:
         self.config = config
         self._chat = OpenAIChat("judge", config)
 
-    def grade(self, case: Case, lang: str, transcript: Transcript) -> dict[str, Any]:
+    def grade(self, case: Case, lang: str, transcript: Transcript) -> JudgeGrade:
         """The judge's advisory grade of one run (never raises)."""
+        model = self.config.model
         try:
             reply = self._chat.converse([judge_prompt(case, lang, transcript)])
         except Exception as exc:  # the judge must never cost the run
-            return {"model": self.config.model, "grade": None, "error": f"{exc!r}"[:300]}
+            return JudgeGrade(None, model, error=f"{exc!r}"[:300])
         if reply.error is not None:
             error = f"{reply.error.kind}: {reply.error.message}"[:300]
-            return {"model": self.config.model, "grade": None, "error": error}
+            return JudgeGrade(None, model, error=error)
         grade, reason = parse_grade(reply.final_answer)
-        result: dict[str, Any] = {"model": self.config.model, "grade": grade, "reason": reason}
-        if grade is None:
-            result["error"] = "no grade in the judge's reply"
-        return result
+        missing = "no grade in the judge's reply" if grade is None else None
+        return JudgeGrade(grade, model, reason, missing)
 
     def close(self) -> None:
         self._chat.close()

@@ -71,7 +71,7 @@ class RetrievalLayer:
     def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
         retrieval = [record for record in records if isinstance(record, RetrievalRecord)]
         return {
-            "leaking_runs": sum(1 for record in retrieval if record.metrics.get("leaked")),
+            "leaking_runs": sum(1 for record in retrieval if record.leaked),
             "empty_runs": sum(1 for record in retrieval if record.ok and record.returned == 0),
         }
 
