@@ -252,8 +252,9 @@ def test_apply_is_pure_and_the_most_specific_entry_wins(tmp_path: Path) -> None:
     )
     assert v2.reasons[1].startswith("adjudicated by Case Reviewer on 2026-11-29: met false → true")
     assert v2.adjudication is not None
-    assert v2.adjudication["by"] == ["Case Reviewer", "Run Reviewer"]
-    assert v2.adjudication["rulings"][1]["changes"] == {"recall@5": [1.0, 0.5]}
+    assert v2.adjudication is not None
+    assert v2.adjudication.by == ("Case Reviewer", "Run Reviewer")
+    assert v2.adjudication.to_json()["rulings"][1]["changes"] == {"recall@5": [1.0, 0.5]}
     assert [len(item.runs) for item in applied] == [2, 1]  # case-wide first, then the run
     assert RetrievalRecord is type(v2)
     # the record's JSON carries the ruling (per-run views, xdist) and reads back
@@ -634,7 +635,7 @@ def test_layer_b_a_ruling_lifts_a_veto_and_flips_the_verdict_through_decide(
     assert isinstance(record, ChatRecord)
     assert record.rubric["accuracy"] == "PASS"
     assert record.adjudication is not None
-    assert record.adjudication["by"] == ["Kim Engineer"]
+    assert record.adjudication.by == ("Kim Engineer",)
     # an entry naming a system nobody configured fails gold_valid and is not applied
     path = tmp_path / "gold" / "adjudications.yaml"
     path.write_text(path.read_text().replace("system: v2", "system: v7"))

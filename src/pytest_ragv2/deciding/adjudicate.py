@@ -11,7 +11,7 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from pytest_ragv2.deciding.records import ChatRecord, RunRecord
+from pytest_ragv2.deciding.records import ChatRecord, Ruling, Rulings, RunRecord
 from pytest_ragv2.gold.adjudication import (
     KEPT_VETOES,
     METRICS_BY_LAYER,
@@ -90,26 +90,24 @@ def _stamp(entry: AdjudicationEntry) -> str:
     return f"adjudicated by {entry.reviewer} on {entry.date.isoformat()}"
 
 
-def _provenance(record: RunRecord, adjudication: Adjudication, changes: Mapping[str, Any]) -> Any:
+def _provenance(
+    record: RunRecord, adjudication: Adjudication, changes: Mapping[str, tuple[Any, Any]]
+) -> Rulings:
     entry = adjudication.entry
-    previous = dict(record.adjudication or {})
-    rulings = list(previous.get("rulings", []))
-    rulings.append(
-        {
-            "reviewer": entry.reviewer,
-            "date": entry.date.isoformat(),
-            "note": entry.note,
-            "ruling": entry.kind,
-            "line": adjudication.location.line,
-            "changes": {name: list(pair) for name, pair in changes.items()},
-        }
+    previous = record.adjudication or Rulings((), (), False)
+    ruling = Ruling(
+        entry.reviewer,
+        entry.date.isoformat(),
+        entry.note,
+        entry.kind,
+        adjudication.location.line,
+        dict(changes),
     )
-    reviewers = list(dict.fromkeys([*previous.get("by", []), entry.reviewer]))
-    return {
-        "by": reviewers,
-        "rulings": rulings,
-        "disputed": bool(entry.disputed or previous.get("disputed")),
-    }
+    return Rulings(
+        tuple(dict.fromkeys([*previous.by, entry.reviewer])),
+        (*previous.rulings, ruling),
+        bool(entry.disputed or previous.disputed),
+    )
 
 
 def _disputed(record: RunRecord, item: Applied) -> RunRecord:

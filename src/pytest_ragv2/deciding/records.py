@@ -60,6 +60,64 @@ class JudgeGrade:
 
 
 @dataclass(frozen=True, slots=True)
+class Ruling:
+    """One reviewer's ruling applied to a run (``gold/adjudications.yaml``)."""
+
+    reviewer: str
+    date: str  # ISO date
+    note: str
+    ruling: str  # the entry's kind
+    line: int | None  # where the entry is
+    changes: Mapping[str, tuple[JsonValue, JsonValue]]  # what it changed: before, after
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "reviewer": self.reviewer,
+            "date": self.date,
+            "note": self.note,
+            "ruling": self.ruling,
+            "line": self.line,
+            "changes": {name: list(pair) for name, pair in self.changes.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Ruling:
+        changes, line = data.get("changes") or {}, data.get("line")
+        return cls(
+            str(data.get("reviewer", "")),
+            str(data.get("date", "")),
+            str(data.get("note", "")),
+            str(data.get("ruling", "")),
+            None if line is None else int(line),
+            {name: (pair[0], pair[1]) for name, pair in changes.items()},
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Rulings:
+    """The reviewers' rulings a run was decided under, in the order they were applied."""
+
+    by: tuple[str, ...]  # the reviewers, each once
+    rulings: tuple[Ruling, ...]
+    disputed: bool  # a ruling disputed the gold: the run is left out of the comparisons
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "by": list(self.by),
+            "rulings": [ruling.to_json() for ruling in self.rulings],
+            "disputed": self.disputed,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Rulings:
+        return cls(
+            tuple(str(name) for name in data.get("by") or ()),
+            tuple(Ruling.from_json(ruling) for ruling in data.get("rulings") or ()),
+            bool(data.get("disputed")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     key: RunKey
     category: str
@@ -75,7 +133,7 @@ class RunRecord:
     metrics: Mapping[str, JsonValue] = field(default_factory=dict)  # as metrics.py declares
     judge: JudgeGrade | None = None  # the advisory judge's grade (layer B)
     # a reviewer's ruling (adjudication.py): who, when, why, each value before and after
-    adjudication: Mapping[str, Any] | None = None
+    adjudication: Rulings | None = None
 
     def metric(self, name: str) -> float | None:
         """A per-run metric as a number; None when undefined or not measured."""
@@ -91,7 +149,7 @@ class RunRecord:
             value = getattr(self, item.name)
             if item.name == "key":
                 value = self.key.to_json()
-            elif item.name in ("error", "judge"):
+            elif item.name in ("error", "judge", "adjudication"):
                 value = value.to_json() if value is not None else None
             elif item.name in ("top", "vetoes"):
                 value = [entry.to_json() for entry in value]
@@ -250,7 +308,7 @@ def as_record(
         kind, own = RetrievalRecord, _RETRIEVAL_ONLY
     else:
         kind, own = ChatRecord, _CHAT_ONLY
-    error, judge = data.get("error"), data.get("judge")
+    error, judge, ruled = data.get("error"), data.get("judge"), data.get("adjudication")
     values: JSON = {
         "key": RunKey.from_json(data["key"]),
         "category": str(data.get("category", "")),
@@ -265,7 +323,7 @@ def as_record(
         "gold_status": data.get("gold_status"),
         "metrics": keep_metrics(dict(data.get("metrics") or {})),
         "judge": JudgeGrade.from_json(judge) if isinstance(judge, Mapping) else None,
-        "adjudication": data.get("adjudication"),
+        "adjudication": Rulings.from_json(ruled) if isinstance(ruled, Mapping) else None,
     }
     for name in own:
         if name in data and data[name] is not None:

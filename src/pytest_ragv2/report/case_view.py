@@ -398,7 +398,7 @@ def run_view(
         "latency_s": record.latency_s,
         "headline": record.metric(headline),
         "raw_missing": raw is None and not record.skipped,
-        "ruled_by": tuple(str(name) for name in (record.adjudication or {}).get("by", ())),
+        "ruled_by": record.adjudication.by if record.adjudication else (),
     }
     if isinstance(record, RetrievalRecord):
         returned = _returned_items(raw)
