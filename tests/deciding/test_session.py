@@ -50,7 +50,7 @@ def test_rates_are_means_of_case_means_and_errors_count() -> None:
     assert row.value("met") == pytest.approx((2 / 3 + 1 + 1) / 3)
     assert row.headline_ci is not None
     assert row.headline_ci[0] == "recall@5"
-    assert row.headline_ci[1]["value"] == pytest.approx(5 / 6)
+    assert row.headline_ci[1].value == pytest.approx(5 / 6)
     assert row.to_json()["recall@5_ci"]["value"] == pytest.approx(5 / 6)  # summary.json
     assert results.by_case["v2"]["C"].value("recall@5") is None
 

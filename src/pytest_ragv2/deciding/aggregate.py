@@ -17,11 +17,10 @@ from typing import Any
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
 from pytest_ragv2.deciding.results import (
     Latency,
-    Row,
+    RowFigures,
     SessionResults,
     SystemRow,
     _finite,
-    estimate_json,
 )
 from pytest_ragv2.deciding.stats import clustered_mean_ci, order_statistic_ci, percentile
 from pytest_ragv2.layers.protocol import load_layer
@@ -127,7 +126,7 @@ def summarize(
         # one value per case: the interval is the cluster bootstrap of the mean of case means
         headline = implementation.info.headline(recall_k)
         values = {name: [case[headline]] for name, case in per_case.items() if headline in case}
-        row.headline_ci = (headline, estimate_json(clustered_mean_ci(values)))
+        row.headline_ci = (headline, clustered_mean_ci(values))
     return row
 
 
@@ -300,7 +299,7 @@ def _tokens(usage: Mapping[str, int], *names: str) -> int | None:
     return None
 
 
-def consistency_and_cost(records: Sequence[RunRecord]) -> Row:
+def consistency_and_cost(records: Sequence[RunRecord]) -> RowFigures:
     """The protocol's per-system and per-case extras of layer B: answer and retrieved-document
     consistency over repetitions, timeouts and tool errors, repeated searches, and the
     input, evidence and output sizes (characters; tokens where the system reports them)."""
@@ -325,7 +324,7 @@ def consistency_and_cost(records: Sequence[RunRecord]) -> Row:
             sizes["input_tokens"].append(float(tokens_in))
         if tokens_out is not None:
             sizes["output_tokens"].append(float(tokens_out))
-    row: Row = {
+    row: RowFigures = {
         "answer_consistency": _modal_share(answers),
         "evidence_consistency": _modal_share(documents),
         "timeouts": timeouts,

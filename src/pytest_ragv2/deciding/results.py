@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.stats import Estimate
 
 Row = dict[str, Any]  # a row's JSON form, as summary.json holds it
+RowFigures = dict[str, float | int | None]  # a layer's own figures of a row (row_extras)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,13 +65,13 @@ class SystemRow:
     latency_p95: Latency
     error_kinds: dict[str, int] = field(default_factory=dict)  # most frequent first
     error_example: str = ""
-    extras: dict[str, Any] = field(default_factory=dict)  # the layer's own (row_extras)
-    headline_ci: tuple[str, dict[str, Any]] | None = None  # (metric, its case-clustered CI)
+    extras: RowFigures = field(default_factory=dict)  # the layer's own (row_extras)
+    headline_ci: tuple[str, Estimate] | None = None  # (metric, its case-clustered CI)
     role: str | None = None
     ceiling: float | None = None  # the attainable ceiling (retrieval layers, where known)
     scoring_errors: int = 0  # runs not scored within the scoring bound (not in ``errors``)
 
-    def value(self, name: str) -> Any:
+    def value(self, name: str) -> float | int | None:
         """A figure by its declared name: a metric mean, or one of the layer's figures."""
         if name in self.metrics:
             return self.metrics[name]
@@ -98,7 +99,7 @@ class SystemRow:
         data["latency_p50"] = self.latency_p50.to_json()
         data["latency_p95"] = self.latency_p95.to_json()
         if self.headline_ci is not None:
-            data[f"{self.headline_ci[0]}_ci"] = self.headline_ci[1]
+            data[f"{self.headline_ci[0]}_ci"] = estimate_json(self.headline_ci[1])
         if self.role is not None:
             data["role"] = self.role
         if self.ceiling is not None:

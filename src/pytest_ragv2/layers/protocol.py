@@ -19,7 +19,7 @@ from pytest_ragv2.report.text_table import Table
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
     from pytest_ragv2.deciding.records import RunRecord
-    from pytest_ragv2.deciding.results import SessionResults
+    from pytest_ragv2.deciding.results import RowFigures, SessionResults
     from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
@@ -78,7 +78,7 @@ class Layer(Protocol):
         ``ValueError`` for a line of another layer's kind."""
         ...
 
-    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> RowFigures:
         """Figures of a table row beyond the case-mean metrics (leaks, vetoes, cost)."""
         ...
 

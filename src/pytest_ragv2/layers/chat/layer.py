@@ -17,7 +17,7 @@ from pytest_ragv2.scoring.metrics import layer_case_metrics
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
     from pytest_ragv2.deciding.records import RunRecord
-    from pytest_ragv2.deciding.results import SessionResults
+    from pytest_ragv2.deciding.results import RowFigures, SessionResults
     from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
@@ -86,7 +86,7 @@ class ChatLayer:
             ),
         )
 
-    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> RowFigures:
         from pytest_ragv2.deciding.aggregate import consistency_and_cost
 
         return {

@@ -16,7 +16,7 @@ from pytest_ragv2.scoring.metrics import layer_case_metrics
 if TYPE_CHECKING:
     from pytest_ragv2.config.settings import Settings, SystemSettings
     from pytest_ragv2.deciding.records import RunRecord
-    from pytest_ragv2.deciding.results import SessionResults
+    from pytest_ragv2.deciding.results import RowFigures, SessionResults
     from pytest_ragv2.deciding.verdict import GateResult
     from pytest_ragv2.gold.allowlist import Allowlist
     from pytest_ragv2.gold.cases import LoadedCase
@@ -68,7 +68,7 @@ class RetrievalLayer:
             recall_k=settings.item_pass.recall_k,
         )
 
-    def row_extras(self, records: Sequence[RunRecord]) -> dict[str, Any]:
+    def row_extras(self, records: Sequence[RunRecord]) -> RowFigures:
         retrieval = [record for record in records if isinstance(record, RetrievalRecord)]
         return {
             "leaking_runs": sum(1 for record in retrieval if record.leaked),
