@@ -39,6 +39,36 @@ def _clean(value: Any) -> Any:
 
 
 @dataclass(frozen=True, slots=True)
+class ListedRun:
+    """A run a reviewer reads first: one that did not meet its case (``unmet_runs``, with
+    its reasons) or one the scorer left to a reviewer (``review_queue``, with why)."""
+
+    run: str  # the item's name
+    case: str
+    system: str
+    role: str
+    reasons: tuple[str, ...]
+    answer: str | None = None  # the chat layers' answer
+    reasons_more: int = 0  # the reasons left out of ``reasons``
+    lang: str | None = None  # the review queue names the prompt language and repetition
+    rep: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"run": self.run, "case": self.case, "system": self.system}
+        if self.lang is not None:
+            data["lang"] = self.lang
+        if self.rep is not None:
+            data["rep"] = self.rep
+        data["role"] = self.role
+        data["reasons"] = list(self.reasons)
+        if self.reasons_more:
+            data["reasons_more"] = self.reasons_more
+        if self.answer is not None:
+            data["answer"] = self.answer
+        return data
+
+
+@dataclass(frozen=True, slots=True)
 class ReportSection:
     """A section a ``pytest_ragv2_summary`` hook adds to a layer's reports: a title and a
     table of text (docs/extending.md)."""
@@ -99,9 +129,9 @@ class Summary:
     by_language: dict[str, dict[str, SystemRow]]
     by_case: dict[str, dict[str, SystemRow]]
     gates: list[GateResult]
-    unmet_runs: list[dict[str, Any]]
+    unmet_runs: list[ListedRun]
     # the runs the scorer could not decide, waiting for a reviewer's ruling
-    review_queue: list[dict[str, Any]] = field(default_factory=list)
+    review_queue: list[ListedRun] = field(default_factory=list)
     recall_k: int = 5  # the gates' recall@k, which a retrieval layer's tables show
     sections: list[ReportSection] = field(default_factory=list)  # the hooks' own sections
     # what the layer adds (LayerFigures)
@@ -166,8 +196,8 @@ class Summary:
             "by_language": _rows_json(self.by_language),
             "by_case": _rows_json(self.by_case, lazy=True),
             "gates": [gate.to_json() for gate in self.gates],
-            "unmet_runs": self.unmet_runs,
-            "review_queue": self.review_queue,
+            "unmet_runs": [run.to_json() for run in self.unmet_runs],
+            "review_queue": [run.to_json() for run in self.review_queue],
             **({"sections": [s.to_json() for s in self.sections]} if self.sections else {}),
             **self._figures_json(),
         }

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import importlib
 from collections import Counter, defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.report.case_html import _cases_html, _link
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.formal import RunKind
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.gold.cases import Catalog
-    from pytest_ragv2.report.model import Summary
+    from pytest_ragv2.report.model import ListedRun, Summary
     from pytest_ragv2.report.plot_worker import PlotWorker
 
 UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every one)
@@ -323,21 +323,19 @@ def _adjudication_html(summary: Summary) -> str:
     return str(render(summary)) if render is not None else ""
 
 
-def _unmet_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
+def _unmet_html(runs: Sequence[ListedRun], linked: bool) -> str:
     if not runs:
         return ""
     shown = runs[:UNMET_SHOWN]
     items = []
     for run in shown:
-        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
-        if run.get("reasons_more"):
-            reasons += f"<li class='more'>{escape(ELLIPSIS)} and {run['reasons_more']} more</li>"
-        answer = (
-            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
-        )
-        where = f" {_link(str(run['case']), 'case panel')}" if linked and run.get("case") else ""
+        reasons = "".join(f"<li>{escape(reason)}</li>" for reason in run.reasons)
+        if run.reasons_more:
+            reasons += f"<li class='more'>{escape(ELLIPSIS)} and {run.reasons_more} more</li>"
+        answer = f"<blockquote>{escape(run.answer)}</blockquote>" if run.answer else ""
+        where = f" {_link(run.case, 'case panel')}" if linked and run.case else ""
         items.append(
-            f"<details><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
+            f"<details><summary>{escape(run.run)} ({escape(run.role)})"
             f"</summary>{where}<ul>{reasons}</ul>{answer}</details>"
         )
     more = (
@@ -353,19 +351,17 @@ def _unmet_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
     )
 
 
-def _review_html(runs: Sequence[Mapping[str, Any]], linked: bool) -> str:
+def _review_html(runs: Sequence[ListedRun], linked: bool) -> str:
     """The runs the scorer left to a reviewer, each with why and its answer."""
     if not runs:
         return ""
     items = []
     for run in runs:
-        reasons = "".join(f"<li>{escape(str(reason))}</li>" for reason in run["reasons"])
-        answer = (
-            f"<blockquote>{escape(str(run['answer']))}</blockquote>" if run.get("answer") else ""
-        )
-        where = f" {_link(str(run['case']), 'case panel')}" if linked and run.get("case") else ""
+        reasons = "".join(f"<li>{escape(reason)}</li>" for reason in run.reasons)
+        answer = f"<blockquote>{escape(run.answer)}</blockquote>" if run.answer else ""
+        where = f" {_link(run.case, 'case panel')}" if linked and run.case else ""
         items.append(
-            f"<details open><summary>{escape(str(run['run']))} ({escape(str(run['role']))})"
+            f"<details open><summary>{escape(run.run)} ({escape(run.role)})"
             f"</summary>{where}<ul>{reasons}</ul>{answer}</details>"
         )
     return (

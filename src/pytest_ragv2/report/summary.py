@@ -13,7 +13,7 @@ from pytest_ragv2.deciding.results import SessionResults
 from pytest_ragv2.deciding.verdict import GateResult
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.report.adjudication import adjudication_markdown
-from pytest_ragv2.report.model import Summary, _clean
+from pytest_ragv2.report.model import ListedRun, Summary, _clean
 from pytest_ragv2.report.safe_text import json_safe
 from pytest_ragv2.report.tables import gate_table, md_text, metric_sections, render_markdown
 
@@ -79,47 +79,44 @@ def session_verdict(gates: Sequence[GateResult], *, passed: bool, interrupted: b
 REASONS_KEPT = 20  # of one run's reasons in summary.json; the count of the rest is kept
 
 
-def unmet_runs(results: SessionResults) -> list[dict[str, Any]]:
+def unmet_runs(results: SessionResults) -> list[ListedRun]:
     """Every run that did not meet its case (candidate first), with its reasons (the first
     :data:`REASONS_KEPT`, and ``reasons_more`` counting the rest) and, at the chat layers,
     the answer's beginning: what a reviewer reads first. The list is complete."""
     rank = {"candidate": 0, "baseline": 1, "reference": 2}
     unmet = [record for record in results.records if not record.met and not record.skipped]
     unmet.sort(key=lambda r: (rank.get(r.role, 3), r.key))
-    rows = []
-    for record in unmet:
-        row: dict[str, Any] = {
-            "run": record.key.item_name,
-            "case": record.key.case,
-            "system": record.key.system,
-            "role": record.role,
-            "reasons": list(record.reasons[:REASONS_KEPT]),
-        }
-        if len(record.reasons) > REASONS_KEPT:
-            row["reasons_more"] = len(record.reasons) - REASONS_KEPT
-        if isinstance(record, ChatRecord) and record.answer is not None:
-            row["answer"] = record.answer
-        rows.append(row)
-    return rows
+    return [
+        ListedRun(
+            record.key.item_name,
+            record.key.case,
+            record.key.system,
+            record.role,
+            record.reasons[:REASONS_KEPT],
+            answer=record.answer if isinstance(record, ChatRecord) else None,
+            reasons_more=max(0, len(record.reasons) - REASONS_KEPT),
+        )
+        for record in unmet
+    ]
 
 
-def review_queue(results: SessionResults) -> list[dict[str, Any]]:
+def review_queue(results: SessionResults) -> list[ListedRun]:
     """Every run the scorer left to a reviewer and no ruling has settled yet, decisive
     roles first: what a reviewer rules on in gold/adjudications.yaml."""
     rank = {"candidate": 0, "baseline": 1}
     waiting = [r for r in results.records if isinstance(r, ChatRecord) and r.review]
     waiting.sort(key=lambda r: (rank.get(r.role, 2), r.key))
     return [
-        {
-            "run": record.key.item_name,
-            "case": record.key.case,
-            "system": record.key.system,
-            "lang": record.key.lang,
-            "rep": record.key.rep,
-            "role": record.role,
-            "reasons": list(record.review),
-            **({"answer": record.answer} if record.answer is not None else {}),
-        }
+        ListedRun(
+            record.key.item_name,
+            record.key.case,
+            record.key.system,
+            record.role,
+            record.review,
+            answer=record.answer,
+            lang=record.key.lang,
+            rep=record.key.rep,
+        )
         for record in waiting
     ]
 
@@ -135,8 +132,8 @@ def _review_markdown(summary: Summary) -> list[str]:
         "",
     ]
     for run in summary.review_queue:
-        lines.append(f"- **{md_text(run['run'])}** ({run['role']})")
-        lines.extend(f"  - {md_text(reason)}" for reason in run["reasons"])
+        lines.append(f"- **{md_text(run.run)}** ({run.role})")
+        lines.extend(f"  - {md_text(reason)}" for reason in run.reasons)
     return [*lines, ""]
 
 
