@@ -7,7 +7,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 Decision = Literal["pass", "fail", "skip"]
 
@@ -23,7 +26,7 @@ class GateResult:
     hard: bool = False
     details: list[str] = field(default_factory=list)
     # a comparison gate's evidence: estimate, interval, test and p-values (stats.py)
-    evidence: dict[str, Any] | None = None
+    evidence: dict[str, JsonValue] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

@@ -8,9 +8,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from pydantic import JsonValue
+
     from pytest_ragv2.deciding.results import SystemRow
     from pytest_ragv2.report.model import Summary
 
@@ -20,7 +22,7 @@ class PlotRow:
     """What a figure reads of a summary's row (a system's, a category's or a case's)."""
 
     role: str | None
-    metrics: dict[str, Any]
+    metrics: dict[str, float | None]
     runs: int
     cases: int
     latency_p50: float | None
@@ -37,7 +39,7 @@ class PlotGate:
     decision: str
     reason: str
     details: tuple[str, ...]
-    evidence: dict[str, Any] | None
+    evidence: dict[str, JsonValue] | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -56,7 +58,7 @@ class PlotInputs:
     vetoes_by_system: dict[str, dict[str, int]] | None = None
     # the compared metric (case_metric) of each case, the candidate's and the baseline's
     # only: what the per-case figure reads of a row (a float per case, not a row per case)
-    case_values: dict[str, dict[str, Any]] = field(default_factory=dict)
+    case_values: dict[str, dict[str, float | None]] = field(default_factory=dict)
     case_metric: str = ""
     headline: str = "met"  # the layer's headline metric (recall@k at a retrieval layer)
 
