@@ -14,6 +14,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from pytest_ragv2.deciding.case_rows import CaseRows
 from pytest_ragv2.deciding.records import ChatRecord, RunRecord
 from pytest_ragv2.deciding.results import (
     Latency,
@@ -232,10 +233,10 @@ def aggregate(
             name: summarize(rows, layer=layer, case_means=means_of(rows) if one_language else None)
             for name, rows in group(system_records, lambda r: r.key.lang).items()
         }
-        results.by_case[system] = {
-            name: summarize(rows, layer=layer, case_means=means_of(rows))
-            for name, rows in group(system_records, lambda r: r.key.case).items()
-        }
+        # one row per case and system, kept compact until read (case_rows.py)
+        case_rows = results.by_case[system] = CaseRows()
+        for name, rows in group(system_records, lambda r: r.key.case).items():
+            case_rows.add(name, summarize(rows, layer=layer, case_means=means_of(rows)))
     return results
 
 

@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from pytest_ragv2.deciding.records import RunRecord
     from pytest_ragv2.deciding.stats import Estimate
 
@@ -140,7 +142,7 @@ class SessionResults:
     systems: dict[str, SystemRow] = field(default_factory=dict)
     by_category: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
     by_language: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
-    by_case: dict[str, dict[str, SystemRow]] = field(default_factory=dict)
+    by_case: dict[str, Mapping[str, SystemRow]] = field(default_factory=dict)  # CaseRows
     # the reviewers' rulings applied to these records, and the verdict without them
     adjudication: dict[str, Any] | None = None
 

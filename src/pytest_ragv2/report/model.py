@@ -127,7 +127,7 @@ class Summary:
     descriptors: dict[str, dict[str, str]]
     by_category: dict[str, dict[str, SystemRow]]
     by_language: dict[str, dict[str, SystemRow]]
-    by_case: dict[str, dict[str, SystemRow]]
+    by_case: dict[str, Mapping[str, SystemRow]]
     gates: list[GateResult]
     unmet_runs: list[ListedRun]
     # the runs the scorer could not decide, waiting for a reviewer's ruling
