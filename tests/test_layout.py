@@ -211,3 +211,21 @@ def test_the_tests_mirror_the_package_rooms() -> None:
     assert {p.name for p in tests.glob("test_*.py")} == TESTS_AT_THE_TOP, (
         "a new test goes in the folder of the package room it tests"
     )
+
+
+def test_no_property_test_has_a_deadline() -> None:
+    """Hypothesis's default 200 ms deadline per example is a wall-clock assertion: the suite
+    runs every property test without one (tests/conftest.py), and none sets its own."""
+    import re
+
+    from hypothesis import settings
+
+    assert settings.default.deadline is None
+    tests = Path(__file__).resolve().parent
+    timed = [
+        f"{path.relative_to(tests)}:{number}"
+        for path in sorted(tests.rglob("*.py"))
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if re.search(r"deadline\s*=\s*(?!None)[\w.(]", line) and "settings" in line
+    ]
+    assert timed == []
