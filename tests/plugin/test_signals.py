@@ -160,3 +160,41 @@ def test_a_session_that_was_not_interrupted_gives_the_handlers_straight_back() -
     hold()  # the verdict was written
     restore()
     assert signal.getsignal(signal.SIGINT) is before
+
+
+EXITING_AFTER_AN_INTERRUPT = """
+import atexit, os, signal, sys, time
+from pytest_ragv2.plugin.signals import interrupt_once
+
+def at_exit():  # registered first, so it runs last: as late as finalization reaches
+    os.kill(os.getpid(), signal.SIGINT)  # a second Ctrl-C, after the one noted below
+    time.sleep(0.2)
+    print(signal.getsignal(signal.SIGINT) is signal.SIG_IGN, flush=True)
+
+atexit.register(at_exit)
+restore = interrupt_once()
+try:
+    os.kill(os.getpid(), signal.SIGINT)
+    time.sleep(1)
+except KeyboardInterrupt:
+    pass
+restore()  # the session ended: its reports are written
+os.kill(os.getpid(), signal.SIGINT)  # one more: noted
+time.sleep(0.2)
+sys.exit(2)
+"""
+
+
+def test_an_interrupted_sessions_process_exits_with_its_status_whatever_signal_comes_last() -> None:
+    """The interpreter's finalization gives Python handlers back to the default: a signal
+    landing then would kill the process that already wrote exit status 2 (seen as -2)."""
+    done = subprocess.run(
+        [sys.executable, "-c", EXITING_AFTER_AN_INTERRUPT],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2, done.stderr
+    assert done.stdout.strip() == "True"
+    assert done.stderr.count("SIGINT noted") == 1

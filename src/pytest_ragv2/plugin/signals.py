@@ -10,7 +10,10 @@ status is 2. From the moment the verdict is written (``hold``) every signal is h
 a first one included: the verdict already stands. After an interrupted session has
 ended, one more signal is still noted (it would otherwise land between the reports and the
 process's exit and turn exit status 2 into a death by signal); the one after is obeyed.
-SIGKILL, or SIGQUIT (Ctrl-\\), still ends a session at once.
+Once such a process exits (its ``atexit`` functions run), SIGINT and SIGTERM are ignored:
+the interpreter's finalization gives a Python handler back to the default, and a second
+Ctrl-C landing in those last milliseconds would still kill it. SIGKILL, or SIGQUIT
+(Ctrl-\\), still ends a session at once.
 
 Only the main thread of the controlling process handles signals; elsewhere these are
 no-ops.
@@ -18,6 +21,7 @@ no-ops.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import signal
 import sys
@@ -82,12 +86,21 @@ def interrupt_once() -> Callable[[], None]:
 
     def restore() -> None:
         late = _one_late(previous) if _INTERRUPTED.is_set() else None
+        if late is not None:
+            atexit.register(_ignore_from_here)
         _INTERRUPTED.clear()
         for number, handler in previous.items():
             if signal.getsignal(number) in (_interrupt, _held):
                 signal.signal(number, late or handler)
 
     return restore
+
+
+def _ignore_from_here() -> None:
+    """At the exit of a process whose session was interrupted: its status stands."""
+    if _main_thread():
+        for number in _CAUGHT:
+            signal.signal(number, signal.SIG_IGN)
 
 
 def hold() -> None:
