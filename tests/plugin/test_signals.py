@@ -114,6 +114,9 @@ def test_a_second_interrupt_soon_after_the_first_still_ends_in_exit_2_with_the_r
     second_sent = session.poll() is None
     if second_sent:
         os.killpg(session.pid, second)
+    # a signal sent before the reports exist lands while the session still handles the
+    # first; one sent later may land after the process's atexit, where it is ignored unsaid
+    before_the_reports = not (project.path / "reports" / "t" / "summary.json").exists()
     out, err = session.communicate(timeout=60)
     assert session.returncode == pytest.ExitCode.INTERRUPTED, out + err
     assert "Traceback" not in out + err
@@ -124,7 +127,7 @@ def test_a_second_interrupt_soon_after_the_first_still_ends_in_exit_2_with_the_r
     assert summary["verdict"] == "interrupted"
     assert summary["exit_status"] == pytest.ExitCode.INTERRUPTED
     assert (project.path / "reports" / "t" / "report.html").is_file()
-    if second_sent:  # it arrived, and was noted rather than obeyed
+    if second_sent and before_the_reports:  # it arrived, and was noted rather than obeyed
         assert f"{second.name} noted" in err
 
 
