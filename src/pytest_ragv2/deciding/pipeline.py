@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.gold.cases import Catalog
     from pytest_ragv2.run.attainable import Ceiling
     from pytest_ragv2.run.session_end import BudgetSpent
+    from pytest_ragv2.run.shards import ShardPlan
     from pytest_ragv2.systems.outputs import RetrievedItem
 
 
@@ -59,6 +60,7 @@ class RunFacts:
     end: SessionEnd = field(default_factory=SessionEnd)
     # what a conftest or a plugin adds: gates and report sections (the hooks)
     extensions: Extensions = field(default_factory=Extensions)
+    shard: ShardPlan | None = None  # one shard of a run (--ragv2-shard): not a decision
 
 
 @dataclass(slots=True)
@@ -145,6 +147,8 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
         summary.session = session
         if end.stopped:
             summary.verdict = "stopped"
+        if facts.shard is not None:
+            _mark_partial(summary, facts.shard)
         summary.sections = facts.extensions.sections(summary)
         summaries[layer] = summary
         gates_by_layer[layer] = gates
@@ -155,6 +159,16 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
         passed,
         incomplete,
     )
+
+
+def _mark_partial(summary: Summary, shard: ShardPlan) -> None:
+    """One shard's summary: its figures are its share's, its verdict "partial" (unless
+    the shard was interrupted, stopped or left runs unstarted, which it says first)."""
+    summary.shard = shard
+    if summary.verdict in ("pass", "fail", "review"):
+        summary.verdict = "partial"
+    if summary.session is not None and summary.session.verdict in ("pass", "fail", "review"):
+        summary.session = dataclasses.replace(summary.session, verdict="partial")
 
 
 def _layer_summary(

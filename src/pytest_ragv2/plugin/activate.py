@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.results import SessionResults
     from pytest_ragv2.plugin.controller import Controller
     from pytest_ragv2.report.model import Summary
+    from pytest_ragv2.run.shards import Shard
 
 
 def activate(config: pytest.Config) -> None:
@@ -68,6 +69,7 @@ def activate(config: pytest.Config) -> None:
             layer_info(layer)
         except UnknownLayer as exc:
             raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
+    shard = _shard(config)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
     try:
@@ -131,6 +133,7 @@ def activate(config: pytest.Config) -> None:
         resumption=resumption,
         session_lock=lock,
         ship_raw_runs=bool(workerinput and workerinput.get(WORKER_SHIPS_RAW_RUNS)),
+        shard=shard,
         _catalog=catalog,
         _allowlist=allowlist,
         _allowlist_loaded=workerinput is None,
@@ -151,6 +154,18 @@ def activate(config: pytest.Config) -> None:
         controller = _start_controller(config, ctx, demo_url)
     if settings.max_minutes is not None and not config.option.collectonly:
         _start_budget(config, settings.max_minutes, workerinput, controller)
+
+
+def _shard(config: pytest.Config) -> Shard | None:
+    given = config.getoption("ragv2_shard")
+    if not given:
+        return None
+    from pytest_ragv2.run.shards import Shard, ShardError
+
+    try:
+        return Shard.parse(str(given))
+    except ShardError as exc:
+        raise pytest.UsageError(str(exc)) from None
 
 
 def _resume(

@@ -147,7 +147,7 @@ class CaseFile(pytest.File):
         if loaded.split in ctx.settings.splits:
             for layer in ctx.layers:
                 for case in loaded.cases:
-                    if layer in case.case.layers:
+                    if layer in case.case.layers and ctx.in_shard(case.case_id):
                         yield from self._items(ctx, case, layer)
         if loaded.errors:
             yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)

@@ -304,6 +304,8 @@ class Controller:
         self.decided_records = decided.records
         if status not in KEEP_STATUSES:
             ok = decided.passed and not self.other_failures and not decided.incomplete
+            if self.ctx.shard is not None:  # a shard's status: whether its runs are all made
+                ok = not (self.other_failures or decided.incomplete or self.lost_runs)
             status = pytest.ExitCode.OK if ok else pytest.ExitCode.TESTS_FAILED
             if self.raw_write_error is not None:
                 status = pytest.ExitCode.INTERNAL_ERROR
@@ -436,6 +438,7 @@ class Controller:
             catalog=ctx.catalog,
             stored_chunks=stored_chunks,
             end=end,
+            shard=ctx.shard_plan,
             **({"extensions": self.extensions} if self.extensions is not None else {}),
         )
 
@@ -483,7 +486,7 @@ class Controller:
                 screen, self.summaries, self.gates_by_layer, self.locations, self.decided_records
             )
         stats = getattr(reporter, "stats", None)
-        if isinstance(stats, dict):
+        if isinstance(stats, dict) and self.ctx.shard is None:  # a shard's gates decide nothing
             for key, count in summary_counts(self.gates).items():
                 stats.setdefault(key, []).extend(GateCount() for _ in range(count))
 

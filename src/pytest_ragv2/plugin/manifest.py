@@ -98,6 +98,11 @@ def run_manifest(
     )
     for layer in ctx.layers:
         manifest.update(load_layer(layer).manifest_extras(settings))
+    if ctx.shard_plan is not None:  # what `ragv2 merge` checks the shards of a run by
+        from pytest_ragv2.run.rawruns import git_dirty
+
+        manifest["shard"] = ctx.shard_plan.to_json()
+        manifest["git_dirty"] = git_dirty(ctx.rootdir)
     return manifest
 
 

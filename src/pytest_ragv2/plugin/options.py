@@ -123,6 +123,14 @@ OPTIONS: tuple[Option, ...] = (
         type=float,
     ),
     Option(
+        "--ragv2-shard",
+        "ragv2_shard",
+        "run one share of the cases, I of N (a CI matrix job): every run of a case in one "
+        "shard, the shares stratified by category; the shard's verdict is partial, and "
+        "`ragv2 merge` of every shard's raw runs decides",
+        metavar="I/N",
+    ),
+    Option(
         "--ragv2-progress",
         "ragv2_progress",
         "a progress line (runs done, errors, ETA, latest run) every 15 s: auto (default: on "

@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from pytest_ragv2.deciding.quality_score import QualityScores
     from pytest_ragv2.run.attainable import Ceiling
     from pytest_ragv2.run.session_end import BudgetSpent
+    from pytest_ragv2.run.shards import ShardPlan
 
 # per system, the runs that tripped each hard veto (a chat layer's)
 VetoCounts = dict[str, dict[str, int]]
@@ -117,7 +118,8 @@ class Summary:
     run_id: str
     seed: int
     layer: str
-    # "pass", "fail", "review" (runs wait for a ruling), "interrupted" or "incomplete"
+    # "pass", "fail", "review" (runs wait for a ruling), "interrupted", "incomplete",
+    # "stopped", or "partial" (one shard of a run: not a decision)
     verdict: str
     exit_status: int
     raw_runs: str
@@ -148,6 +150,7 @@ class Summary:
     attainable: dict[str, Ceiling] | None = None
     budget: BudgetSpent | None = None
     session: SessionFigures | None = None
+    shard: ShardPlan | None = None  # one shard's share: its verdict is "partial"
 
     def add_figures(self, figures: LayerFigures) -> None:
         self.quality_score = figures.quality_score
@@ -219,6 +222,16 @@ class Summary:
             ),
             "budget": self.budget.to_json() if self.budget else None,
             "session": self.session.to_json() if self.session else None,
+            "shard": (
+                {
+                    "index": self.shard.shard.index,
+                    "count": self.shard.shard.count,
+                    "cases": len(self.shard.cases),
+                    "plan_cases": self.shard.plan_cases,
+                }
+                if self.shard
+                else None
+            ),
         }
         return {key: value for key, value in found.items() if value is not None}
 

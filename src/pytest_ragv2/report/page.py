@@ -226,6 +226,12 @@ def _banner(summary: Summary, gates: Sequence[GateResult], cases: Sequence[CaseV
         if failing
         else "<span class='gates'>No gate failed.</span>"
     )
+    if verdict == "partial" and summary.shard is not None:
+        named = (
+            f"<span class='gates'>Shard {escape(summary.shard.shard.label)}: one share of the "
+            "run, not a decision; its gates read its share only, and `ragv2 merge` of every "
+            "shard's raw runs decides.</span>"
+        )
     unmet = [case for case in cases if case.outcome in ("unmet", "error")]
     links = ""
     if unmet:

@@ -165,6 +165,15 @@ class Session(_Part):
     verdict: str
 
 
+class ShardShare(_Part):
+    """One shard's share of a run (``--ragv2-shard=I/N``): its verdict is "partial"."""
+
+    index: int
+    count: int
+    cases: int
+    plan_cases: int
+
+
 class SummaryDocument(_Part):
     """One layer's summary.json."""
 
@@ -172,7 +181,7 @@ class SummaryDocument(_Part):
     seed: int
     layer: str
     recall_k: int | None = None  # a retrieval layer's: the gates' recall@k its tables show
-    verdict: Literal["pass", "fail", "review", "interrupted", "incomplete", "stopped"]
+    verdict: Literal["pass", "fail", "review", "interrupted", "incomplete", "stopped", "partial"]
     exit_status: int
     raw_runs: str
     runs: Runs
@@ -194,6 +203,7 @@ class SummaryDocument(_Part):
     attainable: dict[str, Ceiling] | None = None
     budget: Budget | None = None
     session: Session | None = None
+    shard: ShardShare | None = None
 
 
 SUMMARY: TypeAdapter[SummaryDocument] = TypeAdapter(SummaryDocument)

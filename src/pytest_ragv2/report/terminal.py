@@ -197,6 +197,13 @@ def _verdict(
             f"spent and {not_started} run(s) were not started: "
             f"not a pass; gate(s) failed: {names or 'none'}"
         )
+    elif verdict == "partial":
+        shard = first.shard
+        which = f"shard {shard.shard.label}, " if shard is not None else ""
+        text = (
+            f"verdict: PARTIAL — {which}one share of the run, not a decision: "
+            "`ragv2 merge` of every shard's raw runs decides"
+        )
     elif verdict == "review":
         text = (
             f"verdict: REVIEW — {waiting} run(s) need a ruling (gold/adjudications.yaml; "

@@ -26,6 +26,7 @@ from pytest_ragv2.layers.retrieval.run import item_record, raw_run
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.run.rawruns import RawRunWriter, ShippingWriter
 from pytest_ragv2.run.resume import Resumption, SessionLock
+from pytest_ragv2.run.shards import Shard, ShardPlan
 from pytest_ragv2.systems.base import Retriever
 from pytest_ragv2.systems.outputs import RetrievalResult, RunError
 from pytest_ragv2.systems.registry import ChatSystem, build_chat, build_retriever
@@ -84,6 +85,8 @@ class RunContext:
     session_lock: SessionLock | None = None  # the controller's hold on the run folder
     write_failure: str | None = None  # the run's manifest could not be written: no run starts
     ship_raw_runs: bool = False  # a worker on another host: its reports carry its raw lines
+    shard: Shard | None = None  # --ragv2-shard=I/N: this session runs one share of the cases
+    _shard_plan: ShardPlan | None = None
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -103,6 +106,24 @@ class RunContext:
         if self._catalog is None:
             self._catalog = load_run_catalog(self.settings, self.allowlist)
         return self._catalog
+
+    @property
+    def shard_plan(self) -> ShardPlan | None:
+        """This shard's share of the plan: the cases of the selected splits at the
+        session's layers, dealt as every shard job deals them (run/shards.py)."""
+        if self.shard is not None and self._shard_plan is None:
+            layers = set(self.layers)
+            planned = [
+                (loaded.case_id, loaded.case.category)
+                for loaded in self.catalog.cases(self.settings.splits)
+                if layers & set(loaded.case.layers)
+            ]
+            self._shard_plan = ShardPlan.of(self.shard, planned)
+        return self._shard_plan
+
+    def in_shard(self, case_id: str) -> bool:
+        plan = self.shard_plan
+        return plan is None or case_id in plan.cases
 
     def case_file(self, path: Path) -> CaseFile | None:
         if self._files_by_path is None:

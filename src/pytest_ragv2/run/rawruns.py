@@ -161,6 +161,24 @@ def _ask_git(directory: Path) -> str | None:
     return commit if completed.returncode == 0 and commit else None
 
 
+def git_dirty(directory: Path) -> bool | None:
+    """Whether the checkout holding ``directory`` has changes to tracked files (None when it
+    is no git checkout, or git cannot tell): asked of git, so only where it matters (a
+    shard, whose merge refuses shards of different code)."""
+    try:
+        completed = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=directory,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return bool(completed.stdout.strip()) if completed.returncode == 0 else None
+
+
 def package_versions() -> dict[str, str | None]:
     versions: dict[str, str | None] = {"python": platform.python_version()}
     for name in ("pytest-ragv2", *PACKAGES_RECORDED):

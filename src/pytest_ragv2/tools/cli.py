@@ -8,6 +8,8 @@
   summary.json and ``ragv2 schema raw-run`` that of a raw-run line.
 - ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
   against the current gold (no pytest, no live system) and exits with the verdict.
+- ``ragv2 merge RUN_DIR …`` makes one decision from every shard of a run
+  (``--ragv2-shard``), refusing shards that do not make one run (:mod:`pytest_ragv2.tools.merge`).
 - ``ragv2 export trec RUN_DIR`` writes TREC run and qrels files of a layer-A run
   (:mod:`pytest_ragv2.tools.export_trec`) for trec_eval or ranx.
 - ``ragv2 demo serve`` starts the embedded demo retrieval server.
@@ -243,6 +245,24 @@ def _build_parser() -> argparse.ArgumentParser:
         help="where to write the summaries (default: <reports>/<run-id>/rescored)",
     )
 
+    merge = commands.add_parser(
+        "merge",
+        help="one decision from every shard of a run (--ragv2-shard): checks the shards, "
+        "writes raw-runs/<run-id> and its reports; exits with the verdict",
+    )
+    merge.add_argument(
+        "run_dirs", type=Path, nargs="+", metavar="RUN_DIR", help="each shard's raw-runs/<id>"
+    )
+    merge.add_argument(
+        "--config",
+        default=None,
+        help="ragv2.yaml or pyproject.toml with [tool.ragv2] (default: the configuration the"
+        " first shard's manifest records)",
+    )
+    merge.add_argument(
+        "--run-id", default=None, help="the merged run's id (default: UTC time + seed)"
+    )
+
     freeze = commands.add_parser(
         "freeze",
         help="freeze one system's evidence of a layer-A run into a package for layer C",
@@ -304,6 +324,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "rescore":
         return rescore(args.run_dir, args.config, args.output, sys.stdout)
+    if args.command == "merge":
+        from pytest_ragv2.tools.merge import merge_command
+
+        return merge_command(args.run_dirs, args.config, args.run_id, sys.stdout)
     if args.command == "freeze":
         from pytest_ragv2.layers.frozen.package import freeze_command
 
