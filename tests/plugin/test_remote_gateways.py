@@ -55,8 +55,8 @@ class Host:
         }
 
 
-def _start_server(home: Path, log: Path) -> Host:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+def _start_server(home: Path, log: Path, **extra_env: str) -> Host:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "PYTHONDONTWRITEBYTECODE": "1", **extra_env}
     with log.open("wb") as out:
         process = subprocess.Popen(
             [sys.executable, "-m", "execnet.script.socketserver", "127.0.0.1:0"],
@@ -291,3 +291,167 @@ def test_differing_files_names_each_difference() -> None:
         "pyproject.toml: missing on the worker's host",
     ]
     assert differing_files(here, dict(here)) == []
+
+
+# -- hardened gateways: hosts that cannot take a worker, lost hosts, other code -----------
+
+
+def test_an_unreachable_or_busy_host_is_named_before_any_run(project: pytest.Pytester) -> None:
+    """A port nobody listens on, and a server that accepts and never answers (a socket
+    server busy with another session's worker looks so): both named, exit 4, nothing run."""
+    import socket
+
+    with socket.socket() as closed, socket.socket() as busy:
+        closed.bind(("127.0.0.1", 0))  # bound, not listening: connection refused
+        busy.bind(("127.0.0.1", 0))
+        busy.listen(1)  # accepts into its backlog, answers nothing
+        tx = [
+            "--dist=load",
+            "--tx",
+            f"socket=127.0.0.1:{closed.getsockname()[1]}//id=gone//chdir=project",
+            "--tx",
+            f"socket=127.0.0.1:{busy.getsockname()[1]}//id=busy//chdir=project",
+        ]
+        result = _remote_session(project, "--ragv2-layer=A", "--ragv2-run-id=remote", *tx)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "2 worker host(s) cannot take a worker" in err
+    assert "worker gone" in err
+    assert "Connection refused" in err
+    assert "worker busy" in err
+    assert "no answer" in err
+    assert "within 10 s" in err
+    assert "Traceback" not in err + result.stdout.str()
+    assert not (project.path / "raw-runs").exists()
+
+
+def test_two_workers_on_one_socket_server_are_refused(project: pytest.Pytester) -> None:
+    tx = ["socket=127.0.0.1:8888//id=a//chdir=project", "socket=127.0.0.1:8888//id=b//chdir=p"]
+    result = project.runpytest("--ragv2-layer=A", "--dist=load", "--tx", tx[0], "--tx", tx[1])
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "127.0.0.1:8888: 2 --tx lines" in result.stderr.str()
+
+
+def test_the_embedded_demo_with_workers_on_other_hosts_is_refused(
+    bundled: pytest.Pytester,
+) -> None:
+    result = bundled.runpytest(
+        "--ragv2-layer=A", "--dist=load", "--tx", "socket=127.0.0.1:8888//id=far//chdir=x"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "with the embedded demo" in result.stderr.str()
+    assert not (bundled.path / "raw-runs").exists()
+
+
+def _alternative_plugin(home: Path) -> Path:
+    """A copy of the plugin's sources with one scorer changed, for a host's interpreter to
+    find before the installed one (PYTHONPATH)."""
+    import pytest_ragv2
+
+    target = home / "other-plugin"
+    shutil.copytree(Path(pytest_ragv2.__file__).parent, target / "pytest_ragv2", ignore=NOT_COPIED)
+    scorer = target / "pytest_ragv2" / "scoring" / "retrieval.py"
+    scorer.write_text(scorer.read_text(encoding="utf-8") + "\n# changed on this host\n")
+    return target
+
+
+def test_a_host_with_another_scorer_or_system_module_is_refused(
+    project: pytest.Pytester,
+    hosts: Callable[[Path], tuple[Host, Host]],
+    tmp_path: Path,
+) -> None:
+    one, two = hosts(project.path)
+    module = two.home / "project" / "ragsystems.py"
+    module.write_text(module.read_text() + "\n# edited on host2 only\n")
+    result = _remote_session(project, "--ragv2-layer=A", "--ragv2-run-id=remote", *_tx(one, two))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "worker host2" in err
+    assert "python system module ragsystems: differs" in err
+    assert "worker host1" not in err
+    # a host whose installed plugin has another scorer: its server started with that copy
+    other = _alternative_plugin(tmp_path)
+    three_home = tmp_path / "host3"
+    shutil.copytree(project.path, three_home / "project", ignore=NOT_COPIED)
+    three = _start_server(three_home, tmp_path / "host3.log", PYTHONPATH=str(other))
+    try:
+        result = _remote_session(
+            project, "--ragv2-layer=A", "--ragv2-run-id=other", "--dist=load",
+            "--tx", one.tx("host1"), "--tx", three.tx("host3"),
+        )  # fmt: skip
+    finally:
+        three.process.kill()
+        three.process.wait()
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "worker host3" in err
+    assert "installed plugin source pytest_ragv2/scoring/retrieval.py: differs" in err
+
+
+def test_a_host_whose_checkout_cannot_import_is_named_before_any_run(
+    project: pytest.Pytester, hosts: Callable[[Path], tuple[Host, Host]]
+) -> None:
+    one, two = hosts(project.path)
+    # the same module on both sides, importable only on the controller's
+    (project.path / "helper_here.py").write_text("VALUE = 1\n")
+    for path in (project.path, one.home / "project", two.home / "project"):
+        module = path / "ragsystems.py"
+        module.write_text("import helper_here  # noqa\n" + module.read_text())
+    (one.home / "project" / "helper_here.py").write_text("VALUE = 1\n")
+    result = _remote_session(project, "--ragv2-layer=A", "--ragv2-run-id=remote", *_tx(one, two))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    err = result.stderr.str()
+    assert "worker host2" in err
+    assert "does not import: ModuleNotFoundError: No module named 'helper_here'" in err
+    assert not (project.path / "raw-runs" / "remote" / "runs-host1.jsonl").exists()
+
+
+def test_a_host_lost_mid_run_stops_cleanly_with_every_finished_run_kept_and_the_rest_named(
+    project: pytest.Pytester, hosts: Callable[[Path], tuple[Host, Host]]
+) -> None:
+    from tests.conftest import SYSTEMS_MODULE, pyproject
+    from tests.run.test_plan_budget import SLOW_SYSTEMS
+
+    project.makepyfile(ragsystems=SYSTEMS_MODULE + SLOW_SYSTEMS)  # each run takes 1 s
+    (project.path / "pyproject.toml").write_text(pyproject("slow_weak", "slow_good"))
+    one, two = hosts(project.path)
+    session = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "--ragv2-layer=A", "--ragv2-run-id=lost",
+         "--ragv2-reps=2", SEED, *_tx(one, two)],
+        cwd=project.path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    run_dir = project.path / "raw-runs" / "lost"
+    deadline = time.monotonic() + SESSION_TIMEOUT_S
+    while (
+        not (run_dir / "runs-host2.jsonl").is_file()
+        or not (run_dir / "runs-host2.jsonl").read_text()
+    ):
+        assert time.monotonic() < deadline, "host2 made no run"
+        assert session.poll() is None, session.communicate()
+        time.sleep(0.05)
+    two.process.kill()  # the host is lost: its server, and the worker inside it, die
+    out, err = session.communicate(timeout=SESSION_TIMEOUT_S)
+    assert session.returncode == pytest.ExitCode.TESTS_FAILED, out + err
+    assert "INTERNALERROR" not in out + err
+    assert "host(s) lost: host2" in out
+    summary = summary_of(project, "lost")
+    recorded = summary["runs"]["recorded"]
+    assert 0 < recorded < 20
+    made = _keys([line for lines in _raw_runs(run_dir).values() for line in lines])
+    assert len(made) == len(set(made)) == recorded  # every finished run kept, whole
+    named = re.search(r"(\d+) run\(s\) not made: ([^;]+);", out)
+    assert named is not None, out
+    assert int(named.group(1)) >= 20 - recorded - 1  # the run in flight counts as lost
+    assert "--ragv2-resume=lost" in out
+    # resumable on this machine: the missing runs are made, the run is whole
+    resumed = project.runpytest_subprocess(
+        "--ragv2-layer=A",
+        "--ragv2-reps=2",
+        "--ragv2-resume=lost",
+        "-n",
+        "2",
+        timeout=SESSION_TIMEOUT_S,
+    )
+    assert summary_of(project, "lost")["runs"] == {"expected": 20, "recorded": 20}, (
+        resumed.stdout.str()
+    )

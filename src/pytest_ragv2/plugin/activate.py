@@ -21,7 +21,11 @@ from pytest_ragv2.gold.allowlist import Allowlist
 from pytest_ragv2.gold.cases import Catalog
 from pytest_ragv2.layers.registry import UnknownLayer, demo_layer, layer_info
 from pytest_ragv2.plugin.checks import check_layers, check_usable, checked_inputs
-from pytest_ragv2.plugin.gateways import WORKER_SHIPS_RAW_RUNS, refuse_remote_resume
+from pytest_ragv2.plugin.gateways import (
+    WORKER_SHIPS_RAW_RUNS,
+    check_remote_session,
+    refuse_remote_resume,
+)
 from pytest_ragv2.plugin.options import INI_LAYER, OPTIONS, split_list
 from pytest_ragv2.plugin.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY
 from pytest_ragv2.plugin.xdist import (
@@ -71,6 +75,10 @@ def activate(config: pytest.Config) -> None:
             raise pytest.UsageError(f"--ragv2-layer={settings.layer}: {exc}") from None
     shard = _shard(config)
     workerinput: dict[str, Any] | None = getattr(config, "workerinput", None)
+    if workerinput is None and not (config.option.collectonly or config.getoption("ragv2_plan")):
+        if config.getoption("ragv2_resume"):  # from the command line alone, no gateway opened
+            refuse_remote_resume(config, str(config.getoption("ragv2_resume")))
+        check_remote_session(config, demo=not settings.systems)
     systems, demo_url, configured_roles = _systems(config, settings, workerinput)
     try:
         check_layers(settings, systems)

@@ -380,6 +380,7 @@ class Controller:
                 + "; ".join(self.lost_runs[:3])
                 + (f"; … {len(self.lost_runs) - 3} more" if len(self.lost_runs) > 3 else "")
             )
+        self.locations.extend(_lost_hosts_lines(session, self.ctx.run_id))
         if self.other_failures:
             self.locations.append(
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
@@ -496,6 +497,28 @@ class GateCount:
     """One failed gate, as pytest's final summary line counts it beside the items."""
 
     count_towards_summary: bool = True
+
+
+RUNS_NAMED = 10
+
+
+def _lost_hosts_lines(session: pytest.Session, run_id: str) -> list[str]:
+    """The hosts lost during the session and the runs they left unmade, named; those are
+    made by resuming the run here (its raw runs are all on this machine)."""
+    hooks = session.config.pluginmanager.get_plugin("ragv2-xdist")
+    if hooks is None:
+        return []
+    hosts, unmade = hooks.runs_not_made()
+    if not hosts:
+        return []
+    named = ", ".join(node_id.rpartition("::")[2] for node_id in unmade[:RUNS_NAMED])
+    more = f", … {len(unmade) - RUNS_NAMED} more" if len(unmade) > RUNS_NAMED else ""
+    return [
+        f"host(s) lost: {'; '.join(hosts)}: the session stopped with every finished run kept; "
+        f"{len(unmade)} run(s) not made: {named or 'none'}{more}; make them on this machine, "
+        f"where the run's raw runs are: the same command with --ragv2-resume={run_id} and "
+        "local workers (-n N) instead of --tx"
+    ]
 
 
 def _warm_imports(compared: bool, plots: bool) -> None:

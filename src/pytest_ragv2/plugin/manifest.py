@@ -98,6 +98,8 @@ def run_manifest(
     )
     for layer in ctx.layers:
         manifest.update(load_layer(layer).manifest_extras(settings))
+    if ctx.remote_hosts:  # each host's checkout, as `git describe --always --dirty` says
+        manifest["hosts"] = dict(ctx.remote_hosts)
     if ctx.shard_plan is not None:  # what `ragv2 merge` checks the shards of a run by
         from pytest_ragv2.run.rawruns import git_dirty
 

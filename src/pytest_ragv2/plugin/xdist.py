@@ -24,11 +24,12 @@ from pytest_ragv2.plugin.collect import INVALID_ITEM_NAME
 from pytest_ragv2.plugin.gateways import (
     RAW_LINES_ATTRIBUTE,
     WORKER_SHIPS_RAW_RUNS,
-    DefiningFiles,
+    HostExpectation,
     ShippedRawRuns,
-    check_same_gold,
+    check_host,
     defining_files,
     is_remote,
+    python_modules,
     relative_path,
     without_implicit_rsync,
     worker_of,
@@ -95,18 +96,24 @@ def make_slot_scheduler(
     return SlotScheduling(config, log)
 
 
+def case_runs(node_ids: Iterable[str]) -> Iterable[str]:
+    """The node ids of case runs: items of a YAML case file, not its error item."""
+    for node_id in node_ids:
+        path, _, name = node_id.partition("::")
+        in_case_file = path.lower().endswith((".yaml", ".yml")) and "[" in name
+        if in_case_file and not name.endswith(INVALID_ITEM_NAME):
+            yield node_id
+
+
 def count_case_runs(node_ids: Sequence[str], layers: Sequence[str]) -> dict[str, int]:
     """Case runs per layer among collected node ids: items of a YAML case file, not its
     error item (ordinary parametrized tests collected in the same session are not case
     runs)."""
     counts = dict.fromkeys(layers, 0)
-    for node_id in node_ids:
-        path, _, name = node_id.partition("::")
-        case_item = path.lower().endswith((".yaml", ".yml")) and "[" in name
-        if case_item and not name.endswith(INVALID_ITEM_NAME):
-            layer, _ = layer_of_node(name, layers)
-            if layer in counts:
-                counts[layer] += 1
+    for node_id in case_runs(node_ids):
+        layer, _ = layer_of_node(node_id.partition("::")[2], layers)
+        if layer in counts:
+            counts[layer] += 1
     return counts
 
 
@@ -123,7 +130,13 @@ class XdistHooks:
         self._on_expected = on_expected
         self._counted = False
         self._shipped = ShippedRawRuns(ctx.raw_run_writer)  # remote workers' raw runs
-        self._fingerprint: tuple[DefiningFiles, dict[str, str | None]] | None = None
+        self._expected: HostExpectation | None = None
+        # with workers on other hosts: the case runs collected and those reported, so the
+        # runs a lost host never made are named at the end
+        self._remote = False
+        self._collected: list[str] = []
+        self._reported: set[str] = set()
+        self._lost_hosts: list[str] = []
 
     def pytest_configure_node(self, node: Any) -> None:
         node.workerinput[WORKER_RUN_ID] = self._ctx.run_id
@@ -138,24 +151,43 @@ class XdistHooks:
                 node.workerinput[WORKER_DEMO_ERROR] = str(exc)
         if is_remote(node.gateway.spec):
             node.workerinput[WORKER_SHIPS_RAW_RUNS] = True
-            self._check_same_gold(node)
+            self._remote = True
+            self._check_host(node)
 
-    def _check_same_gold(self, node: Any) -> None:
-        if self._fingerprint is None:
-            ctx, settings = self._ctx, self._ctx.settings
+    def _check_host(self, node: Any) -> None:
+        ctx, settings = self._ctx, self._ctx.settings
+        if self._expected is None:
             wanted = defining_files(
-                ctx.rootdir, settings.source, settings.cases, settings.gold, settings.allowlist
+                ctx.rootdir,
+                settings.source,
+                settings.cases,
+                settings.gold,
+                settings.allowlist,
+                python_modules(ctx.systems),
             )
-            self._fingerprint = (wanted, wanted.hashes(ctx.rootdir))
-        wanted, expected = self._fingerprint
-        rootdir = relative_path(self._ctx.rootdir, node.config.invocation_params.dir)
-        check_same_gold(node, rootdir, wanted, expected)
+            self._expected = HostExpectation.here(ctx.rootdir, wanted)
+        rootdir = relative_path(ctx.rootdir, node.config.invocation_params.dir)
+        ctx.remote_hosts[str(node.gateway.id)] = check_host(node, rootdir, self._expected)
+
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        if error is not None and is_remote(node.gateway.spec):
+            self._lost_hosts.append(f"{node.gateway.id} ({error})".strip())
+
+    def runs_not_made(self) -> tuple[list[str], list[str]]:
+        """The hosts lost, and the case runs collected that no report came back for."""
+        if not self._lost_hosts:
+            return [], []
+        return list(self._lost_hosts), [
+            node_id for node_id in self._collected if node_id not in self._reported
+        ]
 
     def pytest_xdist_setupnodes(self, config: Any, specs: Sequence[Any]) -> None:
         without_implicit_rsync(config)
 
     @pytest.hookimpl(tryfirst=True)  # before the controller aggregates the report
     def pytest_runtest_logreport(self, report: Any) -> None:
+        if self._remote:
+            self._reported.add(report.nodeid)
         lines = report.__dict__.pop(RAW_LINES_ATTRIBUTE, None)  # kept on no report after
         worker = worker_of(report)
         if lines and worker is not None:
@@ -175,3 +207,5 @@ class XdistHooks:
         if not self._counted:
             self._counted = True
             self._on_expected(count_case_runs(ids, self._ctx.layers))
+            if self._remote:
+                self._collected = list(case_runs(ids))

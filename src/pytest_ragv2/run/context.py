@@ -86,6 +86,8 @@ class RunContext:
     write_failure: str | None = None  # the run's manifest could not be written: no run starts
     ship_raw_runs: bool = False  # a worker on another host: its reports carry its raw lines
     shard: Shard | None = None  # --ragv2-shard=I/N: this session runs one share of the cases
+    # workers on other hosts: what each host said of itself (its checkout's commit)
+    remote_hosts: dict[str, dict[str, Any]] = field(default_factory=dict)
     _shard_plan: ShardPlan | None = None
 
     @property
