@@ -226,3 +226,10 @@ def test_runs_outside_a_shards_share_are_refused(project: pytest.Pytester) -> No
     status, said = _merge(one, two)
     assert status == 2
     assert "outside its share" in said
+
+
+def test_more_shards_than_cases_is_a_usage_error(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-shard=40/40")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "this shard's share is empty" in result.stderr.str()
+    assert not (project.path / "raw-runs").exists()

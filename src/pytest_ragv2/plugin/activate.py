@@ -37,7 +37,7 @@ from pytest_ragv2.plugin.xdist import (
     XdistHooks,
 )
 from pytest_ragv2.report.safe_text import printable
-from pytest_ragv2.run.context import RunContext
+from pytest_ragv2.run.context import RunContext, load_run_catalog
 from pytest_ragv2.run.demo import (
     DemoService,
     DemoUnavailable,
@@ -93,6 +93,10 @@ def activate(config: pytest.Config) -> None:
     catalog: Catalog | None = None
     if workerinput is None:  # before anything is written: a bad input is a usage error
         allowlist, catalog = checked_inputs(config, settings)
+        if shard is not None:
+            if catalog is None:  # kept for the session, which loads it anyway
+                catalog = load_run_catalog(settings, allowlist)
+            _check_share(shard, catalog, settings)
     if workerinput is not None:
         seed = int(workerinput[WORKER_SEED])
         run_id = str(workerinput[WORKER_RUN_ID])
@@ -174,6 +178,17 @@ def _shard(config: pytest.Config) -> Shard | None:
         return Shard.parse(str(given))
     except ShardError as exc:
         raise pytest.UsageError(str(exc)) from None
+
+
+def _check_share(shard: Shard, catalog: Catalog, settings: Settings) -> None:
+    from pytest_ragv2.run.shards import ShardPlan
+
+    plan = ShardPlan.of_catalog(shard, catalog, settings.splits, settings.layers)
+    if not plan.cases:
+        raise pytest.UsageError(
+            f"--ragv2-shard={shard.label}: this shard's share is empty: the plan has "
+            f"{plan.plan_cases} case(s), so it splits into at most {plan.plan_cases} shard(s)"
+        )
 
 
 def _resume(

@@ -114,13 +114,9 @@ class RunContext:
         """This shard's share of the plan: the cases of the selected splits at the
         session's layers, dealt as every shard job deals them (run/shards.py)."""
         if self.shard is not None and self._shard_plan is None:
-            layers = set(self.layers)
-            planned = [
-                (loaded.case_id, loaded.case.category)
-                for loaded in self.catalog.cases(self.settings.splits)
-                if layers & set(loaded.case.layers)
-            ]
-            self._shard_plan = ShardPlan.of(self.shard, planned)
+            self._shard_plan = ShardPlan.of_catalog(
+                self.shard, self.catalog, self.settings.splits, self.layers
+            )
         return self._shard_plan
 
     def in_shard(self, case_id: str) -> bool:

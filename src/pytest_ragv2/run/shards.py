@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_ragv2.gold.cases import Catalog
 
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
 
@@ -80,6 +83,20 @@ class ShardPlan:
         shard_of = deal(listed, shard.count)
         mine = frozenset(case for case, index in shard_of.items() if index == shard.index)
         return cls(shard, mine, len(shard_of), plan_digest(shard_of))
+
+    @classmethod
+    def of_catalog(
+        cls, shard: Shard, catalog: Catalog, splits: Collection[str], layers: Collection[str]
+    ) -> ShardPlan:
+        """The share of the plan every shard job deals alike: the cases of the selected
+        splits at the session's layers."""
+        wanted = set(layers)
+        planned = [
+            (loaded.case_id, loaded.case.category)
+            for loaded in catalog.cases(splits)
+            if wanted & set(loaded.case.layers)
+        ]
+        return cls.of(shard, planned)
 
     def to_json(self) -> dict[str, Any]:
         return {
