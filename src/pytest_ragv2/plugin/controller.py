@@ -343,6 +343,9 @@ class Controller:
             )
         for summary in self.summaries.values():  # what the terminal says is what happened
             summary.exit_status = int(status)
+        from pytest_ragv2.plugin.junit import gates_in_junit
+
+        gates_in_junit(session.config, self.summaries, self.gates_by_layer)
         self.locations.extend(self.report_errors)
         if self.ctx.resumption is not None:
             made = len(self.records) - self.reused_runs

@@ -1,0 +1,67 @@
+"""The gates and the verdict in pytest's JUnit XML: a CI test tab shows the decision."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from tests.conftest import pyproject
+
+
+def _cases(project: pytest.Pytester, name: str) -> dict[tuple[str, str], ET.Element]:
+    tree = ET.parse(project.path / name)
+    return {
+        (case.get("classname", ""), case.get("name", "")): case for case in tree.iter("testcase")
+    }
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_session_whose_only_failure_is_a_gate_shows_it_as_a_failed_testcase(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    # both systems find everything: every run meets its case, and the candidate improves
+    # nothing, so recall_improvement fails
+    (project.path / "pyproject.toml").write_text(pyproject("good", "good"))
+    result = project.runpytest("--ragv2-layer=A", "--junitxml=junit.xml", *workers)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.assert_outcomes(passed=10)  # no run failed: the gate alone fails the session
+    cases = _cases(project, "junit.xml")
+    gate = cases[("ragv2.gates.A", "recall_improvement")]
+    failure = gate.find("failure")
+    assert failure is not None
+    assert "Δ +0.000" in failure.get("message", "")
+    verdict = cases[("ragv2.gates.A", "verdict")].find("failure")
+    assert verdict is not None
+    assert verdict.get("message") == "verdict: FAIL (exit status 1)"
+    holding = cases[("ragv2.gates.A", "no_leak")]
+    assert holding.find("failure") is None
+    assert holding.find("skipped") is None
+    suite = ET.parse(project.path / "junit.xml").getroot().find("testsuite")
+    assert suite is not None
+    assert int(suite.get("failures", "0")) == 2  # the gate and the verdict
+    # the terminal counts the items and the failed gate, not these testcases
+    assert "1 gate failed" in result.stdout.lines[-1]
+
+
+def test_a_passing_session_has_every_gate_and_its_verdict_passed(
+    project: pytest.Pytester,
+) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.OK
+    cases = _cases(project, "junit.xml")
+    gates = {name: case for (cls, name), case in cases.items() if cls == "ragv2.gates.A"}
+    assert "verdict" in gates
+    assert "recall_improvement" in gates
+    assert all(case.find("failure") is None for case in gates.values())
+
+
+def test_a_shards_gates_are_skipped_in_junit(project: pytest.Pytester) -> None:
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-shard=1/2", "--junitxml=junit.xml")
+    assert result.ret == pytest.ExitCode.OK
+    cases = _cases(project, "junit.xml")
+    verdict = cases[("ragv2.gates.A", "verdict")]
+    assert verdict.find("skipped") is not None
+    assert all(
+        case.find("failure") is None for (cls, _), case in cases.items() if cls == "ragv2.gates.A"
+    )
