@@ -553,11 +553,6 @@ def _start_controller(
 
     controller.progress_writer = write_progress
     config.stash[CONTROLLER_KEY] = controller
-    from pytest_ragv2.plugin.signals import interrupt_once
-
-    # SIGTERM (a cancelled CI job) as Ctrl-C, and one interrupt obeyed: the reports are
-    # written whatever follows it
-    config.add_cleanup(interrupt_once())
     config.pluginmanager.register(_ReportSink(controller), "ragv2-report-sink")
     if _distributed(config):  # -n N, or --tx gateways (local or on other hosts)
         config.pluginmanager.register(

@@ -282,7 +282,8 @@ class Controller:
         return [str(error) for error in self.ctx.catalog.errors] + self.ctx.allowlist_errors
 
     def finish(self, session: pytest.Session) -> None:
-        if not self.expected_runs and not self.records:
+        interrupted_early = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        if not self.expected_runs and not self.records and not interrupted_early:
             return  # no case was collected: pytest's own status stands, nothing is written
         from pytest_ragv2.deciding.pipeline import decide_run
         from pytest_ragv2.run.session_end import SessionEnd

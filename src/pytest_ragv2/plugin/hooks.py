@@ -65,6 +65,13 @@ def pytest_configure(config: pytest.Config) -> None:
     _CONFIGURED += 1
     config.add_cleanup(_unconfigured)
     if _requested_layer(config):
+        if not hasattr(config, "workerinput"):
+            from pytest_ragv2.plugin.signals import interrupt_once
+
+            # SIGTERM (a cancelled CI job) as Ctrl-C, and one interrupt obeyed, from the
+            # session's first moment: the reports are written whatever follows it, and a
+            # signal during start-up ends in exit status 2 with the run folder unlocked
+            config.add_cleanup(interrupt_once())
         drawing = not (config.option.collectonly or config.getoption("ragv2_plan"))
         if drawing and not hasattr(config, "workerinput"):  # xdist's workers draw nothing
             from pytest_ragv2.report.plot_worker import discard_early, start_early

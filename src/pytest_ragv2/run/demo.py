@@ -161,6 +161,9 @@ def _demo_chat(url: str, variant: str, timeout_s: float) -> OpenAIChatConfig:
     )
 
 
+STOP_WAIT_S = 10.0
+
+
 class DemoService:
     """Starts the demo server on a free loopback port in a background thread."""
 
@@ -193,8 +196,13 @@ class DemoService:
             raise DemoUnavailable(f"the demo service did not start: {self._error!r}")
         return self._server.url
 
-    def stop(self) -> None:
-        self._ready.wait()
+    def stop(self, wait_s: float = STOP_WAIT_S) -> None:
+        """Stop the server once it started; a start still under way after ``wait_s`` is
+        left to end with the process (its thread is a daemon). A Ctrl-C or SIGTERM that
+        lands inside an import of the main thread can leave that module's import lock held
+        for good, and a start importing the same module then never ends."""
+        if not self._ready.wait(wait_s):
+            return
         if self._server is not None:
             self._server.stop()
 
