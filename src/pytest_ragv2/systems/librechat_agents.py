@@ -39,11 +39,18 @@ Wire shapes, as read from LibreChat's own sources (danny-avila/LibreChat, 2025-2
 - ``client/src/hooks/Messages/useSearchResultsByTurn.ts``: the client maps ``turn{T}`` to
   the T-th ``file_search`` attachment of the message.
 
+- ``fileName`` is not the uploaded file's name: it is the last part of rag_api's ``source``
+  (``docInfo.metadata.source.split('/').pop()``), i.e. rag_api's stored copy,
+  ``<stem>_<32 hex><suffix>`` since 2026-03 (seen on v0.8.7 with rag_api 4985b37).
+- ``fileId`` is LibreChat's own id of the upload (a UUID it draws), never the name.
+
 Mapping onto a ``ChatTurn`` (streaming):
 - ``evidence``: every source of every ``file_search`` attachment, in the order delivered,
-  ranked 1..n; ``text`` = ``content``, ``page`` = first of ``pages`` made 1-based,
-  ``score`` = ``relevance``; the other source keys and the ``toolCallId`` go to
-  ``metadata``.
+  ranked 1..n; ``text`` = ``content``, ``file_id`` = ``fileId`` mapped back through
+  ``file_id_map``, ``filename`` = the original name read from ``fileName`` as from a
+  rag_api ``source`` (``upload_names.filename_from_source``), ``page`` = first of ``pages``
+  made 1-based, ``score`` = ``relevance``; the other source keys (``fileName`` and
+  ``fileId`` as sent) and the ``toolCallId`` go to ``metadata``.
 - ``tool_calls``: the streamed calls; a call's ``result`` is the JSON text
   ``{"sources": [...]}`` of the attachment(s) carrying its id (what LibreChat reported of
   the result, after its citation filter), else ``None``.
@@ -57,6 +64,7 @@ Non-streaming: a plain ``chat.completion``; its ``tool_calls`` were executed ser
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import time
@@ -82,6 +90,7 @@ from pytest_ragv2.systems.transcripts import (
     Transcript,
     run_conversation,
 )
+from pytest_ragv2.systems.upload_names import filename_from_source
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
 FILE_SEARCH = "file_search"
@@ -114,6 +123,11 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     )
     pages_base: Literal[0, 1] = Field(
         default=0, description="numbering of the sources' pages (LibreChat passes rag_api's 0)"
+    )
+    file_id_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="the gold's file id -> LibreChat's file id of that upload (a UUID per "
+        "upload); the sources' file ids are mapped back to the gold's",
     )
     timeout_s: float = seconds_field(
         120.0, CALL_TIMEOUT_MAX_S, "per try; bounds a whole streamed answer too"
@@ -219,14 +233,15 @@ class LibreChatAgents(HttpAdapter):
     def _evidence(self, draft: _Draft) -> tuple[list[RetrievedItem], list[list[RetrievedItem]]]:
         """Every attachment source ranked in delivery order, and the same items per attachment."""
         groups: list[list[RetrievedItem]] = []
+        gold_ids = {service: gold for gold, service in self.config.file_id_map.items()}
         rank = 0
         for attachment in draft.attachments:
             group = []
             for source in attachment.sources:
                 rank += 1
-                group.append(
-                    source_item(rank, source, self.config.pages_base, attachment.tool_call_id)
-                )
+                item = source_item(rank, source, self.config.pages_base, attachment.tool_call_id)
+                gold = gold_ids.get(item.file_id or "")
+                group.append(item if gold is None else dataclasses.replace(item, file_id=gold))
             groups.append(group)
         return [item for group in groups for item in group], groups
 
@@ -348,7 +363,8 @@ def _looks_like_attachment(decoded: Any) -> bool:
 def source_item(
     rank: int, source: dict[str, Any], pages_base: int, tool_call_id: str | None
 ) -> RetrievedItem:
-    """One attachment source as a ``RetrievedItem`` (page made 1-based)."""
+    """One attachment source as a ``RetrievedItem`` (page made 1-based, the file name read
+    from rag_api's stored name)."""
     content = source.get("content")
     pages = source.get("pages")
     first_page = as_int(pages[0]) if isinstance(pages, list) and pages else None
@@ -360,7 +376,7 @@ def source_item(
         rank=rank,
         text=content if isinstance(content, str) else "",
         file_id=_text(source.get("fileId")),
-        filename=_text(source.get("fileName")),
+        filename=_original_name(source.get("fileName")),
         page=None if first_page is None else first_page + 1 - pages_base,
         score=(
             float(relevance)
@@ -373,6 +389,12 @@ def source_item(
 
 def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
+
+
+def _original_name(value: Any) -> str | None:
+    """The uploaded file's name: LibreChat sends the basename of rag_api's ``source``."""
+    name = _text(value)
+    return None if name is None else filename_from_source(name)
 
 
 # ---------------------------------------------------------------------------------------
