@@ -39,10 +39,26 @@ Wire shapes, as read from LibreChat's own sources (danny-avila/LibreChat, 2025-2
 - ``client/src/hooks/Messages/useSearchResultsByTurn.ts``: the client maps ``turn{T}`` to
   the T-th ``file_search`` attachment of the message.
 
-- ``fileName`` is not the uploaded file's name: it is the last part of rag_api's ``source``
+- ``fileName``: the tool takes the last part of rag_api's ``source``
   (``docInfo.metadata.source.split('/').pop()``), i.e. rag_api's stored copy,
-  ``<stem>_<32 hex><suffix>`` since 2026-03 (seen on v0.8.7 with rag_api 4985b37).
+  ``<stem>_<32 hex><suffix>`` since 2026-03; ``enhanceSourcesWithMetadata`` then replaces it
+  with the upload's name from LibreChat's database (and adds ``metadata``: ``storageType``,
+  ``fileType``, ``fileBytes``), keeping the stored-copy name when that lookup fails.
 - ``fileId`` is LibreChat's own id of the upload (a UUID it draws), never the name.
+
+What LibreChat v0.8.7 really sent (tests/fixtures/librechat, recorded against rag_api
+4985b37 with an OpenAI-compatible custom endpoint as the agent's model):
+- the opening fragment of a tool call carries the run step's index (1) and the argument
+  slices index 0: the slots are matched as for older releases (``_Draft.tool_slot``);
+- a streamed answer ends without awaiting the citation processing (``openai.js`` calls
+  ``res.end()`` and only then waits for ``artifactPromises``), so the ``attachment`` frame
+  can be missing altogether: the turn then has no evidence, its citations dangle, and a
+  warning says which ``file_search`` call went without one;
+- ``usage`` is all zeros when the agent's model reported no usage (a custom endpoint is
+  called without ``stream_options``): recorded as no usage, with a warning, not as zero
+  tokens;
+- a non-streamed answer's ``tool_calls`` carry empty ``arguments`` (the argument slices went
+  to the other index), read as ``{}``.
 
 Mapping onto a ``ChatTurn`` (streaming):
 - ``evidence``: every source of every ``file_search`` attachment, in the order delivered,
@@ -205,17 +221,22 @@ class LibreChatAgents(HttpAdapter):
         answer = scrub(draft.answer(), secrets)
         try:
             evidence, groups = self._evidence(draft)
+            tool_calls = draft.tool_calls()
+            usage, warnings = _reported_usage(draft.usage)
+            if self.config.stream and error is None:
+                warnings.extend(_unreported_searches(tool_calls))
             return ChatTurn(
                 prompt=prompt,
                 answer=answer,
-                tool_calls=draft.tool_calls(),
+                tool_calls=tool_calls,
                 citations=resolve_citations(answer, groups) if self.config.stream else [],
                 latency_s=latency_s,
-                usage=draft.usage,
+                usage=usage,
                 error=error,
                 exchanges=exchanges,
                 finish_reason=draft.finish_reason,
                 evidence=evidence,
+                warnings=warnings,
             )
         except Exception as exc:  # a mapping bug: keep the answer and the wire record
             if error is None:
@@ -253,6 +274,24 @@ class LibreChatAgents(HttpAdapter):
         return headers
 
 
+def _reported_usage(usage: dict[str, int]) -> tuple[dict[str, int], list[str]]:
+    """LibreChat sends zeros for every count when its model reported no usage: no figure
+    is kept then (a prompt of zero tokens is not a count), and a warning says so."""
+    if usage and not any(usage.values()):
+        return {}, ["LibreChat reported 0 tokens everywhere (its model reported no usage)"]
+    return usage, []
+
+
+def _unreported_searches(tool_calls: Sequence[ToolCall]) -> list[str]:
+    """A streamed ``file_search`` call whose attachment never arrived: LibreChat ends the
+    stream without waiting for its citation processing, so the sources can be lost."""
+    return [
+        f"file_search call {call.id} got no attachment: its sources are unknown"
+        for call in tool_calls
+        if call.name == FILE_SEARCH and call.result is None
+    ]
+
+
 # ---------------------------------------------------------------------------------------
 # What arrived of one answer
 
@@ -287,9 +326,10 @@ class _Draft(AnswerDraft):
         return calls
 
     def tool_slot(self, index: int, fragment: dict[str, Any]) -> int:
-        """Robust to older LibreChat releases, whose run-step index and argument-delta index
-        could disagree: a fragment declaring a new id opens a new call even at a used
-        index, and an id-less fragment at an unknown index belongs to the last call opened.
+        """Robust to LibreChat's run-step index and argument-delta index disagreeing (older
+        releases, and v0.8.7: the call opens at index 1, its arguments come at index 0): a
+        fragment declaring a new id opens a new call even at a used index, and an id-less
+        fragment at an unknown index belongs to the last call opened.
         """
         fragment_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
         slot = self.tool_slots.get(index)
