@@ -159,6 +159,7 @@ def test_every_stream_is_kept_byte_exact_and_ends_as_librechat_ends_it() -> None
         "stream_file_search_de",
         "stream_file_search_fr",
         "stream_identity",
+        "stream_two_searches",
     ]
     for name in streams:
         recorded = recording(name)
@@ -304,6 +305,48 @@ def test_streamed_file_search_answer_key_for_key(server: Server) -> None:
     )
     assert "Pressure vessels and pressure-bearing parts of the TVK piston compressor" in (
         turn.citations[1].content or ""
+    )
+
+
+def test_two_searches_each_get_their_own_arguments(server: Server) -> None:
+    """v0.8.7 opens the k-th call at index k + 1 and streams its arguments at index k: the
+    second call's slices come at the index the first call was opened at. (Read by index
+    alone, both queries ended up glued in the first call and the second had none.)"""
+    openings, slices = [], []
+    for frame in sse_text("stream_two_searches").split("\n\n"):
+        if frame.startswith("data: {"):
+            for call in json.loads(frame[6:])["choices"][0]["delta"].get("tool_calls", []):
+                (openings if "id" in call else slices).append((call["index"], call.get("id")))
+    assert openings == [(1, "call_1_0_1feed58c"), (2, "call_1_1_2d928441")]
+    assert [index for index, _ in slices] == [0, 0, 1, 1]
+
+    turn = converse(server, "stream_two_searches", file_id_map=gold_ids())
+
+    assert turn.error is None
+    (attachment,) = attachments("stream_two_searches")  # the second call's never came
+    assert attachment["toolCallId"] == "call_1_0_1feed58c"
+    assert turn.tool_calls == [
+        ToolCall(
+            id="call_1_0_1feed58c",
+            name="file_search",
+            arguments={"query": "Welche synthetischen Projektdatensätze verwenden den TVM 30-H2"},
+            result=json.dumps(
+                {"sources": attachment["file_search"]["sources"]}, ensure_ascii=False
+            ),
+        ),
+        ToolCall(
+            id="call_1_1_2d928441",
+            name="file_search",
+            arguments={"query": "mit welchen Enddrücken laufen sie?"},
+        ),
+    ]
+    assert [(item.file_id, item.filename) for item in turn.evidence] == [
+        ("datenblatt-tvm-30-h2", "datenblatt-tvm-30-h2.pdf"),
+        ("datasheet-tvm-30-h2-en", "datasheet-tvm-30-h2-en.pdf"),
+        ("datenblatt-tvs-45", "datenblatt-tvs-45.pdf"),
+    ]
+    assert turn.warnings[-1] == (
+        "file_search call call_1_1_2d928441 got no attachment: its sources are unknown"
     )
 
 

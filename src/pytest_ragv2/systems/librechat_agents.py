@@ -48,8 +48,9 @@ Wire shapes, as read from LibreChat's own sources (danny-avila/LibreChat, 2025-2
 
 What LibreChat v0.8.7 really sent (tests/fixtures/librechat, recorded against rag_api
 4985b37 with an OpenAI-compatible custom endpoint as the agent's model):
-- the opening fragment of a tool call carries the run step's index (1) and the argument
-  slices index 0: the slots are matched as for older releases (``_Draft.tool_slot``);
+- the opening fragment of the k-th tool call carries the run step's index (k + 1) and its
+  argument slices index k, so a second call's slices come at the first call's opening
+  index: ``_Draft.tool_slot`` gives each slice to the right call;
 - a streamed answer ends without awaiting the citation processing (``openai.js`` calls
   ``res.end()`` and only then waits for ``artifactPromises``), so the ``attachment`` frame
   can be missing altogether: the turn then has no evidence, its citations dangle, and a
@@ -309,6 +310,8 @@ class _Draft(AnswerDraft):
 
     attachments: list[_Attachment] = field(default_factory=list)  # file_search ones only
     server_error: str | None = None
+    # stream index of id-less (argument) fragments -> the call they went to
+    argument_slots: dict[int, int] = field(default_factory=dict)
 
     def tool_calls(self) -> list[ToolCall]:
         """In the order opened; a call's result is what its attachments reported."""
@@ -326,20 +329,33 @@ class _Draft(AnswerDraft):
         return calls
 
     def tool_slot(self, index: int, fragment: dict[str, Any]) -> int:
-        """Robust to LibreChat's run-step index and argument-delta index disagreeing (older
-        releases, and v0.8.7: the call opens at index 1, its arguments come at index 0): a
-        fragment declaring a new id opens a new call even at a used index, and an id-less
-        fragment at an unknown index belongs to the last call opened.
+        """Robust to LibreChat's run-step index and argument-delta index disagreeing.
+
+        v0.8.7 opens the k-th call (0-based) at index k + 1 and sends its argument slices
+        at index k, so with two calls the second call's slices arrive at the index the first
+        call was opened at (older releases disagreed in other ways). Hence:
+
+        - a fragment declaring a new id opens a new call, even at a used index;
+        - an id-less fragment goes to the call earlier id-less fragments at its index went
+          to; else to the call opened at its index, unless id-less fragments at another
+          index already feed that call; else to the last call opened.
         """
         fragment_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
         slot = self.tool_slots.get(index)
-        if fragment_id and (slot is None or self.tools[slot].id not in ("", fragment_id)):
-            slot = None
-        if slot is None:
-            if fragment_id or not self.tools:
+        if fragment_id:
+            if slot is None or self.tools[slot].id not in ("", fragment_id):
                 return self.open_tool(index)
-            slot = len(self.tools) - 1
-            self.tool_slots[index] = slot
+            return slot
+        fed = self.argument_slots.get(index)
+        if fed is not None:
+            return fed
+        if slot is None or slot in self.argument_slots.values():
+            if not self.tools:
+                slot = self.open_tool(index)
+            else:
+                slot = len(self.tools) - 1
+                self.tool_slots.setdefault(index, slot)
+        self.argument_slots[index] = slot
         return slot
 
     def add_message_tool_calls(self, raw_calls: list[Any]) -> None:
