@@ -626,3 +626,59 @@ def test_the_demo_model_calls_file_search_when_librechat_offers_it() -> None:
     assert json.loads(call["function"]["arguments"]) == json.loads(
         recorded_call["function"]["arguments"]
     )
+
+
+# ---------------------------------------------------------------------------------------
+# Preflight against the recorded model routes
+
+
+@pytest.mark.parametrize(
+    ("agent_answer", "stops"),
+    [
+        ("model_agent", []),
+        (
+            "model_unknown_agent",
+            [
+                "answered 404: the service has no such model (agent id); every run would fail "
+                "the same way"
+            ],
+        ),
+    ],
+)
+def test_preflight_asks_librechat_for_the_agent(
+    server: Server, agent_answer: str, stops: list[str]
+) -> None:
+    from pytest_ragv2.config.settings import SystemSettings
+    from pytest_ragv2.run.preflight import run_preflight
+
+    agent = "agent_Jr0BY6B_8hHyfelJWCTOS"
+    server.answer_path("/api/agents/v1/models", replay("models"))
+    server.answer_path(f"/api/agents/v1/models/{agent}", replay(agent_answer))
+    chat = LibreChatAgentsConfig(
+        adapter="librechat-agents", url=server.url, agent_id=agent, api_key_env=KEY_ENV
+    )
+    report = run_preflight({"lc": SystemSettings(role="candidate", chat=chat)}, "B", [])
+
+    assert [seen.path for seen in server.seen] == [
+        "/api/agents/v1/models",
+        f"/api/agents/v1/models/{agent}",
+    ]
+    route = f"GET {server.url}/api/agents/v1/models/{agent}"
+    assert [(f.severity, f.message) for f in report.findings] == [
+        ("stop", f"{route} {text}") for text in stops
+    ]
+
+
+def test_preflight_stops_on_a_refused_key_before_asking_for_the_agent(server: Server) -> None:
+    from pytest_ragv2.config.settings import SystemSettings
+    from pytest_ragv2.run.preflight import run_preflight
+
+    server.answer_path("/api/agents/v1/models", replay("models_bad_key"))
+    chat = LibreChatAgentsConfig(
+        adapter="librechat-agents", url=server.url, agent_id="agent_x", api_key_env=KEY_ENV
+    )
+    report = run_preflight({"lc": SystemSettings(role="candidate", chat=chat)}, "B", [])
+
+    assert [seen.path for seen in server.seen] == ["/api/agents/v1/models"]
+    (stop,) = report.stops
+    assert "refused the credentials: HTTP 401" in stop.message

@@ -87,6 +87,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import Field
 
@@ -159,6 +160,11 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     @property
     def models_url(self) -> str:
         return self.completions_url.rsplit("/chat/completions", 1)[0] + "/models"
+
+    @property
+    def model_url(self) -> str:
+        """``GET`` answers the agent as a model: 404 for an unknown id, 403 without access."""
+        return f"{self.models_url}/{quote(self.agent_id, safe='')}"
 
 
 class LibreChatAgents(HttpAdapter):
