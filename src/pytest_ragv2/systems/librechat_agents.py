@@ -53,8 +53,9 @@ What LibreChat v0.8.7 really sent (tests/fixtures/librechat, recorded against ra
   index: ``_Draft.tool_slot`` gives each slice to the right call;
 - a streamed answer ends without awaiting the citation processing (``openai.js`` calls
   ``res.end()`` and only then waits for ``artifactPromises``), so the ``attachment`` frame
-  can be missing altogether: the turn then has no evidence, its citations dangle, and a
-  warning says which ``file_search`` call went without one;
+  can be lost; none is made either when no source reaches ``minRelevanceScore``. The turn
+  then has no evidence, its citations dangle, and a warning says which ``file_search``
+  call went without one;
 - ``usage`` is all zeros when the agent's model reported no usage (a custom endpoint is
   called without ``stream_options``): recorded as no usage, with a warning, not as zero
   tokens;
