@@ -28,7 +28,12 @@ What it does with the latest user message (the "prompt"):
    exists: recall from the conversation, no tool. The earlier turn is the one whose prompt
    and answer share most terms with this prompt (ties: the later turn); its answer lines are
    re-used verbatim with their citation markers removed (they named that turn's sources).
-4. **A question and the search tool is offered**: tool calls.
+4. **A question and the search tool is offered**: tool calls. The search tool is the
+   plugin's ``search_knowledge_base`` or LibreChat's ``file_search`` (the demo as the model
+   of a LibreChat agent); the latter's text results (``File:`` / ``Anchor:`` /
+   ``Relevance:`` / ``Content:`` blocks) are read as sources too, and an answer from them
+   cites each source by the anchor the result gave it (``\\ue202turn0file<i>``) instead of
+   ``[n]``.
    - V1 sends one call with the raw prompt.
    - V2 splits a two-subject question at ", and / et / und" followed by a question word
      ("..., and how many remote days...") into one call per part, unless the later part
@@ -146,6 +151,10 @@ from ragv2_demo.answer_units import (
     _v2_unit_text,
 )
 
+# The search tools the model calls: the plugin's, and LibreChat's ``file_search`` (an agent
+# with file search behind LibreChat's custom OpenAI-compatible endpoint).
+SEARCH_TOOL_NAMES = (SEARCH_TOOL_NAME, "file_search")
+
 if TYPE_CHECKING:  # typing costs ~10 ms of the reference command's start
     from collections.abc import Mapping, Sequence
     from typing import Any
@@ -158,13 +167,58 @@ if TYPE_CHECKING:  # typing costs ~10 ms of the reference command's start
 # --------------------------------------------------------------------------------------------
 
 
-def _all_sources(messages: Sequence[Mapping[str, Any]]) -> list[_Source]:
+def _all_sources(messages: Sequence[Mapping[str, Any]]) -> tuple[list[_Source], dict[int, str]]:
+    """The sources of the turn's tool results, and the citation anchor of each source that
+    came from LibreChat's ``file_search`` (by its number here)."""
     sources: dict[int, _Source] = {}
+    anchors: dict[int, str] = {}
     for message in messages:
-        if message.get("role") == "tool":
-            for raw in parse_sources(_text_of(message.get("content"))):
-                sources.setdefault(raw["n"], _source(raw))
-    return [sources[n] for n in sorted(sources)]
+        if message.get("role") != "tool":
+            continue
+        text = _text_of(message.get("content"))
+        raws = parse_sources(text)
+        if not raws:  # LibreChat's file_search: numbered after every source so far
+            found = _file_search_sources(text, max(sources, default=0))
+            raws = [raw for raw, _ in found]
+            anchors.update((raw["n"], anchor) for raw, anchor in found if anchor)
+        for raw in raws:
+            sources.setdefault(raw["n"], _source(raw))
+    return [sources[n] for n in sorted(sources)], anchors
+
+
+def _file_search_sources(text: str, after: int) -> list[tuple[dict[str, Any], str | None]]:
+    """LibreChat's ``file_search`` result (``api/app/clients/tools/util/fileSearch.js``):
+    blocks ``File: <name>`` / ``Anchor: \\ue202turn0file<i> (<name>)`` (when citations are
+    on) / ``Relevance: <r>`` / ``Content: <text>``, joined by ``\n---\n``. Each block becomes
+    a source numbered from ``after + 1``, with its anchor as written."""
+    found: list[tuple[dict[str, Any], str | None]] = []
+    for block in text.split("\n---\n"):
+        match = _FILE_SEARCH_BLOCK.match(block)
+        if match is None:
+            continue
+        raw = {
+            "n": after + len(found) + 1,
+            "filename": match["filename"].strip(),
+            "text": match["content"].strip(),
+        }
+        found.append((raw, match["anchor"]))
+    return found
+
+
+_FILE_SEARCH_BLOCK = re.compile(
+    r"File: (?P<filename>[^\n]*)\n(?:Anchor: (?P<anchor>\S+)[^\n]*\n)?"
+    r"Relevance: [^\n]*\nContent: (?P<content>.*)",
+    re.DOTALL,
+)
+_NUMBER_MARKER = re.compile(r"\[(\d+)\]")
+
+
+def _with_anchors(text: str, anchors: Mapping[int, str]) -> str:
+    """``text`` with each ``[n]`` of a LibreChat source written as that source's anchor,
+    copied verbatim as LibreChat's tool description asks."""
+    if not anchors:
+        return text
+    return _NUMBER_MARKER.sub(lambda m: anchors.get(int(m[1]), m[0]), text)
 
 
 def _answer_v1(prompt: str, sources: Sequence[_Source], language: Language) -> str:
@@ -397,24 +451,25 @@ def search_queries(prompt: str, earlier_prompts: Sequence[str], variant: Variant
     return parts
 
 
-def _tool_call(query: str, turn: int, index: int) -> dict[str, Any]:
+def _tool_call(query: str, turn: int, index: int, name: str) -> dict[str, Any]:
     digest = zlib.crc32(f"{turn}:{index}:{query}".encode())
     return {
         "id": f"call_{turn}_{index}_{digest:08x}",
         "type": "function",
         "function": {
-            "name": SEARCH_TOOL_NAME,
+            "name": name,
             "arguments": json.dumps({"query": query}, ensure_ascii=False),
         },
     }
 
 
-def _offers_search(tools: Sequence[Mapping[str, Any]]) -> bool:
+def _offered_search(tools: Sequence[Mapping[str, Any]]) -> str | None:
+    """The name of the search tool on offer: the plugin's, or LibreChat's ``file_search``."""
     for tool in tools:
         function = tool.get("function") if isinstance(tool, dict) else None
-        if isinstance(function, dict) and function.get("name") == SEARCH_TOOL_NAME:
-            return True
-    return False
+        if isinstance(function, dict) and function.get("name") in SEARCH_TOOL_NAMES:
+            return str(function["name"])
+    return None
 
 
 def _text_of(content: Any) -> str:
@@ -452,12 +507,12 @@ def answer(
     language = detect_language(prompt)
     after = messages[last + 1 :]
     if any(m.get("role") == "tool" for m in after):
-        sources = _all_sources(after)
+        sources, anchors = _all_sources(after)
         if variant == "v1":
             text = _answer_v1(prompt, sources, language)
         else:
             text = _answer_v2(prompt, sources, language)
-        return {"role": "assistant", "content": text}
+        return {"role": "assistant", "content": _with_anchors(text, anchors)}
     if is_small_talk(prompt):
         thanks_only = _THANKS.search(fold(prompt)) and not _GREETING.search(fold(prompt))
         replies = _THANKS_REPLY if thanks_only else _SMALL_TALK_REPLY
@@ -465,9 +520,10 @@ def answer(
     turns = _turns(messages, last)
     if turns and _MEMORY.search(fold(prompt)):
         return {"role": "assistant", "content": _recall(prompt, turns, variant)}
-    if _offers_search(tools):
+    tool_name = _offered_search(tools)
+    if tool_name is not None:
         earlier = [_text_of(messages[i].get("content")) for i in user_indices[:-1]]
         queries = search_queries(prompt, earlier, variant)
-        calls = [_tool_call(q, len(user_indices), i) for i, q in enumerate(queries)]
+        calls = [_tool_call(q, len(user_indices), i, tool_name) for i, q in enumerate(queries)]
         return {"role": "assistant", "content": None, "tool_calls": calls}
     return {"role": "assistant", "content": REFUSAL[language]}

@@ -65,7 +65,8 @@ _CHAR_MAP = {
 }
 _COMBINING = re.compile(r"[\u0300-\u036f]")
 _WORD = re.compile(r"[^\W_]+")
-_CITATION = re.compile(r"\s*\[\d+(?:\s*[-–,;]\s*\d+)*\]")
+# "[n]" markers, and LibreChat's file anchors ("\\ue202turn0file2", the model copies them)
+_CITATION = re.compile(r"\s*(?:\[\d+(?:\s*[-–,;]\s*\d+)*\]|(?:\\ue202|\ue202)turn\d+file\d+)")
 
 
 @lru_cache(maxsize=1 << 14)

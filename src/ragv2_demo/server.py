@@ -27,6 +27,11 @@ tokens: the prompt is every message's text plus the tool-call arguments, the com
 the answer's text plus its tool-call arguments. Chat routes need no JWT. A body that is not
 JSON or has no ``messages`` list gets 400 ``{"error": {...}}``.
 
+LibreChat's Agents API, shaped as LibreChat v0.8.7 answers it (``server_librechat.py``)::
+
+    GET  /librechat/<v>/api/agents/v1/models
+    POST /librechat/<v>/api/agents/v1/chat/completions  {"model": "agent_demo_<v>", ...}
+
 Fault modes for tests, per system through a path segment:
 ``/chat/<v>/fault/<spec>/chat/completions`` (also ``.../fault/<spec>/models``) and
 ``/fault/<spec>/<v>/query`` / ``/fault/<spec>/<v>/query_multiple`` for the rag_api routes.
@@ -46,7 +51,8 @@ Fault modes for tests, per system through a path segment:
 (fault paths included), ``time.monotonic()`` seconds from the moment its body was read to
 the moment its last byte was written (or the connection dropped), in completion order.
 
-The rag_api routes are ``server_rag.py``, the chat routes ``server_chat.py``, the fault modes
+The rag_api routes are ``server_rag.py``, the chat routes ``server_chat.py``, the LibreChat
+routes ``server_librechat.py``, the fault modes
 ``server_faults.py``, what every route shares ``server_base.py``; this module holds the
 server, its request handler's dispatch, ``DemoServer`` and ``ragv2 demo serve``.
 
@@ -70,6 +76,7 @@ from typing import Any
 from ragv2_demo.engine import DemoIndex
 from ragv2_demo.server_chat import _CHAT_ROUTE, ChatRoutes
 from ragv2_demo.server_faults import _parse_faults
+from ragv2_demo.server_librechat import _LIBRECHAT_ROUTE, LibreChatRoutes
 from ragv2_demo.server_rag import _LISTING_ROUTE, RagRoutes, _chunk_indexes, _total_pages
 
 _FAULT_PREFIX = re.compile(r"^/fault/([^/]+)(/.*)$")
@@ -113,13 +120,16 @@ class _Server(ThreadingHTTPServer):
             return self.fault_counts[path]
 
 
-class _Handler(RagRoutes, ChatRoutes):
+class _Handler(RagRoutes, ChatRoutes, LibreChatRoutes):
     def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         self._inject_latency(path)
         chat = _CHAT_ROUTE.match(path)
+        librechat = _LIBRECHAT_ROUTE.match(path)
         if chat is not None:
             self._chat(path, chat, b"")
+        elif librechat is not None:
+            self._librechat(path, librechat, b"")
         elif path == "/health":
             self._send_json(200, {"status": "UP"})
         elif (listing := _LISTING_ROUTE.match(path)) is not None:
@@ -136,6 +146,10 @@ class _Handler(RagRoutes, ChatRoutes):
         chat = _CHAT_ROUTE.match(path)
         if chat is not None:
             self._chat(path, chat, raw)
+            return
+        librechat = _LIBRECHAT_ROUTE.match(path)
+        if librechat is not None:
+            self._librechat(path, librechat, raw)
             return
         faulted = _FAULT_PREFIX.match(path)
         if faulted is not None:

@@ -42,6 +42,7 @@ from pytest_ragv2.systems.abilities import (
     ListsIndexedFiles,
     ListsModels,
     ListsStoredDocuments,
+    ProbesItsModel,
     SearchesWithRetrieval,
     StartsProgram,
 )
@@ -275,10 +276,38 @@ def _check_models_route(name: str, chat: Any, report: PreflightReport) -> None:
             headers["Authorization"] = f"Bearer {os.environ[key_env]}"
         with bounded_client(chat.timeout_s, url) as client:
             reply = _probe(client, url, chat, headers)
+            if _refused(name, f"GET {url}", reply, report) or not isinstance(chat, ProbesItsModel):
+                return
+            url = chat.model_url
+            reply = _probe(client, url, chat, headers)
     except AdapterFailure as failure:
         _unanswered(name, f"chat service at {url}", failure, report)
         return
-    _refused(name, f"GET {url}", reply, report)
+    _model_missing(name, url, reply, report)
+
+
+def _model_missing(name: str, url: str, reply: HttpReply, report: PreflightReport) -> None:
+    """``GET …/models/<id>`` of the configured model (a LibreChat agent): 404 stops, since
+    every run would answer it; 403 warns (LibreChat checks API access here a little more
+    strictly than on its chat route, which also lets the agent's owner in)."""
+    if reply.status_code == 404:
+        report.findings.append(
+            Finding(
+                name,
+                "stop",
+                f"GET {url} answered 404: the service has no such model (agent id); every "
+                "run would fail the same way",
+            )
+        )
+    elif reply.status_code == 403:
+        report.findings.append(
+            Finding(
+                name,
+                "warn",
+                f"GET {url} answered 403: the key's user may have no API access to this "
+                "agent (LibreChat's remote-agent permission)",
+            )
+        )
 
 
 def _refused(name: str, route: str, reply: HttpReply, report: PreflightReport) -> bool:

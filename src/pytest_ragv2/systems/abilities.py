@@ -67,6 +67,15 @@ class ListsModels(Protocol):
 
 
 @runtime_checkable
+class ProbesItsModel(Protocol):
+    """A chat service that answers ``GET …/models/<id>`` for the model it is configured
+    with (a LibreChat agent): 404 there means every run would answer 404."""
+
+    @property
+    def model_url(self) -> str: ...
+
+
+@runtime_checkable
 class SearchesWithRetrieval(Protocol):
     """A chat path whose knowledge-base searches the harness runs with the system's own
     retrieval adapter: a chat session calls that adapter too, so it is checked too."""

@@ -39,11 +39,36 @@ Wire shapes, as read from LibreChat's own sources (danny-avila/LibreChat, 2025-2
 - ``client/src/hooks/Messages/useSearchResultsByTurn.ts``: the client maps ``turn{T}`` to
   the T-th ``file_search`` attachment of the message.
 
+- ``fileName``: the tool takes the last part of rag_api's ``source``
+  (``docInfo.metadata.source.split('/').pop()``), i.e. rag_api's stored copy,
+  ``<stem>_<32 hex><suffix>`` since 2026-03; ``enhanceSourcesWithMetadata`` then replaces it
+  with the upload's name from LibreChat's database (and adds ``metadata``: ``storageType``,
+  ``fileType``, ``fileBytes``), keeping the stored-copy name when that lookup fails.
+- ``fileId`` is LibreChat's own id of the upload (a UUID it draws), never the name.
+
+What LibreChat v0.8.7 really sent (tests/fixtures/librechat, recorded against rag_api
+4985b37 with an OpenAI-compatible custom endpoint as the agent's model):
+- the opening fragment of the k-th tool call carries the run step's index (k + 1) and its
+  argument slices index k, so a second call's slices come at the first call's opening
+  index: ``_Draft.tool_slot`` gives each slice to the right call;
+- a streamed answer ends without awaiting the citation processing (``openai.js`` calls
+  ``res.end()`` and only then waits for ``artifactPromises``), so the ``attachment`` frame
+  can be lost; none is made either when no source reaches ``minRelevanceScore``. The turn
+  then has no evidence, its citations dangle, and a warning says which ``file_search``
+  call went without one;
+- ``usage`` is all zeros when the agent's model reported no usage (a custom endpoint is
+  called without ``stream_options``): recorded as no usage, with a warning, not as zero
+  tokens;
+- a non-streamed answer's ``tool_calls`` carry empty ``arguments`` (the argument slices went
+  to the other index), read as ``{}``.
+
 Mapping onto a ``ChatTurn`` (streaming):
 - ``evidence``: every source of every ``file_search`` attachment, in the order delivered,
-  ranked 1..n; ``text`` = ``content``, ``page`` = first of ``pages`` made 1-based,
-  ``score`` = ``relevance``; the other source keys and the ``toolCallId`` go to
-  ``metadata``.
+  ranked 1..n; ``text`` = ``content``, ``file_id`` = ``fileId`` mapped back through
+  ``file_id_map``, ``filename`` = the original name read from ``fileName`` as from a
+  rag_api ``source`` (``upload_names.filename_from_source``), ``page`` = first of ``pages``
+  made 1-based, ``score`` = ``relevance``; the other source keys (``fileName`` and
+  ``fileId`` as sent) and the ``toolCallId`` go to ``metadata``.
 - ``tool_calls``: the streamed calls; a call's ``result`` is the JSON text
   ``{"sources": [...]}`` of the attachment(s) carrying its id (what LibreChat reported of
   the result, after its citation filter), else ``None``.
@@ -57,12 +82,13 @@ Non-streaming: a plain ``chat.completion``; its ``tool_calls`` were executed ser
 
 from __future__ import annotations
 
+import dataclasses
 import json
-import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+from urllib.parse import quote
 
 from pydantic import Field
 
@@ -71,29 +97,32 @@ from pytest_ragv2.systems.chat_limits import ChatAdapterConfig, Deadline
 from pytest_ragv2.systems.config import CALL_TIMEOUT_MAX_S, RetryPolicy, ServiceUrl, seconds_field
 from pytest_ragv2.systems.failure import AdapterFailure
 from pytest_ragv2.systems.field_values import as_int
+from pytest_ragv2.systems.librechat_citations import resolve_citations, strip_citation_markers
 from pytest_ragv2.systems.openai_wire import AnswerDraft, request_answer
 from pytest_ragv2.systems.outputs import Exchange, RetrievedItem, RunError
 from pytest_ragv2.systems.query_env import query_env_field, query_from_env
 from pytest_ragv2.systems.secret_policy import scrub, secret_values, url_secrets
 from pytest_ragv2.systems.transcripts import (
     ChatTurn,
-    Citation,
     ToolCall,
     Transcript,
     run_conversation,
 )
+from pytest_ragv2.systems.upload_names import filename_from_source
+
+__all__ = [
+    "LibreChatAgents",
+    "LibreChatAgentsConfig",
+    "resolve_citations",
+    "source_item",
+    "strip_citation_markers",
+]
 
 COMPLETIONS_PATH = "/api/agents/v1/chat/completions"
 FILE_SEARCH = "file_search"
 ATTACHMENT_EVENT = "attachment"
 # How LibreChat reports an error after the stream has started (openai.js, catch block).
 STREAM_ERROR_PREFIX = "\n\nError: "
-
-# Citation resolution (see ``resolve_citations``).
-MIN_MATCH = 0.5  # share of the cited sentence's words a source must contain to be chosen
-MATCH_MARGIN = 0.2  # by how much it must beat the source the anchor's index names
-PAGE_BONUS = 0.25  # added when the cited sentence names the source's page
-CONTEXT_CHARS = 400  # at most this much text before a marker is read as its sentence
 
 
 class LibreChatAgentsConfig(ChatAdapterConfig):
@@ -115,6 +144,11 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     pages_base: Literal[0, 1] = Field(
         default=0, description="numbering of the sources' pages (LibreChat passes rag_api's 0)"
     )
+    file_id_map: dict[str, str] = Field(
+        default_factory=dict,
+        description="the gold's file id -> LibreChat's file id of that upload (a UUID per "
+        "upload); the sources' file ids are mapped back to the gold's",
+    )
     timeout_s: float = seconds_field(
         120.0, CALL_TIMEOUT_MAX_S, "per try; bounds a whole streamed answer too"
     )
@@ -127,6 +161,11 @@ class LibreChatAgentsConfig(ChatAdapterConfig):
     @property
     def models_url(self) -> str:
         return self.completions_url.rsplit("/chat/completions", 1)[0] + "/models"
+
+    @property
+    def model_url(self) -> str:
+        """``GET`` answers the agent as a model: 404 for an unknown id, 403 without access."""
+        return f"{self.models_url}/{quote(self.agent_id, safe='')}"
 
 
 class LibreChatAgents(HttpAdapter):
@@ -191,17 +230,22 @@ class LibreChatAgents(HttpAdapter):
         answer = scrub(draft.answer(), secrets)
         try:
             evidence, groups = self._evidence(draft)
+            tool_calls = draft.tool_calls()
+            usage, warnings = _reported_usage(draft.usage)
+            if self.config.stream and error is None:
+                warnings.extend(_unreported_searches(tool_calls))
             return ChatTurn(
                 prompt=prompt,
                 answer=answer,
-                tool_calls=draft.tool_calls(),
+                tool_calls=tool_calls,
                 citations=resolve_citations(answer, groups) if self.config.stream else [],
                 latency_s=latency_s,
-                usage=draft.usage,
+                usage=usage,
                 error=error,
                 exchanges=exchanges,
                 finish_reason=draft.finish_reason,
                 evidence=evidence,
+                warnings=warnings,
             )
         except Exception as exc:  # a mapping bug: keep the answer and the wire record
             if error is None:
@@ -219,14 +263,15 @@ class LibreChatAgents(HttpAdapter):
     def _evidence(self, draft: _Draft) -> tuple[list[RetrievedItem], list[list[RetrievedItem]]]:
         """Every attachment source ranked in delivery order, and the same items per attachment."""
         groups: list[list[RetrievedItem]] = []
+        gold_ids = {service: gold for gold, service in self.config.file_id_map.items()}
         rank = 0
         for attachment in draft.attachments:
             group = []
             for source in attachment.sources:
                 rank += 1
-                group.append(
-                    source_item(rank, source, self.config.pages_base, attachment.tool_call_id)
-                )
+                item = source_item(rank, source, self.config.pages_base, attachment.tool_call_id)
+                gold = gold_ids.get(item.file_id or "")
+                group.append(item if gold is None else dataclasses.replace(item, file_id=gold))
             groups.append(group)
         return [item for group in groups for item in group], groups
 
@@ -236,6 +281,24 @@ class LibreChatAgents(HttpAdapter):
             key = env_secret(self.config.api_key_env, "LibreChat API key")
             headers["Authorization"] = f"Bearer {key}"
         return headers
+
+
+def _reported_usage(usage: dict[str, int]) -> tuple[dict[str, int], list[str]]:
+    """LibreChat sends zeros for every count when its model reported no usage: no figure
+    is kept then (a prompt of zero tokens is not a count), and a warning says so."""
+    if usage and not any(usage.values()):
+        return {}, ["LibreChat reported 0 tokens everywhere (its model reported no usage)"]
+    return usage, []
+
+
+def _unreported_searches(tool_calls: Sequence[ToolCall]) -> list[str]:
+    """A streamed ``file_search`` call whose attachment never arrived: LibreChat ends the
+    stream without waiting for its citation processing, so the sources can be lost."""
+    return [
+        f"file_search call {call.id} got no attachment: its sources are unknown"
+        for call in tool_calls
+        if call.name == FILE_SEARCH and call.result is None
+    ]
 
 
 # ---------------------------------------------------------------------------------------
@@ -255,6 +318,8 @@ class _Draft(AnswerDraft):
 
     attachments: list[_Attachment] = field(default_factory=list)  # file_search ones only
     server_error: str | None = None
+    # stream index of id-less (argument) fragments -> the call they went to
+    argument_slots: dict[int, int] = field(default_factory=dict)
 
     def tool_calls(self) -> list[ToolCall]:
         """In the order opened; a call's result is what its attachments reported."""
@@ -272,19 +337,33 @@ class _Draft(AnswerDraft):
         return calls
 
     def tool_slot(self, index: int, fragment: dict[str, Any]) -> int:
-        """Robust to older LibreChat releases, whose run-step index and argument-delta index
-        could disagree: a fragment declaring a new id opens a new call even at a used
-        index, and an id-less fragment at an unknown index belongs to the last call opened.
+        """Robust to LibreChat's run-step index and argument-delta index disagreeing.
+
+        v0.8.7 opens the k-th call (0-based) at index k + 1 and sends its argument slices
+        at index k, so with two calls the second call's slices arrive at the index the first
+        call was opened at (older releases disagreed in other ways). Hence:
+
+        - a fragment declaring a new id opens a new call, even at a used index;
+        - an id-less fragment goes to the call earlier id-less fragments at its index went
+          to; else to the call opened at its index, unless id-less fragments at another
+          index already feed that call; else to the last call opened.
         """
         fragment_id = fragment.get("id") if isinstance(fragment.get("id"), str) else None
         slot = self.tool_slots.get(index)
-        if fragment_id and (slot is None or self.tools[slot].id not in ("", fragment_id)):
-            slot = None
-        if slot is None:
-            if fragment_id or not self.tools:
+        if fragment_id:
+            if slot is None or self.tools[slot].id not in ("", fragment_id):
                 return self.open_tool(index)
-            slot = len(self.tools) - 1
-            self.tool_slots[index] = slot
+            return slot
+        fed = self.argument_slots.get(index)
+        if fed is not None:
+            return fed
+        if slot is None or slot in self.argument_slots.values():
+            if not self.tools:
+                slot = self.open_tool(index)
+            else:
+                slot = len(self.tools) - 1
+                self.tool_slots.setdefault(index, slot)
+        self.argument_slots[index] = slot
         return slot
 
     def add_message_tool_calls(self, raw_calls: list[Any]) -> None:
@@ -348,7 +427,8 @@ def _looks_like_attachment(decoded: Any) -> bool:
 def source_item(
     rank: int, source: dict[str, Any], pages_base: int, tool_call_id: str | None
 ) -> RetrievedItem:
-    """One attachment source as a ``RetrievedItem`` (page made 1-based)."""
+    """One attachment source as a ``RetrievedItem`` (page made 1-based, the file name read
+    from rag_api's stored name)."""
     content = source.get("content")
     pages = source.get("pages")
     first_page = as_int(pages[0]) if isinstance(pages, list) and pages else None
@@ -360,7 +440,7 @@ def source_item(
         rank=rank,
         text=content if isinstance(content, str) else "",
         file_id=_text(source.get("fileId")),
-        filename=_text(source.get("fileName")),
+        filename=_original_name(source.get("fileName")),
         page=None if first_page is None else first_page + 1 - pages_base,
         score=(
             float(relevance)
@@ -375,191 +455,7 @@ def _text(value: Any) -> str | None:
     return None if value is None or value == "" else str(value)
 
 
-# ---------------------------------------------------------------------------------------
-# Citation markers
-
-_ANCHOR = r"(?:\\[uU][eE]202|\ue202)turn(\d+)(search|image|news|video|ref|file)(\d+)"
-_ESCAPED_CHAR = r"\\[uU][eE]20([0-46])"
-# One token of marker syntax: an anchor, or one marker character (real or escaped).
-_TOKEN_RE = re.compile(rf"{_ANCHOR}|{_ESCAPED_CHAR}|([\ue200-\ue204\ue206])")
-_ANCHOR_RE = re.compile(_ANCHOR)
-_CHARS_RE = re.compile(rf"{_ESCAPED_CHAR}|[\ue200-\ue204\ue206]")
-_WORD_RE = re.compile(r"\w+")
-_PAGE_RE = re.compile(r"\b(?:pages?|pp?\.|pg\.?|seiten?|s\.)\s*(\d+)", re.IGNORECASE)
-_SENTENCE_END_RE = re.compile(r"[.!?](?=\s)|\n")
-
-_OPEN, _CLOSE, _SPAN_OPEN, _SPAN_CLOSE = "0", "1", "3", "4"  # the marker's last hex digit
-
-
-@dataclass(frozen=True, slots=True)
-class _Token:
-    start: int
-    end: int
-    kind: str  # "anchor" or the marker character's last hex digit ("0", "1", "3", "4", "6")
-    turn: int = 0
-    ref_type: str = ""
-    index: int = 0
-
-
-def strip_citation_markers(text: str) -> str:
-    """``text`` without LibreChat citation markers (anchors, group and span characters),
-    real or escaped; an anchor takes the whitespace before it along (as LibreChat's client
-    does), so "fact. \\ue202turn0file0" becomes "fact."."""
-    return _CHARS_RE.sub("", re.sub(r"\s*" + _ANCHOR, "", text))
-
-
-def _tokens(text: str) -> list[_Token]:
-    found = []
-    for match in _TOKEN_RE.finditer(text):
-        if match.group(1) is not None:
-            found.append(
-                _Token(
-                    match.start(),
-                    match.end(),
-                    "anchor",
-                    int(match.group(1)),
-                    match.group(2),
-                    int(match.group(3)),
-                )
-            )
-        else:
-            char = match.group(4) or match.group(5)[-1]
-            found.append(_Token(match.start(), match.end(), char))
-    return found
-
-
-def resolve_citations(answer: str, groups: Sequence[Sequence[RetrievedItem]]) -> list[Citation]:
-    """One ``Citation`` per ``file`` anchor of ``answer``, in order.
-
-    ``groups`` holds the sources of each ``file_search`` attachment of the turn, in the
-    order delivered. ``\\ue202turn{T}file{i}`` names, like LibreChat's client reads it, the
-    i-th source of the T-th attachment. That index is the position in the tool's own top-10
-    list, and LibreChat filters and re-sorts that list before the attachment (and every
-    call's anchors say ``turn0``), so the index can point at the wrong source. Hence the
-    anchor's sentence is compared with every source of the turn, deterministically:
-
-    - the sentence is the highlighted span the anchor follows, or else the last sentence of
-      the text between the previous citation and the anchor's group of markers (markers
-      removed);
-    - a source's match is the share of the sentence's words (lower-cased ``\\w+`` with a
-      digit or of four letters or more, so "the", "and", "de" do not count) found in its
-      content, plus ``PAGE_BONUS`` when the sentence names its page ("page 4",
-      "p. 4", "S. 4", "Seite 4");
-    - the indexed source is kept unless another one matches at least ``MIN_MATCH`` and beats
-      it by ``MATCH_MARGIN`` (ties: the earlier source); with no indexed source the best
-      one is taken if it matches at least ``MIN_MATCH``;
-    - the anchors of one group (``\ue200 ... \ue201`` or adjacent anchors) cite different
-      sources: an anchor is never moved onto a source another anchor of its group names or
-      was already given;
-    - otherwise the citation is dangling: ``Citation(marker)`` with every field ``None``.
-    """
-    tokens = _tokens(answer)
-    sources = [item for group in groups for item in group]
-    anchors = []
-    for position, token in enumerate(tokens):
-        if token.kind != "anchor" or token.ref_type != "file":
-            continue
-        indexed: RetrievedItem | None = None
-        if token.turn < len(groups) and token.index < len(groups[token.turn]):
-            indexed = groups[token.turn][token.index]
-        group, cited = _cited_text(answer, tokens, position)
-        anchors.append((token, group, cited, indexed))
-    citations = []
-    chosen_in_group: dict[int, list[RetrievedItem]] = {}
-    for token, group, cited, indexed in anchors:
-        # The anchors of one group cite different sources: none is moved onto a source
-        # another anchor of its group names or was already given.
-        excluded = chosen_in_group.setdefault(group, []) + [
-            other_indexed
-            for other_token, other_group, _, other_indexed in anchors
-            if other_group == group and other_token is not token and other_indexed is not None
-        ]
-        candidates = [item for item in sources if not any(item is taken for taken in excluded)]
-        chosen = _choose(cited, indexed, candidates)
-        marker = answer[token.start : token.end]
-        if chosen is None:
-            citations.append(Citation(marker=marker))
-            continue
-        chosen_in_group[group].append(chosen)
-        citations.append(
-            Citation(
-                marker=marker,
-                file_id=chosen.file_id,
-                filename=chosen.filename,
-                page=chosen.page,
-                content=chosen.text,
-            )
-        )
-    return citations
-
-
-def _cited_text(answer: str, tokens: Sequence[_Token], position: int) -> tuple[int, str]:
-    """The marker group of the anchor at ``tokens[position]`` (the position of the group's
-    first token) and the text the group stands behind (see ``resolve_citations``)."""
-    # The group: anchors and group characters separated by whitespace only.
-    first = position
-    while first > 0:
-        previous = tokens[first - 1]
-        between = answer[previous.end : tokens[first].start]
-        if between.strip() or previous.kind not in ("anchor", _OPEN, _CLOSE, _SPAN_CLOSE):
-            break
-        first -= 1
-        if previous.kind == _SPAN_CLOSE:
-            opening = next(
-                (token for token in reversed(tokens[:first]) if token.kind == _SPAN_OPEN),
-                None,
-            )
-            start = 0 if opening is None else opening.end
-            return first, strip_citation_markers(answer[start : previous.start])
-    # The text since the previous citation, cut to its last sentence; when nothing but
-    # punctuation lies in between, the last sentence before the group.
-    previous_end = next(
-        (token.end for token in reversed(tokens[:first]) if token.kind in ("anchor", _CLOSE)),
-        0,
-    )
-    group_start = tokens[first].start
-    cited = _last_sentence(strip_citation_markers(answer[previous_end:group_start]))
-    if not _WORD_RE.search(cited):
-        cited = _last_sentence(strip_citation_markers(answer[:group_start]))
-    return first, cited
-
-
-def _last_sentence(text: str) -> str:
-    body = text[-CONTEXT_CHARS:].rstrip().rstrip(".!?;:,").rstrip()
-    ends = [match.end() for match in _SENTENCE_END_RE.finditer(body)]
-    return (body[ends[-1] :] if ends else body).strip()
-
-
-def _words(text: str) -> set[str]:
-    """The words that say something: with a digit, or of four letters or more."""
-    return {
-        word
-        for word in _WORD_RE.findall(text.lower())
-        if len(word) >= 4 or any(char.isdigit() for char in word)
-    }
-
-
-def _choose(
-    cited: str, indexed: RetrievedItem | None, sources: Sequence[RetrievedItem]
-) -> RetrievedItem | None:
-    if not sources:
-        return indexed
-    cited_words = _words(cited)
-    named_pages = {int(page) for page in _PAGE_RE.findall(cited)}
-
-    def match(item: RetrievedItem) -> float:
-        score = 0.0
-        if cited_words:
-            score = len(cited_words & _words(item.text)) / len(cited_words)
-        if item.page is not None and item.page in named_pages:
-            score += PAGE_BONUS
-        return score
-
-    scores = [match(item) for item in sources]
-    best_position = max(range(len(sources)), key=lambda at: (scores[at], -at))
-    best, best_score = sources[best_position], scores[best_position]
-    if indexed is None:
-        return best if best_score >= MIN_MATCH else None
-    if best is indexed or best_score < MIN_MATCH:
-        return indexed
-    return best if best_score - match(indexed) >= MATCH_MARGIN else indexed
+def _original_name(value: Any) -> str | None:
+    """The uploaded file's name: LibreChat sends the basename of rag_api's ``source``."""
+    name = _text(value)
+    return None if name is None else filename_from_source(name)
