@@ -17,6 +17,7 @@ from pytest_ragv2.deciding.records import RunRecord
 from pytest_ragv2.gold.cases import LoadedCase
 from pytest_ragv2.layers.protocol import load_layer
 from pytest_ragv2.layers.registry import layer_info
+from pytest_ragv2.plugin.signals import run_section
 from pytest_ragv2.plugin.stash import CONTEXT_KEY
 from pytest_ragv2.report.safe_text import has_unsafe
 from pytest_ragv2.run.context import RunContext
@@ -214,11 +215,13 @@ class CaseItem(pytest.Item):
             pytest.skip(f"not started: {failure}")
         try:
             record = None
-            if ctx.resumption is not None:  # made by an earlier session of the run: reused
-                record = ctx.resumption.earlier_record(self.key, self._rescore)
-                self.ragv2_reused = record is not None
-            if record is None:
-                record = load_layer(self.key.layer).run(ctx, self.key, self.loaded, self.query)
+            with run_section():  # where an interrupt may land at once (signals.py)
+                if ctx.resumption is not None:  # made by an earlier session: reused
+                    record = ctx.resumption.earlier_record(self.key, self._rescore)
+                    self.ragv2_reused = record is not None
+                if record is None:
+                    layer = load_layer(self.key.layer)
+                    record = layer.run(ctx, self.key, self.loaded, self.query)
         except RawRunWriteError as exc:
             raise RunsNotWritten(str(exc)) from None
         self.ragv2_record = record  # the machine's: the controller applies the rulings

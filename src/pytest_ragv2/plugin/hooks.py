@@ -18,6 +18,13 @@ from pytest_ragv2.plugin.options import INI_LAYER, OPTIONS
 from pytest_ragv2.plugin.stash import CONTEXT_KEY, CONTROLLER_KEY, DEMO_KEY, PRELOAD_KEY
 from pytest_ragv2.run.keys import NOT_DECISIVE
 
+if any(argument.startswith("--ragv2-layer") for argument in sys.argv[1:]):
+    # a session of the plugin's: a cancelled CI job's SIGTERM during pytest's own start-up
+    # is kept for the session (signals.py), rather than killing it before its handlers
+    from pytest_ragv2.plugin.signals import note_early_signals
+
+    note_early_signals()
+
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     """The hooks a conftest or a plugin implements to add gates and report sections."""
@@ -64,14 +71,20 @@ def pytest_configure(config: pytest.Config) -> None:
     global _CONFIGURED
     _CONFIGURED += 1
     config.add_cleanup(_unconfigured)
-    if _requested_layer(config):
+    requested = _requested_layer(config)
+    if not requested or hasattr(config, "workerinput"):
+        from pytest_ragv2.plugin.signals import end_early_signals
+
+        end_early_signals()
+    if requested:
         if not hasattr(config, "workerinput"):
-            from pytest_ragv2.plugin.signals import interrupt_once
+            from pytest_ragv2.plugin.signals import interrupt_once, raise_early_signal
 
             # SIGTERM (a cancelled CI job) as Ctrl-C, and one interrupt obeyed, from the
             # session's first moment: the reports are written whatever follows it, and a
             # signal during start-up ends in exit status 2 with the run folder unlocked
             config.add_cleanup(interrupt_once())
+            raise_early_signal()
         drawing = not (config.option.collectonly or config.getoption("ragv2_plan"))
         if drawing and not hasattr(config, "workerinput"):  # xdist's workers draw nothing
             from pytest_ragv2.report.plot_worker import discard_early, start_early
@@ -162,6 +175,17 @@ def pytest_runtest_logfinish() -> None:
         _runs_since_freeze = 0
         gc.collect()
         gc.freeze()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+    if CONTEXT_KEY not in item.config.stash:
+        return (yield)
+    from pytest_ragv2.plugin.signals import item_protocol
+
+    # an interrupt between the run and pytest's context managers waits for the item's end
+    with item_protocol():
+        return (yield)
 
 
 @pytest.hookimpl(wrapper=True)

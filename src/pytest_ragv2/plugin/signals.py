@@ -27,6 +27,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from types import FrameType
 from typing import Any
 
@@ -47,12 +48,62 @@ def _held(signum: int, frame: FrameType | None) -> None:
 _INTERRUPTED = threading.Event()  # this process's session was interrupted by a signal
 
 
+@dataclass(slots=True)
+class _Where:
+    """Where the main thread is, for the first signal: inside an item's protocol but not
+    inside its run, pytest is entering or leaving the item's context managers (its log
+    capture's ``__enter__`` half done, a ``KeyboardInterrupt`` there broke its ``__exit__``
+    with a TypeError and lost the interrupt); the interrupt then waits for a point where
+    they are whole: the start of the run, or the end of the item's protocol."""
+
+    in_protocol: bool = False
+    in_run: bool = False
+    pending: int | None = None
+
+
+_WHERE = _Where()
+
+
 def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """The first SIGINT or SIGTERM: every later one is held, and this one interrupts."""
+    """The first SIGINT or SIGTERM: every later one is held, and this one interrupts, at
+    once or (inside an item's protocol, outside its run) at the next safe point."""
     for number in _CAUGHT:
         signal.signal(number, _held)
     _INTERRUPTED.set()
+    if _WHERE.in_protocol and not _WHERE.in_run:
+        _WHERE.pending = signum
+        return
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def _raise_pending() -> None:
+    signum, _WHERE.pending = _WHERE.pending, None
+    if signum is not None:
+        raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+@contextlib.contextmanager
+def item_protocol() -> Iterator[None]:
+    """Around one item's whole protocol (setup, call, teardown and their reports): an
+    interrupt that arrives here outside the run is raised once the item is done."""
+    _WHERE.in_protocol = True
+    try:
+        yield
+    finally:
+        _WHERE.in_protocol = False
+        _raise_pending()
+
+
+@contextlib.contextmanager
+def run_section() -> Iterator[None]:
+    """Around a run's calls to its system: an interrupt stops them at once (the adapters
+    end their requests and processes on it), and one that waited is raised here first."""
+    _raise_pending()
+    _WHERE.in_run = True
+    try:
+        yield
+    finally:
+        _WHERE.in_run = False
 
 
 _Handler = Callable[[int, FrameType | None], Any] | int | None
@@ -75,12 +126,56 @@ def _one_late(
     return late
 
 
+_EARLY: list[int] = []  # a signal that came before the session's handlers were installed
+_BEFORE_EARLY: dict[signal.Signals, _Handler] = {}  # the handlers before note_early_signals
+
+
+def note_early_signals() -> None:
+    """From the plugin's import, when the command line asks for a layer, until the session
+    installs its handlers: a first SIGTERM or SIGINT is noted (and raised as the session's
+    interrupt from ``pytest_configure`` on: exit status 2, not a death by signal in
+    pytest's start-up), a second one obeyed at once."""
+    if not _main_thread() or _BEFORE_EARLY:
+        return
+
+    def early(signum: int, frame: FrameType | None) -> None:
+        if _EARLY:
+            signal.signal(signum, signal.SIG_DFL)
+            signal.raise_signal(signum)
+            return
+        _EARLY.append(signum)
+
+    for number in _CAUGHT:
+        _BEFORE_EARLY[number] = signal.getsignal(number)
+        signal.signal(number, early)
+
+
+def end_early_signals() -> None:
+    """The early handlers given back (an inert session): a signal they noted is obeyed."""
+    if not _BEFORE_EARLY:
+        return
+    for number, handler in _BEFORE_EARLY.items():
+        signal.signal(number, handler)
+    _BEFORE_EARLY.clear()
+    if _EARLY:
+        signal.raise_signal(_EARLY.pop())
+
+
+def raise_early_signal() -> None:
+    """The interrupt of a signal noted before the session's handlers existed."""
+    if _EARLY:
+        _interrupt(_EARLY.pop(), None)
+
+
 def interrupt_once() -> Callable[[], None]:
     """From now on the first SIGINT or SIGTERM raises KeyboardInterrupt and every later one
     is held; returns the undo (the handlers before, whatever happened since)."""
     if not _main_thread():
         return lambda: None
     previous = {number: signal.getsignal(number) for number in _CAUGHT}
+    if _BEFORE_EARLY:  # the early handlers stand for the ones before them
+        previous.update(_BEFORE_EARLY)
+        _BEFORE_EARLY.clear()
     for number in _CAUGHT:
         signal.signal(number, _interrupt)
 
@@ -89,6 +184,7 @@ def interrupt_once() -> Callable[[], None]:
         if late is not None:
             atexit.register(_ignore_from_here)
         _INTERRUPTED.clear()
+        _WHERE.pending = None
         for number, handler in previous.items():
             if signal.getsignal(number) in (_interrupt, _held):
                 signal.signal(number, late or handler)
