@@ -65,3 +65,33 @@ def test_a_shards_gates_are_skipped_in_junit(project: pytest.Pytester) -> None:
     assert all(
         case.find("failure") is None for (cls, _), case in cases.items() if cls == "ragv2.gates.A"
     )
+
+
+# -- CI-shaped terminal output ------------------------------------------------------------
+
+
+def test_a_ci_log_is_120_wide_and_splits_no_gate_name(
+    project: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    result = project.runpytest_subprocess("--ragv2-layer=A", "--ragv2-run-id=log")
+    lines = result.stdout.lines
+    summary_start = next(i for i, line in enumerate(lines) if "pytest-ragv2 layer A" in line)
+    ours = lines[summary_start:-1]  # pytest's own last line is pytest's
+    assert max(len(line) for line in ours) <= 120
+    assert max(len(line) for line in ours) > 80  # not pytest's 80 of a non-terminal
+    gates = [line.split()[0] for line in ours if line.startswith("  ") and "(hard)" in line]
+    assert "no_leak" in gates  # the name and its "(hard)" on one line, whole
+
+
+def test_quiet_prints_the_gates_and_the_verdict_and_very_quiet_the_verdict(
+    project: pytest.Pytester,
+) -> None:
+    quiet = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=q", "-q").stdout.str()
+    assert "gates:" in quiet
+    assert "verdict: PASS" in quiet
+    assert "pytest-ragv2 layer A" not in quiet  # no tables, no header
+    assert "recall@5" not in quiet.split("gates:")[0]
+    very = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=qq", "-qq").stdout.str()
+    assert "verdict: PASS" in very
+    assert "gates:" not in very

@@ -471,11 +471,11 @@ class Controller:
         counts the failed gates beside the items."""
         if not self.summaries:
             return
-        writer = getattr(reporter, "_tw", None)
         screen = Screen(
             reporter.write_sep,
             reporter.write_line,
-            int(getattr(writer, "fullwidth", DEFAULT_WIDTH)),
+            screen_width(getattr(reporter, "_tw", None)),
+            int(getattr(reporter, "verbosity", 0)),
         )
         if len(self.summaries) == 1:
             (layer,) = self.summaries
@@ -504,6 +504,18 @@ class GateCount:
 
 
 RUNS_NAMED = 10
+CI_WIDTH = 120  # a CI log's width when COLUMNS does not say: no job log is 80 wide
+
+
+def screen_width(writer: Any) -> int:
+    """The terminal's width; in a log (no terminal) COLUMNS, else 120 — pytest's 80 wraps
+    a gate table into pieces no CI log needs."""
+    stream = getattr(writer, "_file", None)
+    isatty = getattr(stream, "isatty", None)
+    if callable(isatty) and isatty():
+        return int(getattr(writer, "fullwidth", DEFAULT_WIDTH))
+    columns = os.environ.get("COLUMNS", "")
+    return int(columns) if columns.isdigit() and int(columns) >= 40 else CI_WIDTH
 
 
 def _lost_hosts_lines(session: pytest.Session, run_id: str) -> list[str]:

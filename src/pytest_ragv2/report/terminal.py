@@ -48,6 +48,8 @@ class Screen:
     raw_write_sep: Callable[..., None]  # (sep, title, **markup)
     raw_write_line: Callable[..., None]  # (line, **markup)
     width: int = DEFAULT_WIDTH
+    # pytest's verbosity: -1 (-q) the gates and the verdict only, -2 (-qq) the verdict only
+    verbosity: int = 0
 
     def write_line(self, text: str, **markup: bool) -> None:
         self.raw_write_line(printable(text), **markup)
@@ -241,6 +243,12 @@ def write_terminal_summary(
     locations: Sequence[str],
     records: Sequence[RunRecord] = (),
 ) -> None:
+    failed = [gate.name for gate in gates if gate.decision == "fail"]
+    if screen.verbosity < 0:
+        if screen.verbosity == -1:
+            _gates(screen, gates, "gates")
+        _verdict(screen, summary, failed, "every promotion gate holds", _waiting(gates))
+        return
     screen.write_sep("=", f"pytest-ragv2 layer {summary.layer} — run {summary.run_id}")
     screen.wrapped(
         f"seed {summary.seed} (reproduce the order with --ragv2-seed={summary.seed}); "
@@ -255,7 +263,6 @@ def write_terminal_summary(
         screen.wrapped(location)
     _adjudication(screen, summary)
     _gates(screen, gates, "gates")
-    failed = [gate.name for gate in gates if gate.decision == "fail"]
     _verdict(screen, summary, failed, "every promotion gate holds", _waiting(gates))
 
 
@@ -268,17 +275,19 @@ def write_session_summary(
 ) -> None:
     """A session of several layers: each layer's tables, the runs that missed, then every
     layer's gates together and one verdict."""
-    for layer, summary in summaries.items():
+    quiet = screen.verbosity < 0
+    for layer, summary in summaries.items() if not quiet else ():
         screen.write_sep("=", f"pytest-ragv2 layer {layer} — run {summary.run_id}")
         _tables(screen, summary)
-    _unmet(screen, records, several_layers=True)
-    _review_queue(screen, records)
-    screen.line()
-    for location in locations:
-        screen.wrapped(location)
-    for summary in summaries.values():
-        _adjudication(screen, summary)
-    for layer, gates in gates_by_layer.items():
+    if not quiet:
+        _unmet(screen, records, several_layers=True)
+        _review_queue(screen, records)
+        screen.line()
+        for location in locations:
+            screen.wrapped(location)
+        for summary in summaries.values():
+            _adjudication(screen, summary)
+    for layer, gates in gates_by_layer.items() if screen.verbosity >= -1 else ():
         _gates(screen, gates, f"gates of layer {layer}")
     failed = [
         f"{layer}:{gate.name}"

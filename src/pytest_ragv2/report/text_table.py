@@ -52,19 +52,25 @@ def _wrapped_widths(
         for index in range(len(header))
         if natural[index] > MIN_WRAPPED and any(" " in row[index] for row in rows)
     ]
+    # a column never narrower than its longest word: a name is never split
+    floors = [
+        max(MIN_WRAPPED, *(len(word) for row in (header, *rows) for word in row[index].split()))
+        for index in range(len(header))
+    ]
     # water-filling: the widest wrappable column gives way first, down to the next widest
     while _line_width(widths, "") > room and wrappable:
         ordered = sorted(wrappable, key=lambda index: widths[index], reverse=True)
         widest = ordered[0]
-        if widths[widest] <= MIN_WRAPPED:
-            break
-        floor = max(MIN_WRAPPED, widths[ordered[1]] if len(ordered) > 1 else 0)
+        if widths[widest] <= floors[widest]:
+            wrappable.remove(widest)  # as narrow as its longest word
+            continue
+        floor = max(floors[widest], widths[ordered[1]] if len(ordered) > 1 else 0)
         excess = _line_width(widths, "") - room
         if widths[widest] > floor:
             widths[widest] = max(floor, widths[widest] - excess)
         else:  # every wrappable column is as narrow as the widest: narrow them together
             for index in ordered:
-                if widths[index] == widths[widest]:
+                if widths[index] == widths[widest] and widths[index] > floors[index]:
                     widths[index] -= 1
     return widths
 
@@ -93,13 +99,13 @@ def _render(
 
 
 def _render_row(cells: Sequence[str], widths: Sequence[int], indent: str) -> list[str]:
-    """One row; a cell longer than its column wraps at words onto continuation lines (a
-    cell wider than the whole line is cut with an ellipsis)."""
+    """One row; a cell longer than its column wraps at words onto continuation lines,
+    never inside a word (a column is never narrower than its longest word)."""
 
     wrapped = [
         [cell]
         if len(cell) <= width
-        else textwrap.wrap(cell, width, break_long_words=True, break_on_hyphens=False) or [""]
+        else textwrap.wrap(cell, width, break_long_words=False, break_on_hyphens=False) or [""]
         for cell, width in zip(cells, widths, strict=True)
     ]
     height = max(len(lines) for lines in wrapped)
