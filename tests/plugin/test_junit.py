@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
+from typing import Any
 
 import pytest
 
@@ -95,3 +97,30 @@ def test_quiet_prints_the_gates_and_the_verdict_and_very_quiet_the_verdict(
     very = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=qq", "-qq").stdout.str()
     assert "verdict: PASS" in very
     assert "gates:" not in very
+
+
+def test_a_session_stopped_at_its_first_failure_counts_its_gates_and_says_not_started(
+    project: pytest.Pytester,
+) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="good", candidate="weak"))
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-run-id=x", "-x", "-p", "no:randomly")
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    out = result.stdout.str()
+    assert "gates failed" in result.stdout.lines[-1]  # pytest's count line counts the gates
+    gate = next(g for g in _summary_gates(project, "x") if g["name"] == "runs_complete")
+    assert "not started: pytest stopping after 1 failures" in gate["reason"]
+    assert " lost" not in gate["reason"]
+    assert "the runs after it were not started" in " ".join(out.split())  # however wrapped
+    # a rescore decides as the session did
+    from pytest_ragv2.tools.cli import main
+
+    main(["rescore", str(project.path / "raw-runs" / "x"), "--output", "rescored"])
+    rescored = json.loads((project.path / "rescored" / "summary.json").read_text())
+    again = next(g for g in rescored["gates"] if g["name"] == "runs_complete")
+    assert again["reason"] == gate["reason"]
+
+
+def _summary_gates(project: pytest.Pytester, run_id: str) -> list[dict[str, Any]]:
+    data = json.loads((project.path / "reports" / run_id / "summary.json").read_text())
+    gates: list[dict[str, Any]] = data["gates"]
+    return gates

@@ -137,6 +137,8 @@ def decide_run(records: Sequence[RunRecord], facts: RunFacts) -> RunDecision:
         gates = decision.gates
         if incomplete and budget is not None:
             gates = _name_unstarted(gates, layer, budget, facts.expected_by_layer.get(layer))
+        elif end.failed_fast:
+            gates = _name_failed_fast(gates, end.failed_fast)
         summary = _layer_summary(layer, decision.results, gates, decision.passed, status, facts)
         if diagnosis is not None:
             summary.diagnosis = diagnosis.only(layer)
@@ -221,6 +223,17 @@ def _name_unstarted(
                 + (f"; {lost} lost" if lost > 0 else "")
             )
             named[index] = dataclasses.replace(gate, decision="fail", reason=reason)
+    return named
+
+
+def _name_failed_fast(gates: list[GateResult], why: str) -> list[GateResult]:
+    """The runs_complete gate of a session pytest stopped at a failure (-x, --maxfail):
+    the runs after it were not started, not lost."""
+    named = list(gates)
+    for index, gate in enumerate(named):
+        if gate.name == "runs_complete" and gate.decision == "fail":
+            reason = gate.reason.replace(" lost", f" not started: pytest {why} (-x, --maxfail)")
+            named[index] = dataclasses.replace(gate, reason=reason)
     return named
 
 

@@ -294,11 +294,14 @@ class Controller:
         self.locations = []
         cwd = Path.cwd()  # paths on screen as the user typed the command: relative to here
         protocol = self._run_kind()
+        failed_fast = str(session.shouldfail) if session.shouldfail else None
         end = SessionEnd(
             interrupted=interrupted,
             stopped=self.raw_write_error is not None,
             budget=self.budget.spent() if self.budget is not None else None,
+            failed_fast=failed_fast,
         )
+
         stored_chunks = self._stored_chunks()
         self._keep_session_end(end, stored_chunks)
         decided = decide_run(self.records, self._facts(protocol, stored_chunks, end))
@@ -359,6 +362,10 @@ class Controller:
             self.locations.append(
                 f"{self.raw_write_error}; the session stopped (exit status 3): every run "
                 "written before is intact, `ragv2 rescore` reads it"
+            )
+        if failed_fast:
+            self.locations.append(
+                f"pytest {failed_fast} (-x, --maxfail): the runs after it were not started"
             )
         self.locations.append(f"raw runs: {_relative(self.ctx.run_dir, cwd)}")
         self.locations.append(f"protocol: {protocol.label}")
@@ -492,8 +499,13 @@ class Controller:
             )
         stats = getattr(reporter, "stats", None)
         if isinstance(stats, dict) and self.ctx.shard is None:  # a shard's gates decide nothing
+            add = getattr(reporter, "_add_stats", None)  # it lets pytest's last line count them
             for key, count in summary_counts(self.gates).items():
-                stats.setdefault(key, []).extend(GateCount() for _ in range(count))
+                counted = [GateCount() for _ in range(count)]
+                if callable(add):
+                    add(key, counted)
+                else:
+                    stats.setdefault(key, []).extend(counted)
 
 
 @dataclass(frozen=True, slots=True)

@@ -56,12 +56,15 @@ class SessionEnd:
     interrupted: bool = False
     stopped: bool = False  # the raw runs could not be written (exit status 3)
     budget: BudgetSpent | None = None
+    # pytest stopped at a failure (-x, --maxfail): why, as pytest said it
+    failed_fast: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "interrupted": self.interrupted,
             "stopped": self.stopped,
             "budget": self.budget.to_json() if self.budget is not None else None,
+            **({"failed_fast": self.failed_fast} if self.failed_fast else {}),
         }
 
     @classmethod
@@ -71,6 +74,7 @@ class SessionEnd:
             interrupted=bool(data.get("interrupted")),
             stopped=bool(data.get("stopped")),
             budget=BudgetSpent.from_json(budget) if budget else None,
+            failed_fast=str(data["failed_fast"]) if data.get("failed_fast") else None,
         )
 
     def write(self, run_dir: Path) -> None:
