@@ -197,3 +197,20 @@ def test_a_formal_run_needs_the_full_case_set(
     assert protocol["kind"] == "formal"
     assert protocol["provisional_cases"] == 0
     formal.stdout.fnmatch_lines(["protocol: formal run"])
+
+
+def test_a_formal_run_names_only_the_provisional_cases_it_collects(
+    project: pytest.Pytester,
+) -> None:
+    # C04 runs at layer B only: a layer-A formal run does not collect it, so does not name it
+    path = project.path / "cases" / "development.yaml"
+    path.write_text(
+        path.read_text(encoding="utf-8")
+        + "- id: C04\n  category: safe_no_answer\n  layers: [B]\n  prompt_en: 'Who in Japan?'\n"
+        "  required_evidence: []\n  safe_refusal_expected: true\n",
+        encoding="utf-8",
+    )
+    result = project.runpytest("--ragv2-layer=A", "--ragv2-formal", "--ragv2-run-id=f")
+    assert result.ret == USAGE_ERROR
+    result.stderr.fnmatch_lines(["*3 case(s) have provisional gold (C01, C02, C03)*"])
+    assert "C04" not in result.stderr.str()

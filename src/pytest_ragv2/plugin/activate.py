@@ -312,10 +312,11 @@ def _protocol(config: pytest.Config, ctx: RunContext) -> None:
                 )
                 if given
             ]
+            layers = set(ctx.layers)  # a case this session does not collect is not named
             provisional = [
                 loaded.case_id
                 for loaded in ctx.catalog.cases(settings.splits)
-                if loaded.case.gold_status != "adjudicated"
+                if loaded.case.gold_status != "adjudicated" and layers & set(loaded.case.layers)
             ]
             lock = protocol.check_formal(
                 settings, root, path, provisional=provisional, narrowed_by=narrowed
