@@ -154,6 +154,25 @@ def test_layer_a_on_the_example_runs_as_the_guide_shows(
     assert "verdict: PASS — every promotion gate holds (exit status 0)" in second.stdout.str()
 
 
+def test_layer_b_on_the_example_runs_as_the_guide_shows(served: pytest.Pytester) -> None:
+    """The demo's chat paths on the example: v2's toy answer model refuses K03 although its
+    search found the row, which is the unmet line and the failed gate the guide explains."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    result = served.runpytest("--ragv2-layer=B", "--ragv2-seed=7", "--ragv2-run-id=answers")
+    assert result.ret == 1
+    counts = result.parseoutcomes()
+    assert (counts["passed"], counts["xfailed"], counts["unmet"]) == (25, 20, 5)
+    summary = _summary(served, "answers")
+    failed = [gate["name"] for gate in summary["gates"] if gate["decision"] == "fail"]
+    assert failed == ["exact_answer"]
+    out = result.stdout.str()
+    unmet = "K03  v2 ×5 (en) — required claim(s) missing: Saturday 10:00 to 14:00"
+    verdict = "verdict: FAIL — 1 gate(s) failed: exact_answer (exit status 1)"
+    for line in (unmet, verdict):
+        assert line in out
+        assert line in guide
+
+
 def test_a_refusal_case_needs_no_evidence_and_any_other_case_does(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
