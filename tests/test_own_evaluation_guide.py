@@ -191,6 +191,34 @@ def test_a_refusal_case_needs_no_evidence_and_any_other_case_does(
     assert error in GUIDE.read_text(encoding="utf-8")
 
 
+DEPLOYMENT = re.compile(r"<!-- deployment -->\n```yaml\n(.*?)```", re.S)
+
+
+def test_the_deployment_blocks_make_a_configuration_the_preflight_checks(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Section 10's three blocks, put together as the guide says, validate; and with no
+    secret set the preflight stops the run naming each variable, as shown."""
+    guide = GUIDE.read_text(encoding="utf-8")
+    blocks = DEPLOYMENT.findall(guide)
+    assert len(blocks) == 3
+    shutil.copytree(EXAMPLE, pytester.path, dirs_exist_ok=True)
+    example = (EXAMPLE / "ragv2.yaml").read_text(encoding="utf-8")
+    paths = example.split("systems:\n", 1)[0]
+    (pytester.path / "ragv2.yaml").write_text(paths + "".join(blocks), encoding="utf-8")
+    for name in ("RAG_JWT_SECRET", "LLM_API_KEY", "LIBRECHAT_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(pytester.path)
+    assert main(["validate"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "OK: 5 cases loaded, 0 errors"
+    result = pytester.runpytest("--ragv2-layer=A")
+    assert result.ret == 4
+    shown = [line for line in guide.splitlines() if "is not set" in line]
+    assert len(shown) == 3
+    for line in shown:
+        assert line in result.stdout.str() + result.stderr.str()
+
+
 def test_k_is_sent_as_a_number_only_when_it_stands_alone() -> None:
     """The guide's answer on http-json templates."""
     filled = fill_template(
