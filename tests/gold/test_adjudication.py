@@ -99,9 +99,24 @@ def test_a_valid_file_loads_every_scope_and_kind(tmp_path: Path) -> None:
         ("case: C01\n  met: true\n  note: n\n  datum: x", 6, "datum", "unknown field"),
         ("case: C01\n  note: n", 1, None, "give met: true|false, override"),
         ("case: C01\n  system: v2\n  rep: 1\n  met: true\n  note: n", 1, None, "system, lang"),
-        ("case: C01\n  override: {recall@7: 1}\n  note: n", 4, "override", "unknown dimension"),
-        ("case: C01\n  override: {rubric.accuracy: GOOD}\n  note: n", 4, "override", "a grade"),
-        ("case: C01\n  override: {recall@5: 5}\n  note: n", 4, "override", "a share, from 0 to 1"),
+        (
+            "case: C01\n  override: {recall@7: 1}\n  note: n",
+            4,
+            "override.recall@7",
+            "unknown dimension",
+        ),
+        (
+            "case: C01\n  override: {rubric.accuracy: GOOD}\n  note: n",
+            4,
+            "override.rubric.accuracy",
+            "a grade",
+        ),
+        (
+            "case: C01\n  override: {recall@5: 5}\n  note: n",
+            4,
+            "override.recall@5",
+            "a share, from 0 to 1",
+        ),
         ("case: C01\n  override: {veto.fabricated_identifier: true}\n  note: n", 4, None, "only"),
         ("case: C01\n  disputed: true\n  system: v2\n  note: n", 1, None, "case-wide"),
     ],
@@ -154,12 +169,62 @@ def test_errors_name_file_and_line_duplicates_and_unknown_systems(tmp_path: Path
     assert len(catalog.adjudications.entries) == 1
     # systems are checked where they are known: the configuration, the run's manifest
     loaded, errors = load_adjudications(path, catalog.known_cases(), systems={"v1", "v2"})
-    assert any("unknown system 'v3'" in str(e) for e in errors) is False  # the date fails first
+    # every error of the entry is reported, not only the first: the date and the system
+    assert [str(e) for e in errors if e.line in {12, 14}] == [
+        f"{path}:12: case C01: date: 2099-01-01 is in the future",
+        f"{path}:14: case C01: system: unknown system 'v3' (configured: v1, v2)",
+    ]
     checked, unknown = Adjudications(
         path, tuple(loaded.entries), loaded.invalid, loaded.errors
     ).check_systems({"v1"})
     assert checked.entries == loaded.entries  # the valid entry names no system
     assert unknown == []
+
+
+def test_every_error_of_an_entry_is_reported_each_at_its_own_line(tmp_path: Path) -> None:
+    """An entry is never half-reported: a reviewer fixing one error must not meet the next
+    only on the following run. Field errors, every dimension's, the scope's, the catalog's and
+    the systems' errors come together, each at the line of what is wrong."""
+    path, catalog = _catalog(
+        tmp_path,
+        """\
+        - reviewer: R
+          date: 2099-01-01
+          case: C01
+          system: v3
+          lang: fr
+          override:
+            recall@5: 2
+            rubric.accuracy: GOOD
+            veto.fabricated_identifier: true
+          note: several mistakes at once
+        - reviewer: R
+          date: 2026-11-30
+          case: C09
+          layer: B
+          override: {exact_metadata: true}
+          note: an unknown case, and a layer-A metric at layer B
+        """,
+    )
+    _, errors = load_adjudications(path, catalog.known_cases(), systems={"v1", "v2"})
+    assert [(e.line, e.case_id, e.field, e.message) for e in errors] == [
+        (2, "C01", "date", "2099-01-01 is in the future"),
+        (7, "C01", "override.recall@5", "a share, from 0 to 1 (got 2)"),
+        (8, "C01", "override.rubric.accuracy", "a grade, one of PASS, PARTIAL, FAIL (got 'GOOD')"),
+        (
+            9,
+            "C01",
+            "override.veto.fabricated_identifier",
+            "only false (lift the veto) can be adjudicated",
+        ),
+        (1, "C01", None, "one run needs system, lang and rep together (or none of lang, rep)"),
+        (5, "C01", "lang", "unknown language 'fr' for this case (de, en)"),
+        (4, "C01", "system", "unknown system 'v3' (configured: v1, v2)"),
+        (15, "C09", "override.exact_metadata", "not a layer-B metric"),
+        (13, "C09", "case", "unknown case: no case file defines it"),
+    ]
+    assert catalog.adjudications.entries == ()
+    assert catalog.adjudications.invalid == 2
 
 
 def test_an_unknown_system_is_an_error_where_systems_are_known(tmp_path: Path) -> None:

@@ -324,6 +324,23 @@ def test_validate_with_an_unusable_configuration_exits_2(
     assert "missing.yaml: configuration file not found" in capsys.readouterr().err
 
 
+def test_validate_help_names_both_failing_exit_statuses(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The help says what the command does: 1 for an error in the files, 2 for a
+    configuration error (which the test above shows it returns)."""
+    with pytest.raises(SystemExit) as exited:
+        main(["validate", "--help"])
+    assert exited.value.code == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "1 on any error in them" in shown
+    assert "2 on a configuration error" in shown
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    listed = " ".join(capsys.readouterr().out.split())
+    assert "1 on any error in them, 2 on a configuration error" in listed
+
+
 def test_validate_as_a_subprocess_reads_ragv2_yaml(project: Path) -> None:
     write("suite/dev.yaml", "- id: S01\n  category: semantic\n  prompt_en: Which?\n")
     write("ragv2.yaml", "ragv2:\n  cases: suite\n  gold: suite-gold\n")

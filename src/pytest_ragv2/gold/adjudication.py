@@ -17,6 +17,8 @@ of ruling, with a ``note`` saying why:
 Entries are validated like cases (pydantic, errors located at ``file:line``): an unknown
 case, language, layer or dimension, a bad date, a missing note or a duplicate is an error,
 the entry is not applied, and the error fails the ``gold_valid`` gate like any gold error.
+Every error of an entry is reported, each at its own line (:func:`entry_problems` checks the
+fields that are valid on their own together, even when another field is not).
 Systems are checked where they are known (:meth:`Adjudications.check_systems`).
 
 :func:`apply` is pure: records in, new records out (``dataclasses.replace``), each changed
@@ -35,13 +37,14 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from pytest_ragv2.config.inputs import present
 from pytest_ragv2.config.located_yaml import (
     CaseError,
     SourceLocation,
     YamlProblem,
+    child_node,
     duplicate_key_errors,
     node_line,
     parse_yaml,
@@ -105,31 +108,15 @@ class AdjudicationEntry(StrictModel):
             raise ValueError(f"{value} is in the future")
         return value
 
-    @field_validator("override")
-    @classmethod
-    def _dimensions(cls, value: dict[str, Value]) -> dict[str, Value]:
-        for name, given in value.items():
-            problem = _dimension_problem(name, given)
-            if problem:
-                raise ValueError(problem)
-        return value
-
     @model_validator(mode="after")
-    def _scope_and_kind(self) -> AdjudicationEntry:
-        if self.disputed:
-            if self.met is not None or self.override:
-                raise ValueError("a disputed-gold entry overrides nothing: give it alone")
-            if self.system or self.lang or self.rep is not None:
-                raise ValueError("disputed gold is case-wide: no system, lang or rep")
-        elif self.met is None and not self.override:
-            raise ValueError("give met: true|false, override: {dimension: value} or disputed")
-        run_fields = (self.lang is not None, self.rep is not None)
-        if any(run_fields) and not (all(run_fields) and self.system):
-            raise ValueError("one run needs system, lang and rep together (or none of lang, rep)")
-        if self.layer is not None:
-            for name in self.override:
-                if name in ALL_METRICS and name not in METRICS_BY_LAYER[self.layer]:
-                    raise ValueError(f"{name} is not a layer-{self.layer} metric")
+    def _scope_and_kind(self, info: ValidationInfo) -> AdjudicationEntry:
+        if isinstance(info.context, dict) and info.context.get(FIELDS_ONLY):
+            return self  # the loader checks these itself, every problem located
+        problems = entry_problems(self.model_dump())
+        if problems:
+            raise ValueError(
+                "; ".join(_problem_text(where, message) for where, message in problems)
+            )
         return self
 
     @property
@@ -162,6 +149,45 @@ class AdjudicationEntry(StrictModel):
             and (self.rep is None or key.rep == self.rep)
             and (self.layer is None or key.layer == self.layer)
         )
+
+
+FIELDS_ONLY = "fields_only"  # validation context: leave the rules across fields to the loader
+# where a problem is: () the entry, ("override", name) one dimension
+Where = tuple[str, ...]
+
+
+def entry_problems(values: Mapping[str, Any]) -> list[tuple[Where, str]]:
+    """Every problem of an entry's fields taken together (each field valid on its own): its
+    dimensions, its kind of ruling and its scope. ``values`` holds the fields that validated;
+    a field left out counts as not given."""
+    problems: list[tuple[Where, str]] = []
+    override = values.get("override") or {}
+    met, layer = values.get("met"), values.get("layer")
+    system, lang, rep = values.get("system"), values.get("lang"), values.get("rep")
+    for name, given in override.items():
+        problem = _dimension_problem(name, given)
+        layer_metrics = METRICS_BY_LAYER.get(str(layer), ()) if layer is not None else None
+        off_layer = layer_metrics is not None and name not in layer_metrics
+        if problem is None and off_layer and name in ALL_METRICS:
+            problem = f"not a layer-{layer} metric"
+        if problem is not None:
+            problems.append((("override", name), problem.removeprefix(f"{name}: ")))
+    if values.get("disputed"):
+        if met is not None or override:
+            problems.append(((), "a disputed-gold entry overrides nothing: give it alone"))
+        if system or lang or rep is not None:
+            problems.append(((), "disputed gold is case-wide: no system, lang or rep"))
+    elif met is None and not override:
+        problems.append(((), "give met: true|false, override: {dimension: value} or disputed"))
+    run_fields = (lang is not None, rep is not None)
+    if any(run_fields) and not (all(run_fields) and system):
+        message = "one run needs system, lang and rep together (or none of lang, rep)"
+        problems.append(((), message))
+    return problems
+
+
+def _problem_text(where: Where, message: str) -> str:
+    return f"{'.'.join(where)}: {message}" if where else message
 
 
 def _dimension_problem(name: str, value: Value) -> str | None:
@@ -302,48 +328,92 @@ def load_adjudications(
         if not isinstance(raw, dict):
             found.append(CaseError(path, line, None, None, "an adjudication is a mapping"))
         else:
-            try:
-                entry = AdjudicationEntry.model_validate(raw)
-            except ValidationError as exc:
-                located = validation_errors(
-                    exc, node, path=path, case_id=case_id, model=AdjudicationEntry
-                )
-                found.extend(located)
-            else:
-                lines = _field_lines(node)
-                found.extend(_catalog_errors(entry, known, path, line, lines))
-                if systems is not None and entry.system and entry.system not in systems:
-                    message = f"unknown system {entry.system!r} (configured: "
-                    found.append(
-                        CaseError(
-                            path,
-                            lines.get("system", line),
-                            entry.case,
-                            "system",
-                            message + f"{', '.join(sorted(systems))})",
-                        )
-                    )
-                for claim in _claims(entry):
-                    if claim in seen:
-                        found.append(
-                            CaseError(
-                                path,
-                                line,
-                                entry.case,
-                                None,
-                                f"duplicate adjudication: the entry at line {seen[claim]} "
-                                f"already rules on {claim[-1]} for {entry.scope}",
-                            )
-                        )
-                        break
-                if not found:
+            entry, entry_errors = _entry_errors(raw, node, path, case_id, known, systems)
+            found.extend(entry_errors)
+            if entry is not None and not found:
+                duplicate = _duplicate(entry, seen)
+                if duplicate is not None:
+                    found.append(CaseError(path, line, entry.case, None, duplicate))
+                else:
                     for claim in _claims(entry):
                         seen[claim] = line
-                    kept.append(Adjudication(entry, SourceLocation(path, line), lines))
+                    kept.append(Adjudication(entry, SourceLocation(path, line), _field_lines(node)))
         if found:
             invalid += 1
             errors.extend(found)
     return Adjudications(path, tuple(kept), invalid, tuple(errors)), errors
+
+
+RULED_FIELDS = ("case", "system", "lang", "rep", "layer", "met", "override", "disputed")
+
+
+def _entry_errors(
+    raw: Mapping[str, Any],
+    node: yaml.Node,
+    path: Path,
+    case_id: str | None,
+    known: KnownCases | None,
+    systems: Collection[str] | None,
+) -> tuple[AdjudicationEntry | None, list[CaseError]]:
+    """The entry (None when it has an error) and **every** error of it, each located: the
+    fields' own errors, then the problems of the fields that are valid on their own taken
+    together (dimensions, kind, scope), the catalog's and the systems'. One entry with a
+    future date, an unknown dimension and an unknown system shows all three."""
+    lines = _field_lines(node)
+    line = node_line(node)
+    errors: list[CaseError] = []
+    bad: set[str] = set()
+    entry: AdjudicationEntry | None = None
+    try:
+        entry = AdjudicationEntry.model_validate(raw, context={FIELDS_ONLY: True})
+    except ValidationError as exc:
+        errors.extend(
+            validation_errors(exc, node, path=path, case_id=case_id, model=AdjudicationEntry)
+        )
+        bad = {str(error["loc"][0]) for error in exc.errors() if error["loc"]}
+    values = (
+        entry.model_dump()
+        if entry is not None
+        else {name: raw[name] for name in RULED_FIELDS if name in raw and name not in bad}
+    )
+    for where, message in entry_problems(values):
+        if where:
+            field_name = ".".join(where)
+            errors.append(
+                CaseError(path, _line_at(node, where, line), case_id, field_name, message)
+            )
+        else:
+            errors.append(CaseError(path, line, case_id, None, message))
+    case = values.get("case")
+    if isinstance(case, str):
+        errors.extend(_catalog_errors(values, known, path, line, lines))
+    system = values.get("system")
+    if systems is not None and isinstance(system, str) and system not in systems:
+        message = f"unknown system {system!r} (configured: {', '.join(sorted(systems))})"
+        errors.append(CaseError(path, lines.get("system", line), case_id, "system", message))
+    return (entry if not errors else None), errors
+
+
+def _line_at(node: yaml.Node, where: Where, line: int) -> int:
+    """The line of the key at ``where`` inside the entry's node (its parent's, else the
+    entry's, when the key is not found: a flow mapping keeps every key on its line)."""
+    current = node
+    for key in where:
+        child = child_node(current, key)
+        if child is None:
+            return line
+        current, line = child
+    return line
+
+
+def _duplicate(entry: AdjudicationEntry, seen: Mapping[tuple[Any, ...], int]) -> str | None:
+    for claim in _claims(entry):
+        if claim in seen:
+            return (
+                f"duplicate adjudication: the entry at line {seen[claim]} "
+                f"already rules on {claim[-1]} for {entry.scope}"
+            )
+    return None
 
 
 def _field_lines(node: yaml.Node) -> dict[str, int]:
@@ -361,40 +431,41 @@ def _claims(entry: AdjudicationEntry) -> list[tuple[Any, ...]]:
 
 
 def _catalog_errors(
-    entry: AdjudicationEntry,
+    values: Mapping[str, Any],
     known: KnownCases | None,
     path: Path,
     line: int,
     lines: Mapping[str, int],
 ) -> list[CaseError]:
-    if known is None:
+    case, lang, layer = values.get("case"), values.get("lang"), values.get("layer")
+    if known is None or not isinstance(case, str):
         return []
-    if entry.case not in known:
+    if case not in known:
         message = "unknown case: no case file defines it"
-        return [CaseError(path, lines.get("case", line), entry.case, "case", message)]
-    found = known[entry.case]
+        return [CaseError(path, lines.get("case", line), case, "case", message)]
+    found = known[case]
     if found is None:  # the case has errors of its own, which fail gold_valid
         return []
     languages, layers = found
     errors = []
-    if entry.lang is not None and entry.lang not in languages:
+    if lang is not None and lang not in languages:
         errors.append(
             CaseError(
                 path,
                 lines.get("lang", line),
-                entry.case,
+                case,
                 "lang",
-                f"unknown language {entry.lang!r} for this case ({', '.join(languages)})",
+                f"unknown language {lang!r} for this case ({', '.join(languages)})",
             )
         )
-    if entry.layer is not None and entry.layer not in layers:
+    if layer is not None and layer not in layers:
         errors.append(
             CaseError(
                 path,
                 lines.get("layer", line),
-                entry.case,
+                case,
                 "layer",
-                f"the case does not run at layer {entry.layer} ({', '.join(layers)})",
+                f"the case does not run at layer {layer} ({', '.join(layers)})",
             )
         )
     return errors

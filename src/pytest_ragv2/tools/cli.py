@@ -191,9 +191,11 @@ def _build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     config_help = "ragv2.yaml or pyproject.toml with [tool.ragv2] (default: ./ragv2.yaml, else"
 
-    check = commands.add_parser(
-        "validate", help="check case files, gold files and the allow-list; exit 1 on any error"
+    validate_help = (
+        "check case files, gold files and the allow-list; exit 0 when they are valid, 1 on "
+        "any error in them, 2 on a configuration error (no file is then checked)"
     )
+    check = commands.add_parser("validate", help=validate_help, description=validate_help)
     check.add_argument(
         "--config", default=None, help=f"{config_help} ./pyproject.toml, as the plugin reads it)"
     )
