@@ -1,6 +1,7 @@
 """The demo server's LibreChat-shaped Agents API, for the ``librechat-agents`` adapter offline::
 
     GET  /librechat/<v>/api/agents/v1/models            → the one agent, "agent_demo_<v>"
+    GET  /librechat/<v>/api/agents/v1/models/<agent id> → that agent, or 404 as LibreChat
     POST /librechat/<v>/api/agents/v1/chat/completions  {"model", "messages", "stream"}
 
 An agent with ``file_search`` over the demo corpus: the demo answer model is offered
@@ -42,7 +43,9 @@ if TYPE_CHECKING:
     from ragv2_demo.answer_language import Variant
     from ragv2_demo.chunks import Chunk
 
-_LIBRECHAT_ROUTE = re.compile(r"^/librechat/(v1|v2)/api/agents/v1/(chat/completions|models)$")
+_LIBRECHAT_ROUTE = re.compile(
+    r"^/librechat/(v1|v2)/api/agents/v1/(chat/completions|models)(?:/([^/]+))?$"
+)
 FILE_SEARCH_TOOL: dict[str, Any] = {
     "type": "function",
     "function": {
@@ -89,7 +92,17 @@ class LibreChatRoutes(HandlerBase):
             self._send_json(401, _error(message, "missing_api_key"))
             return
         if route.group(2) == "models":
-            self._send_json(200, {"object": "list", "data": [_agent_card(agent, variant)]})
+            asked = route.group(3)
+            if asked is None:
+                self._send_json(200, {"object": "list", "data": [_agent_card(agent, variant)]})
+            elif asked == agent:  # the preflight's question: is the configured agent there
+                self._send_json(200, _agent_card(agent, variant))
+            else:
+                message = f"Model not found: {asked}"
+                self._send_json(404, _error(message, "model_not_found", param=True))
+            return
+        if route.group(3) is not None:
+            self._send_json(404, _error("not found", None))
             return
         if self.command != "POST":
             self._send_json(405, _error("use POST", None))
@@ -289,5 +302,10 @@ def _agent_card(agent: str, variant: str) -> dict[str, Any]:
     }
 
 
-def _error(message: str, code: str | None) -> dict[str, Any]:
-    return {"error": {"message": message, "type": "invalid_request_error", "code": code}}
+def _error(message: str, code: str | None, *, param: bool = False) -> dict[str, Any]:
+    """LibreChat's error body; some of its routes add ``"param": null``, others do not."""
+    error: dict[str, Any] = {"message": message, "type": "invalid_request_error"}
+    if param:
+        error["param"] = None
+    error["code"] = code
+    return {"error": error}

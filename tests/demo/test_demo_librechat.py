@@ -139,6 +139,17 @@ def test_a_plain_answer_and_the_errors_have_the_real_keys(server: DemoServer) ->
         server.url + ROUTE + "/models", headers={"Authorization": "Bearer k"}, timeout=10.0
     )
     assert keys(models.json()) == keys(recording("models")["body"])
+    one = httpx.get(
+        server.url + ROUTE + "/models/" + AGENT, headers={"Authorization": "Bearer k"}, timeout=10.0
+    )
+    assert keys(one.json()) == keys(recording("model_agent")["body"])
+    missing = httpx.get(
+        server.url + ROUTE + "/models/agent_doesnotexist000000",
+        headers={"Authorization": "Bearer k"},
+        timeout=10.0,
+    )
+    assert missing.status_code == 404
+    assert missing.json() == recording("model_unknown_agent")["body"]
 
 
 def test_the_adapter_reads_the_demo_agent_as_it_reads_librechat(
