@@ -258,7 +258,7 @@ def recall_improvement_gate(
     metric = f"recall@{settings.recall_k}"
     margin = settings.recall_improvement_min
     description = f"{metric} improves over the baseline by at least the margin (paired by case)"
-    threshold = f">= +{margin:.2f}"
+    threshold = f">= {margin:+.2f}"  # a negative margin: not worse by more than it
     unavailable = comparison_unavailable("recall_improvement", description, threshold, comparison)
     if unavailable is not None or paired is None:
         return unavailable or _not_paired("recall_improvement", description, threshold)
