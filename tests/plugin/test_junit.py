@@ -124,3 +124,22 @@ def _summary_gates(project: pytest.Pytester, run_id: str) -> list[dict[str, Any]
     data = json.loads((project.path / "reports" / run_id / "summary.json").read_text())
     gates: list[dict[str, Any]] = data["gates"]
     return gates
+
+
+# -- pytest-html's page ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_pytest_html_colours_the_gates_links_each_run_and_spaces_its_gold_level(
+    project: pytest.Pytester, workers: list[str]
+) -> None:
+    (project.path / "pyproject.toml").write_text(pyproject(baseline="good", candidate="weak"))
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=h", "--html=out/h.html", *workers)
+    page = (project.path / "out" / "h.html").read_text(encoding="utf-8")
+    assert "<div class='ragv2-gates'>" in page
+    assert '<td class="FAIL">FAIL</td>' in page
+    assert ".ragv2-gates td.FAIL{" in page
+    # the Links column: each run's case panel in report.html, relative to this page
+    assert "../reports/h/report.html#case-C01" in page
+    # "row NX-450B gold: …", not "row NX-450Bgold: …" (pytest-html keeps its rows escaped)
+    assert "&lt;/span&gt; &lt;span class=&#39;level&#39;&gt;gold: " in page

@@ -168,6 +168,23 @@ def activate(config: pytest.Config) -> None:
         _start_budget(config, settings.max_minutes, workerinput, controller)
 
 
+def _report_pages(config: pytest.Config, ctx: RunContext) -> dict[str, str]:
+    """Each layer's report.html as a link from pytest-html's page (``--html``)."""
+    import os
+
+    html = Path(str(config.getoption("htmlpath")))
+    start = (config.invocation_params.dir / html).resolve().parent
+    several = len(ctx.layers) > 1
+    return {
+        layer: Path(
+            os.path.relpath(
+                (ctx.report_dir / layer if several else ctx.report_dir) / "report.html", start
+            )
+        ).as_posix()
+        for layer in ctx.layers
+    }
+
+
 def _shard(config: pytest.Config) -> Shard | None:
     given = config.getoption("ragv2_shard")
     if not given:
@@ -566,6 +583,9 @@ def _start_controller(
         from pytest_ragv2.plugin.html import HtmlHooks
 
         config.pluginmanager.register(
-            HtmlHooks(controller, ctx.layers, ctx.settings.gates.recall_k), "ragv2-html"
+            HtmlHooks(
+                controller, ctx.layers, ctx.settings.gates.recall_k, _report_pages(config, ctx)
+            ),
+            "ragv2-html",
         )
     return controller

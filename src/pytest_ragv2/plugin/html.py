@@ -7,7 +7,7 @@ pytest-html's trylast sessionfinish writes the file, so the summary is complete 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 import pytest
@@ -32,6 +32,12 @@ MIXED_COLUMNS = (
     "B/C: Vetoes", "Latency s",
 )  # fmt: skip
 REASONS_SHOWN = 20
+# pytest-html's page has none of report.html's stylesheet: the gates' decisions coloured
+GATE_STYLE = (
+    "<style>.ragv2-gates td.PASS{background:#dafbe1}"
+    ".ragv2-gates td.FAIL{background:#ffebe9;font-weight:600}"
+    ".ragv2-gates td.SKIP{background:#fff8c5}</style>"
+)
 ANSWER_CHARS = 600
 
 
@@ -66,14 +72,39 @@ def _escape_test_id(report: pytest.TestReport, cells: list[str]) -> None:
 
 
 class HtmlHooks:
-    def __init__(self, decided: Decided, layers: Sequence[str], recall_k: int = 5) -> None:
+    def __init__(
+        self,
+        decided: Decided,
+        layers: Sequence[str],
+        recall_k: int = 5,
+        pages: Mapping[str, str] | None = None,
+    ) -> None:
         self._controller = decided
+        # layer -> report.html of that layer, as a link from pytest-html's page
+        self._pages = dict(pages or {})
         chat = [layer_info(layer).chat for layer in layers]
         self._chat = any(chat)
         self._mixed = any(chat) and not all(chat)
         columns = MIXED_COLUMNS if self._mixed else CHAT_COLUMNS if self._chat else COLUMNS
         self._columns = tuple(name.format(k=recall_k) for name in columns)
         self._recall = f"recall@{recall_k}"
+
+    @pytest.hookimpl(tryfirst=True)  # before pytest-html reads the report's extras
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        """pytest-html's Links column: the run's case panel in report.html."""
+        data = getattr(report, "ragv2", None)
+        if data is None or report.when != "call":
+            return
+        key = as_record(data).key
+        page = self._pages.get(key.layer)
+        if page is None:
+            return
+        try:
+            from pytest_html import extras
+        except ImportError:  # pragma: no cover - registered only with pytest-html
+            return
+        link = extras.url(f"{page}#{case_anchor(key.case)}", name="case panel")
+        report.extras = [*getattr(report, "extras", []), link]  # type: ignore[attr-defined]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_html_results_table_header(self, cells: list[str]) -> None:
@@ -126,7 +157,12 @@ class HtmlHooks:
             f"(exit status {result.exit_status})</h2>"
             f"<p>run {escape(result.run_id)}, seed {result.seed}</p>"
         )
-        prefix.append("<h3>Gates</h3>" + table_html(gate_table(self._controller.gates)))
+        prefix.append(
+            GATE_STYLE
+            + "<h3>Gates</h3><div class='ragv2-gates'>"
+            + table_html(gate_table(self._controller.gates), decision_column=3)
+            + "</div>"
+        )
         table = answer_system_table if self._chat else system_table
         prefix.append("<h3>Systems</h3>" + table_html(table(result.systems)))
 

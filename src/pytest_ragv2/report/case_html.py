@@ -66,8 +66,8 @@ def items_html(listed: ItemList, raw_runs: str, title: str) -> str:
         attrs = (
             f" class='gold-hit' data-level='{escape(item.level)}'" if item.level is not None else ""
         )
-        level = (
-            f"<span class='level'>{escape(LEVEL_WORDS[item.level])}</span>"
+        level = (  # the space: pytest-html shows these without report.html's stylesheet
+            f" <span class='level'>{escape(LEVEL_WORDS[item.level])}</span>"
             if item.level is not None
             else ""
         )
