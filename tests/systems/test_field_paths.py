@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 import pytest
@@ -73,6 +74,9 @@ def test_a_session_warns_once_per_system(
     output = result.stdout.str()
     assert output.count(MESSAGE) == 1, output
     assert "FieldPathWarning" in output
+    # located at the configuration's line, not at the plugin's source
+    assert re.search(r"pyproject\.toml:\d+: FieldPathWarning", output), output
+    assert "http_json.py" not in output
 
 
 def test_no_warning_when_the_paths_resolve(project: pytest.Pytester, server: Server) -> None:

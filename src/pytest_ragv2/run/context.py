@@ -168,8 +168,20 @@ class RunContext:
                 raise LookupError(f"system {system!r} has no retrieval configuration")
             allowed = sorted(self.allowlist.file_ids) if self.allowlist else []
             retriever = build_retriever(system, config, file_ids=allowed)
+            self._locate_field_paths(system, retriever)
             self._retrievers[system] = retriever
         return retriever
+
+    def _locate_field_paths(self, system: str, retriever: Retriever) -> None:
+        """An http-json system's field-path warning points at the configuration's line."""
+        from pytest_ragv2.systems.http_json import FieldPathCheck
+
+        paths = getattr(retriever, "paths", None)
+        if isinstance(paths, FieldPathCheck):
+            settings = self.settings
+            paths.where = lambda field: settings.where(
+                "systems", system, "retrieval", "fields", field
+            )
 
     @property
     def raw_write_failure(self) -> str | None:

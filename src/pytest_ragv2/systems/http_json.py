@@ -11,7 +11,7 @@ import difflib
 import re
 import threading
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, Literal
 
 from pydantic import Field, model_validator
@@ -143,8 +143,13 @@ CHECKED_PATHS = ("file_id", "filename", "page", "section", "table", "row", "row_
 def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
     """One line per explicitly configured optional path that resolves in none of ``items``:
     the path, the keys the items do have, and the closest of them."""
+    return [line for _, line in unresolved_fields(items, fields)]
+
+
+def unresolved_fields(items: Sequence[Any], fields: HttpJsonFields) -> list[tuple[str, str]]:
+    """:func:`unresolved_paths`, each line with the field it is of."""
     top_keys = sorted({str(key) for raw in items if isinstance(raw, dict) for key in raw})
-    lines = []
+    lines: list[tuple[str, str]] = []
     for name in CHECKED_PATHS:
         path = getattr(fields, name)
         if path is None or name not in fields.model_fields_set:
@@ -169,8 +174,11 @@ def unresolved_paths(items: Sequence[Any], fields: HttpJsonFields) -> list[str]:
         full = [f"{parent}.{key}" if keys is not top_keys else key for key in close]
         hint = f"; did you mean {full[0]!r}?" if full else ""
         lines.append(
-            f"fields.{name} {path!r} finds nothing in any item of the first answer "
-            f"({where}: {', '.join(keys) or 'none'}){hint}"
+            (
+                name,
+                f"fields.{name} {path!r} finds nothing in any item of the first answer "
+                f"({where}: {', '.join(keys) or 'none'}){hint}",
+            )
         )
     return lines
 
@@ -184,6 +192,9 @@ class FieldPathCheck:
         self._fields = fields
         self._done = threading.Event()
         self._lock = threading.Lock()
+        # field name -> "file:line" of its path in the configuration (the session sets it):
+        # the warning points there, not at this module
+        self.where: Callable[[str], str] | None = None
 
     def check(self, items: Sequence[Any]) -> None:
         if self._done.is_set() or not items:
@@ -192,8 +203,13 @@ class FieldPathCheck:
             if self._done.is_set():
                 return
             self._done.set()
-        for line in unresolved_paths(items, self._fields):
-            warnings.warn(FieldPathWarning(f"system {self._system}: {line}"), stacklevel=2)
+        for name, line in unresolved_fields(items, self._fields):
+            warning = FieldPathWarning(f"system {self._system}: {line}")
+            file, _, number = (self.where(name) if self.where else "").rpartition(":")
+            if file and number.isdigit():
+                warnings.warn_explicit(warning, FieldPathWarning, file, int(number))
+            else:
+                warnings.warn(warning, stacklevel=2)
 
 
 class HttpJsonRetriever(HttpAdapter):
