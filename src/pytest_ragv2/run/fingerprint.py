@@ -105,20 +105,26 @@ def module_hashes(rootdir: Path, modules: Sequence[str]) -> dict[str, str | None
     return found
 
 
-def checkout_commit(rootdir: Path) -> str | None:
-    """``git describe --always --dirty`` of the checkout holding ``rootdir``."""
+def git_output(directory: Path, *arguments: str, timeout_s: float = 30.0) -> str | None:
+    """What ``git <arguments>`` prints in ``directory``, stripped; None when git is not
+    there, fails (no checkout) or takes longer than ``timeout_s``."""
     try:
         done = subprocess.run(
-            ["git", "describe", "--always", "--dirty"],
-            cwd=rootdir,
+            ["git", *arguments],
+            cwd=directory,
             capture_output=True,
             text=True,
-            timeout=30,
+            timeout=timeout_s,
             check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return None
-    return done.stdout.strip() or None if done.returncode == 0 else None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def checkout_commit(rootdir: Path) -> str | None:
+    """``git describe --always --dirty`` of the checkout holding ``rootdir``."""
+    return git_output(rootdir, "describe", "--always", "--dirty") or None
 
 
 def import_failure(rootdir: Path, modules: Sequence[str]) -> str | None:

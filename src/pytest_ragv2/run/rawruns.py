@@ -14,7 +14,6 @@ import json
 import os
 import platform
 import re
-import subprocess
 import sys
 import zlib
 from collections.abc import Container, Iterable, Iterator, Mapping, Sequence
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_ragv2.report.safe_text import json_dumps
-from pytest_ragv2.run.fingerprint import sha256
+from pytest_ragv2.run.fingerprint import git_output, sha256
 from pytest_ragv2.systems.outputs import RetrievedItem
 
 MANIFEST_NAME = "manifest.json"
@@ -146,37 +145,15 @@ def _read_head(git_dir: Path) -> str | None:
 
 
 def _ask_git(directory: Path) -> str | None:
-    try:
-        completed = subprocess.run(
-            ["git", "rev-parse", "HEAD"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=5,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    commit = completed.stdout.strip()
-    return commit if completed.returncode == 0 and commit else None
+    return git_output(directory, "rev-parse", "HEAD", timeout_s=5.0) or None
 
 
 def git_dirty(directory: Path) -> bool | None:
     """Whether the checkout holding ``directory`` has changes to tracked files (None when it
     is no git checkout, or git cannot tell): asked of git, so only where it matters (a
     shard, whose merge refuses shards of different code)."""
-    try:
-        completed = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=directory,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return bool(completed.stdout.strip()) if completed.returncode == 0 else None
+    status = git_output(directory, "status", "--porcelain", "--untracked-files=no")
+    return bool(status) if status is not None else None
 
 
 def package_versions() -> dict[str, str | None]:

@@ -25,7 +25,7 @@ import json
 import os
 import secrets
 import socket
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -105,29 +105,50 @@ def read_manifest(run_dir: Path) -> dict[str, Any]:
     return manifest
 
 
+def changed_files(
+    recorded: Mapping[str, Any], current: Mapping[str, Any], groups: Sequence[str] = HASHED_FILES
+) -> list[tuple[str, str | None, str | None]]:
+    """Each file of two manifests' hashed ``groups`` whose sha256 differs: (name, the
+    first's, the second's), None where a manifest does not hold it."""
+    found: list[tuple[str, str | None, str | None]] = []
+    for group in groups:
+        was: Mapping[str, str] = recorded.get(group) or {}
+        now: Mapping[str, str] = current.get(group) or {}
+        found.extend(
+            (name, was.get(name), now.get(name))
+            for name in sorted(set(was) | set(now))
+            if was.get(name) != now.get(name)
+        )
+    return found
+
+
+def changed_options(
+    recorded: Mapping[str, Any], current: Mapping[str, Any], names: Sequence[str]
+) -> list[tuple[str, Any, Any]]:
+    """Each of the options ``names`` that two manifests set otherwise: (name, first, second)."""
+    was: Mapping[str, Any] = recorded.get("options") or {}
+    now: Mapping[str, Any] = current.get("options") or {}
+    return [
+        (name, was.get(name), now.get(name)) for name in names if was.get(name) != now.get(name)
+    ]
+
+
 def differences(recorded: Mapping[str, Any], current: Mapping[str, Any]) -> list[str]:
     """What changed between a run's manifest and the session that would resume it."""
     found: list[str] = []
     if recorded.get("seed") != current.get("seed"):
         found.append(f"seed: the run's is {recorded.get('seed')}, this session's {current['seed']}")
-    for group in HASHED_FILES:
-        was: Mapping[str, str] = recorded.get(group) or {}
-        now: Mapping[str, str] = current.get(group) or {}
-        for name in sorted(set(was) | set(now)):
-            if name not in now:
-                found.append(f"{name}: was part of the run, now missing")
-            elif name not in was:
-                found.append(f"{name}: not part of the run, now present")
-            elif was[name] != now[name]:
-                found.append(f"{name}: changed since the run (sha256 {was[name][:12]}…)")
-    was_options: Mapping[str, Any] = recorded.get("options") or {}
-    now_options: Mapping[str, Any] = current.get("options") or {}
-    for name in DEFINING_OPTIONS:
-        if was_options.get(name) != now_options.get(name):
-            found.append(
-                f"option {name}: the run's {was_options.get(name)!r}, "
-                f"this session's {now_options.get(name)!r}"
-            )
+    for name, was_hash, now_hash in changed_files(recorded, current):
+        if now_hash is None:
+            found.append(f"{name}: was part of the run, now missing")
+        elif was_hash is None:
+            found.append(f"{name}: not part of the run, now present")
+        else:
+            found.append(f"{name}: changed since the run (sha256 {was_hash[:12]}…)")
+    found.extend(
+        f"option {name}: the run's {was!r}, this session's {now!r}"
+        for name, was, now in changed_options(recorded, current, DEFINING_OPTIONS)
+    )
     was_systems: Mapping[str, Any] = recorded.get("systems") or {}
     now_systems: Mapping[str, Any] = current.get("systems") or {}
     for name in sorted(set(was_systems) | set(now_systems)):

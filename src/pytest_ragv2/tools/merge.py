@@ -30,7 +30,7 @@ from pytest_ragv2.run.rawruns import (
     write_manifest,
     write_stored_chunks,
 )
-from pytest_ragv2.run.resume import DEFINING_OPTIONS
+from pytest_ragv2.run.resume import DEFINING_OPTIONS, changed_files, changed_options
 from pytest_ragv2.run.session_end import BudgetSpent, SessionEnd
 from pytest_ragv2.run.shards import ShardPlan
 
@@ -131,20 +131,14 @@ def _differences(first: ShardRun, other: ShardRun) -> list[str]:
                 f"{other.name}: {name} {_shown(theirs.get(name))}, "
                 f"{first.name}: {_shown(mine.get(name))}"
             )
-    for group in SHARED_HASHES:
-        was: Mapping[str, str] = mine.get(group) or {}
-        now: Mapping[str, str] = theirs.get(group) or {}
-        for file in sorted(set(was) | set(now)):
-            if was.get(file) != now.get(file):
-                found.append(f"{other.name}: {file} differs from {first.name}'s")
-    was_options: Mapping[str, Any] = mine.get("options") or {}
-    now_options: Mapping[str, Any] = theirs.get("options") or {}
-    for option in SHARED_OPTIONS:
-        if was_options.get(option) != now_options.get(option):
-            found.append(
-                f"{other.name}: option {option} {_shown(now_options.get(option))}, "
-                f"{first.name}: {_shown(was_options.get(option))}"
-            )
+    found.extend(
+        f"{other.name}: {file} differs from {first.name}'s"
+        for file, _, _ in changed_files(mine, theirs, SHARED_HASHES)
+    )
+    found.extend(
+        f"{other.name}: option {option} {_shown(now)}, {first.name}: {_shown(was)}"
+        for option, was, now in changed_options(mine, theirs, SHARED_OPTIONS)
+    )
     was_systems = system_identity(mine.get("systems") or {})
     now_systems = system_identity(theirs.get("systems") or {})
     for system in sorted(set(was_systems) | set(now_systems)):
