@@ -169,16 +169,5 @@ def resolve_citations(answer: str, sources: Sequence[RetrievedItem]) -> list[Cit
                 continue
             seen.add((marker, number))
             item = by_number.get(number)
-            if item is None:
-                citations.append(Citation(marker=marker))
-            else:
-                citations.append(
-                    Citation(
-                        marker=marker,
-                        file_id=item.file_id,
-                        filename=item.filename,
-                        page=item.page,
-                        content=item.text,
-                    )
-                )
+            citations.append(Citation.of_item(marker, item))
     return citations

@@ -122,19 +122,9 @@ def resolve_citations(answer: str, groups: Sequence[Sequence[RetrievedItem]]) ->
         candidates = [item for item in sources if not any(item is taken for taken in excluded)]
         chosen = _choose(cited, indexed, candidates)
         marker = answer[token.start : token.end]
-        if chosen is None:
-            citations.append(Citation(marker=marker))
-            continue
-        chosen_in_group[group].append(chosen)
-        citations.append(
-            Citation(
-                marker=marker,
-                file_id=chosen.file_id,
-                filename=chosen.filename,
-                page=chosen.page,
-                content=chosen.text,
-            )
-        )
+        if chosen is not None:
+            chosen_in_group[group].append(chosen)
+        citations.append(Citation.of_item(marker, chosen))
     return citations
 
 

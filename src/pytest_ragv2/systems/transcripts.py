@@ -92,6 +92,13 @@ class Citation:
         }
 
     @classmethod
+    def of_item(cls, marker: str, item: RetrievedItem | None) -> Citation:
+        """The marker resolved to ``item``; dangling (every field None) without one."""
+        if item is None:
+            return cls(marker=marker)
+        return cls(marker, item.file_id, item.filename, item.page, item.text)
+
+    @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Citation:
         return cls(
             marker=data["marker"],
