@@ -162,6 +162,7 @@ def _demo_chat(url: str, variant: str, timeout_s: float) -> OpenAIChatConfig:
 
 
 STOP_WAIT_S = 10.0
+START_ATTEMPTS = 2
 
 
 class DemoService:
@@ -180,14 +181,27 @@ class DemoService:
 
     def _start(self) -> None:
         try:
-            from ragv2_demo.engine import DemoIndex
-            from ragv2_demo.server import DemoServer
-
-            self._server = DemoServer(DemoIndex.from_corpus(self._corpus)).start()
+            for attempt in range(START_ATTEMPTS):
+                try:
+                    self._server = self._started()
+                    break
+                except SystemError as exc:
+                    # CPython 3.11 keeps its AST conversion's recursion depth per
+                    # interpreter: a conversion in another thread at the same moment fails
+                    # this one ("AST constructor recursion depth mismatch"), and an import
+                    # that failed so is rolled back, so a second start is clean
+                    if "AST constructor" not in str(exc) or attempt + 1 == START_ATTEMPTS:
+                        raise
         except BaseException as exc:  # surfaced to whoever waits for the URL
             self._error = exc
         finally:
             self._ready.set()
+
+    def _started(self) -> DemoServer:
+        from ragv2_demo.engine import DemoIndex
+        from ragv2_demo.server import DemoServer
+
+        return DemoServer(DemoIndex.from_corpus(self._corpus)).start()
 
     @property
     def url(self) -> str:
