@@ -12,16 +12,16 @@ from typing import Any
 
 import pytest
 
-from pytest_ragv2.deciding.stats import PairedComparison
-from pytest_ragv2.report.comparison import comparison_html, comparison_lines, comparison_markdown
-from pytest_ragv2.tools.cli import main
-from pytest_ragv2.tools.compare import (
+from pytest_ragv2.deciding.run_comparison import (
     MetricDelta,
     OutcomeChange,
     RunComparison,
     SystemCases,
     VetoChange,
 )
+from pytest_ragv2.deciding.stats import PairedComparison
+from pytest_ragv2.report.comparison import comparison_html, comparison_lines, comparison_markdown
+from pytest_ragv2.tools.cli import main
 
 SYSTEMS = {"demo-v1", "demo-v2"}
 

@@ -14,7 +14,7 @@ from pytest_ragv2.report.tables import md_text, render_markdown
 from pytest_ragv2.report.text_table import Table, render_text
 
 if TYPE_CHECKING:
-    from pytest_ragv2.tools.compare import MetricDelta, RunComparison
+    from pytest_ragv2.deciding.run_comparison import MetricDelta, RunComparison
 
 Section = tuple[str, Table | None, str]  # title, table (None: empty), the line when empty
 
