@@ -143,6 +143,7 @@ def sections(comparison: RunComparison) -> list[Section]:
         for layer, systems in comparison.veto_counts.items()
         for system, kinds in systems.items()
         for kind, (in_a, in_b) in kinds.items()
+        if in_a or in_b  # a kind no run tripped in either run says nothing
     ]
     vetoes: Table = (_header(comparison, ["system", "veto", "runs in a", "runs in b"]), veto_rows)
     veto_changes: Table = (
@@ -162,13 +163,19 @@ def sections(comparison: RunComparison) -> list[Section]:
             outcomes if comparison.outcomes else None,
             "no case changed outcome",
         ),
-        ("Vetoes", vetoes if veto_rows else None, "no veto recorded at this layer"),
+        ("Vetoes", vetoes if veto_rows else None, _no_veto(comparison)),
         (
             "Vetoes that appeared or went",
             veto_changes if comparison.veto_changes else None,
             "no veto appeared or went",
         ),
     ]
+
+
+def _no_veto(comparison: RunComparison) -> str:
+    if any(comparison.veto_counts.values()):
+        return "no run tripped a veto in either run"
+    return "no veto recorded at this layer"
 
 
 def comparison_lines(comparison: RunComparison, width: int | None = None) -> list[str]:
