@@ -257,3 +257,32 @@ def test_the_outputs_escape_every_name_from_a_run() -> None:
     assert readings == ["better", "worse"]
     assert any("leak" in line and "appeared" in line for line in lines)
     assert any(line.split()[-2:] == ["0", "2"] for line in lines if "leak" in line)
+
+
+def test_a_session_compares_its_run_with_an_earlier_one(bundled: pytest.Pytester) -> None:
+    first = bundled.runpytest("--ragv2-layer=A", "--ragv2-seed=1", "--ragv2-run-id=a")
+
+    result = bundled.runpytest(
+        "--ragv2-layer=A", "--ragv2-seed=2", "--ragv2-run-id=b", "--ragv2-compare=a"
+    )
+
+    assert result.ret == first.ret  # the comparison decides nothing
+    out = " ".join(result.stdout.str().split())  # the terminal wraps long lines
+    assert "comparison with run a: reports/compare-a-vs-b (summary.md" in out
+    result.stdout.re_match_lines(
+        [r"\s*demo-v2: R@5 Δ [+-]\d\.\d{3} \[[+-]\d\.\d{3}, [+-]\d\.\d{3}\]"]
+    )
+    data = json.loads(
+        (bundled.path / "reports" / "compare-a-vs-b" / "comparison.json").read_text("utf-8")
+    )
+    assert (data["run_a"], data["run_b"]) == ("a", "b")
+    assert {row["system"] for row in data["metrics"]} == SYSTEMS
+    assert "this session's" in data["configuration"]
+
+    missing = bundled.runpytest(
+        "--ragv2-layer=A", "--ragv2-seed=2", "--ragv2-run-id=c", "--ragv2-compare=nope"
+    )
+    assert missing.ret == first.ret
+    said = " ".join(missing.stdout.str().split())
+    assert "comparison with nope: not made: nope: not a raw-runs/<run-id> directory" in said
+    assert not (bundled.path / "reports" / "compare-nope-vs-c").exists()

@@ -31,7 +31,9 @@ from pytest_ragv2.deciding.run_comparison import (
     compare_system,
     veto_counts,
 )
+from pytest_ragv2.deciding.verdict import fmt_delta
 from pytest_ragv2.layers.protocol import load_layer
+from pytest_ragv2.report.safe_text import printable
 from pytest_ragv2.run.rawruns import MANIFEST_NAME
 
 if TYPE_CHECKING:
@@ -105,7 +107,6 @@ def compare_runs(
 ) -> tuple[RunComparison, Settings]:
     """Rescore both runs with one configuration and compare them; :class:`CompareError`
     when they cannot be compared."""
-    from pytest_ragv2.tools.rescore import rescore_run
     from pytest_ragv2.tools.settings import rescore_settings
 
     manifest_a, manifest_b = read_manifest(run_a), read_manifest(run_b)
@@ -115,13 +116,81 @@ def compare_runs(
     except (OSError, ValueError) as exc:  # SettingsError is a ValueError
         raise CompareError(str(exc)) from None
     try:
-        rescored_a, rescored_b = rescore_run(run_a, settings), rescore_run(run_b, settings)
+        rescored_a, rescored_b = _rescored(run_a, settings), _rescored(run_b, settings)
     except (KeyError, OSError, ValueError) as exc:  # a manifest without a field it needs
         raise CompareError(f"a run does not read: {exc!r}") from None
     comparison = compare_rescored(
         rescored_a, rescored_b, configuration=which, confidence=1.0 - settings.gates.alpha
     )
     return comparison, settings
+
+
+def _rescored(run_dir: Path, settings: Settings) -> Rescored:
+    from pytest_ragv2.tools.rescore import rescore_run
+
+    return rescore_run(run_dir, settings)
+
+
+def earlier_run_dir(name: str, raw_runs: Path) -> Path:
+    """``--ragv2-compare=RUN``: a run id under the raw runs, else a folder (relative to the
+    current folder)."""
+    by_id = raw_runs / name
+    if "/" not in name and "\\" not in name and by_id.is_dir():
+        return by_id
+    return Path(name)
+
+
+def session_comparison(
+    earlier: Path, this_run: Rescored, settings: Settings, cwd: Path
+) -> list[str]:
+    """``--ragv2-compare``: this session's run (as decided, not read again) compared with an
+    earlier one rescored with the session's configuration; the comparison is written under
+    the reports, and the lines returned say where and, per system, what changed in the
+    headline metric. It decides nothing: a comparison that cannot be made is one line."""
+    assert this_run.run_dir is not None
+    try:
+        check_comparable(read_manifest(earlier), read_manifest(this_run.run_dir))
+        try:
+            rescored = _rescored(earlier, settings)
+        except (KeyError, OSError, ValueError) as exc:
+            raise CompareError(f"a run does not read: {exc!r}") from None
+        comparison = compare_rescored(
+            rescored,
+            this_run,
+            configuration=f"{settings.source or 'defaults'} (this session's)",
+            confidence=1.0 - settings.gates.alpha,
+        )
+        folder = write_comparison(comparison, settings.reports / comparison.name)
+    except (CompareError, OSError) as exc:
+        return [f"comparison with {earlier}: not made: {exc}"]
+    shown = folder.relative_to(cwd) if folder.is_relative_to(cwd) else folder
+    lines = [
+        f"comparison with run {comparison.run_a}: {shown} (summary.md, report.html, "
+        "comparison.json)"
+    ]
+    recall_k = settings.gates.recall_k
+    for held in comparison.cases:
+        headline = load_layer(held.layer).info.headline(recall_k)
+        rows = [d for d in comparison.deltas if (d.layer, d.system) == (held.layer, held.system)]
+        main = next((d for d in rows if d.metric == headline), None)
+        changed = [
+            c for c in comparison.outcomes if (c.layer, c.system) == (held.layer, held.system)
+        ]
+        missed = sum(1 for change in changed if change.change == "newly missed")
+        figure = (
+            f"{main.label} Δ {fmt_delta(main.paired.estimate)} [{fmt_delta(main.paired.low)}, "
+            f"{fmt_delta(main.paired.high)}] over {main.paired.n} cases ({main.reading})"
+            if main is not None and main.paired.n
+            else f"{headline} not paired"
+        )
+        layer = f"layer {held.layer} " if len(comparison.layers) > 1 else ""
+        lines.append(
+            f"  {layer}{printable(held.system)}: {figure}; {missed} case(s) newly missed, "
+            f"{len(changed) - missed} newly met; "
+            f"{sum(d.reading == 'better' for d in rows)} metric(s) better, "
+            f"{sum(d.reading == 'worse' for d in rows)} worse"
+        )
+    return lines
 
 
 def write_comparison(comparison: RunComparison, folder: Path) -> Path:
