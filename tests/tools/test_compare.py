@@ -286,3 +286,16 @@ def test_a_session_compares_its_run_with_an_earlier_one(bundled: pytest.Pytester
     said = " ".join(missing.stdout.str().split())
     assert "comparison with nope: not made: nope: not a raw-runs/<run-id> directory" in said
     assert not (bundled.path / "reports" / "compare-nope-vs-c").exists()
+
+
+def test_a_comparison_that_cannot_be_written_is_refused(
+    bundled: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _run(bundled, 1, "a")
+    (bundled.path / "blocked").write_text("a file where the folder would be", encoding="utf-8")
+    capsys.readouterr()
+
+    status, out, _ = _compare(capsys, "raw-runs/a", "raw-runs/a", "--output", "blocked/here")
+
+    assert status == 2
+    assert "the comparison could not be written: blocked/here" in out

@@ -211,7 +211,7 @@ def compare_command(
     run_a: Path, run_b: Path, config: str | None, output: Path | None, out: TextIO
 ) -> int:
     """Compare two runs, print the comparison, write its files; 0, or 2 when the runs
-    cannot be compared."""
+    cannot be compared or the comparison cannot be written."""
     from pytest_ragv2.report.comparison import comparison_lines
 
     try:
@@ -219,7 +219,12 @@ def compare_command(
     except CompareError as exc:
         out.write(f"ragv2 compare: {exc}\n")
         return 2
-    folder = write_comparison(comparison, output or settings.reports / comparison.name)
+    target = output or settings.reports / comparison.name
+    try:
+        folder = write_comparison(comparison, target)
+    except OSError as exc:
+        out.write(f"ragv2 compare: the comparison could not be written: {target}: {exc}\n")
+        return 2
     for line in comparison_lines(comparison):
         out.write(line + "\n")
     cwd = Path.cwd().resolve()
