@@ -39,7 +39,7 @@ from pytest_ragv2.run.context import RunContext
 if TYPE_CHECKING:
     from pytest_ragv2.deciding.extensions import Extensions
     from pytest_ragv2.deciding.formal import RunKind
-    from pytest_ragv2.deciding.pipeline import RunFacts
+    from pytest_ragv2.deciding.pipeline import RunDecision, RunFacts
     from pytest_ragv2.plugin.budget import Budget
     from pytest_ragv2.plugin.progress import Progress
     from pytest_ragv2.report.plot_worker import PlotWorker
@@ -368,6 +368,8 @@ class Controller:
                 f"pytest {failed_fast} (-x, --maxfail): the runs after it were not started"
             )
         self.locations.append(f"raw runs: {_relative(self.ctx.run_dir, cwd)}")
+        if self.options.get("ragv2_compare"):
+            self.locations.extend(self._comparison(str(self.options["ragv2_compare"]), decided))
         self.locations.append(f"protocol: {protocol.label}")
         self.locations.extend(f"protocol flag: {flag}" for flag in protocol.flags)
         if self.budget is not None:
@@ -397,6 +399,28 @@ class Controller:
                 f"{self.other_failures} ordinary test(s) or collector(s) failed besides the "
                 "gold cases: the exit status is 1 whatever the gates say"
             )
+
+    def _comparison(self, earlier: str, decided: RunDecision) -> list[str]:
+        """``--ragv2-compare``: this run, as decided, compared with an earlier one."""
+        if self.ctx.shard is not None:
+            return [
+                "comparison: not made for one shard; `ragv2 compare` the merged run (ragv2 merge)"
+            ]
+        from pytest_ragv2.tools.compare import earlier_run_dir, session_comparison
+        from pytest_ragv2.tools.rescore import Rescored
+
+        settings = self.ctx.settings
+        cwd = Path.cwd()
+        this_run = Rescored(
+            decided.summaries,
+            decided.gates_by_layer,
+            decided.passed,
+            records=decided.records,
+            catalog=self.ctx.catalog,
+            run_dir=self.ctx.run_dir,
+        )
+        where = earlier_run_dir(earlier, settings.raw_runs)
+        return session_comparison(where, this_run, settings, cwd)
 
     def _run_kind(self) -> RunKind:
         """Development (a provisional case), holdout or formal; flagged when the gates

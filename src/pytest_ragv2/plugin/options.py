@@ -131,6 +131,15 @@ OPTIONS: tuple[Option, ...] = (
         metavar="I/N",
     ),
     Option(
+        "--ragv2-compare",
+        "ragv2_compare",
+        "after the verdict, compare this run with an earlier one (its id under raw-runs/, or "
+        "its folder), rescored with this session's configuration: paired differences per "
+        "system and metric, changed outcomes, vetoes, in reports/compare-<it>-vs-<this>; "
+        "decides nothing (ragv2 compare does the same for two finished runs)",
+        metavar="RUN",
+    ),
+    Option(
         "--ragv2-progress",
         "ragv2_progress",
         "a progress line (runs done, errors, ETA, latest run) every 15 s: auto (default: on "

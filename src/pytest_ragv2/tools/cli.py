@@ -8,6 +8,9 @@
   summary.json and ``ragv2 schema raw-run`` that of a raw-run line.
 - ``ragv2 rescore RUN_DIR`` recomputes a run's tables, gates and verdict from its raw runs
   against the current gold (no pytest, no live system) and exits with the verdict.
+- ``ragv2 compare RUN_A RUN_B`` compares two runs, rescored with one configuration: per
+  system and metric the paired difference b − a with its interval, the cases that changed
+  outcome, the vetoes that appeared or went (:mod:`pytest_ragv2.tools.compare`); exits 0.
 - ``ragv2 merge RUN_DIR …`` makes one decision from every shard of a run
   (``--ragv2-shard``), refusing shards that do not make one run (:mod:`pytest_ragv2.tools.merge`).
 - ``ragv2 export trec RUN_DIR`` writes TREC run and qrels files of a layer-A run
@@ -247,6 +250,26 @@ def _build_parser() -> argparse.ArgumentParser:
         help="where to write the summaries (default: <reports>/<run-id>/rescored)",
     )
 
+    compare = commands.add_parser(
+        "compare",
+        help="compare two runs: per system and metric the paired difference b - a with its "
+        "interval, changed outcomes, vetoes; writes <reports>/compare-<a>-vs-<b>; exit 0",
+    )
+    compare.add_argument("run_a", type=Path, help="the earlier raw-runs/<run-id> directory")
+    compare.add_argument("run_b", type=Path, help="the later raw-runs/<run-id> directory")
+    compare.add_argument(
+        "--config",
+        default=None,
+        help="ragv2.yaml or pyproject.toml with [tool.ragv2] for both runs (default: the"
+        " configuration run a's manifest records)",
+    )
+    compare.add_argument(
+        "--output",
+        type=Path,
+        default=None,
+        help="where to write the comparison (default: <reports>/compare-<a>-vs-<b>)",
+    )
+
     merge = commands.add_parser(
         "merge",
         help="one decision from every shard of a run (--ragv2-shard): checks the shards, "
@@ -326,6 +349,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     if args.command == "rescore":
         return rescore(args.run_dir, args.config, args.output, sys.stdout)
+    if args.command == "compare":
+        from pytest_ragv2.tools.compare import compare_command
+
+        return compare_command(args.run_a, args.run_b, args.config, args.output, sys.stdout)
     if args.command == "merge":
         from pytest_ragv2.tools.merge import merge_command
 
