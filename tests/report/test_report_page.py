@@ -16,6 +16,7 @@ import pytest_ragv2.report.case_view as case_view
 import pytest_ragv2.report.page as page_module
 from pytest_ragv2.config.settings import load_settings
 from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.report.case_data import inline
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.tools.rescore import rescore_run
@@ -28,19 +29,22 @@ HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
 
 
 def render_page(*args: Any, **kwargs: Any) -> str:
-    return "".join(page_pieces(*args, **kwargs))
+    """The page with its panels filled in, as the browser fills one when it opens."""
+    return inline("".join(page_pieces(*args, **kwargs)))
 
 
 def report(pytester: pytest.Pytester, run_id: str, layer: str | None = None) -> str:
     folder = pytester.path / "reports" / run_id
     if layer is not None:
         folder = folder / layer
-    return (folder / "report.html").read_text(encoding="utf-8")
+    return inline((folder / "report.html").read_text(encoding="utf-8"))
 
 
 def panel(page: str, case: str) -> str:
     """The case's panel: from its opening tag to the next panel (or the section's end)."""
-    start = page.index(f"data-case='{case}'")
+    found = re.search(f"<details class='case-panel'[^>]*? data-case='{re.escape(case)}'", page)
+    assert found is not None, case
+    start = found.start() + found.group(0).index("data-case=")
     end = page.find("<details class='case-panel'", start)
     return page[start : end if end != -1 else page.index("</section>", start)]
 

@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("tests.browser")
 
-from tests.browser import PageErrors, follow_link, open_file
+from tests.browser import PageErrors, follow_link, open_file, wait_filled
 from tests.conftest import pyproject
 from tests.layers.test_layer_b import CHAT_CASES, chat_pyproject
 from tests.layers.test_layer_b import CHATBOT as CHAT_SYSTEM
@@ -55,6 +55,7 @@ def test_two_clicks_from_the_banner_or_the_case_list_reach_the_failing_evidence(
     # from the case list: one click on the case, the failing run is already open
     open_file(page, path)
     page.locator('details.case-panel[data-case="C02"] > summary').click()
+    wait_filled(page, 'details.case-panel[data-case="C02"]')
     c02 = page.locator('details.case-panel[data-case="C02"]')
     assert c02.locator(".claim-missed").first.is_visible()
     assert c02.locator("ol.topk").first.is_visible()

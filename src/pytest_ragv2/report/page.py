@@ -93,6 +93,8 @@ table.side-by-side th:first-child { width: 14rem; }
 table.side-by-side tr.differs > th { background: #fff1c2; }
 table.side-by-side tr.differs > td { background: #fffbe6; }
 .differs-mark { color: #9a6700; font-weight: 700; }
+.side-met::before { content: "✓ "; color: #1a7f37; font-weight: 700; }
+.side-missed::before, .side-veto::before { content: "✗ "; color: #cf222e; font-weight: 700; }
 table.side-by-side li.only-here::before { content: "◆ "; color: #9a6700; }
 table.side-by-side pre.answer { max-height: 24rem; overflow: auto; }
 #changes ul.changed-cases { margin: 0; padding: 0; list-style: none; }

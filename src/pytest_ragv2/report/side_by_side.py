@@ -119,7 +119,7 @@ def side_by_side_html(case: CaseView) -> str:
         cells = [
             "<span class='note'>—</span>"
             if value is None
-            else f"<span class='{'claim-met' if value else 'claim-missed'}'>"
+            else f"<span class='{'side-met' if value else 'side-missed'}'>"
             f"{'met' if value else 'missed'}</span>"
             for value in met
         ]
@@ -131,7 +131,7 @@ def side_by_side_html(case: CaseView) -> str:
                 "vetoes",
                 [
                     "<ul class='vetoes'>"
-                    + "".join(f"<li class='claim-missed'>{escape(v)}</li>" for v in run.vetoes)
+                    + "".join(f"<li class='side-veto'>{escape(v)}</li>" for v in run.vetoes)
                     + "</ul>"
                     if run.vetoes
                     else "<span class='note'>none</span>"
