@@ -70,7 +70,8 @@ def bundled_pages(tmp_path_factory: pytest.TempPathFactory) -> Pages:
         pages = Pages(folder)
         if not pages.page("B").exists():
             _run_bundled(folder)
-    assert pages.page("A").exists() and pages.page("B").exists(), "the session wrote no page"
+    assert pages.page("A").exists(), "the session wrote no layer-A page"
+    assert pages.page("B").exists(), "the session wrote no layer-B page"
     return pages
 
 
