@@ -159,6 +159,19 @@ def test_what_changed_side_by_side_and_the_search_in_the_bundled_layer_b_page(
         assert row in shown  # the unmet list follows the search
     page.fill("#filter-text", "")
 
+    # the per-case plot names each case, and its bar opens the case's panel
+    page.select_option("#filter-system", "")
+    link = page.locator("#plots figure.plot svg a").first
+    target = link.evaluate("(a) => a.getAttribute('xlink:href') || a.getAttribute('href')")
+    assert target.startswith("#case-")
+    link.click()
+    page.wait_for_function(
+        "(id) => { const p = document.getElementById(id);"
+        " return p && p.open && p.hasAttribute('data-loaded'); }",
+        arg=target[1:],
+        timeout=5000,
+    )
+
     # the unmet list follows the language and system filters
     page.select_option("#filter-lang", "de")
     assert set(_shown(page, "#unmet tr[data-case]", "data-lang")) == {"de"}
