@@ -125,3 +125,21 @@ def test_a_layer_b_panel_shows_the_missed_claim_and_the_answer_after_one_click(
     assert "NX-451C" in answer.inner_text()
     assert run.locator("table.tool-calls").first.is_visible()
     assert page_errors.all == []
+
+
+def test_a_browser_without_decompression_says_why_the_panels_stay_empty(
+    project: pytest.Pytester, browser_page: Page, page_errors: PageErrors
+) -> None:
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=old")
+    page = browser_page
+    page.add_init_script("delete window.DecompressionStream;")
+    open_file(page, project.path / "reports" / "old" / "report.html")
+    page.locator('details.case-panel[data-case="C01"] > summary').click()
+    note = page.locator("#case-data-note")
+    note.wait_for(state="visible", timeout=5000)
+    assert "DecompressionStream" in note.inner_text()
+    assert "summary.json" in note.inner_text()
+    # the summary lines, the filters and the banner are there all the same
+    assert page.locator('details.case-panel[data-case="C01"] details.run').count() > 0
+    assert page.locator("#verdict").is_visible()
+    assert page_errors.exceptions == []

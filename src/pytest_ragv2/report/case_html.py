@@ -325,9 +325,12 @@ def _cases_html(
         f"<p class='note'>One panel per case; Δ is the candidate's {escape(headline)} minus the "
         "baseline's. Gold items are marked ✓ met, ✗ missed; ranked items matching gold evidence "
         f"are marked with the granularity they match.</p>{left_out}"
-        f"{_filters_html(cases)}<div id='case-list'>",
+        "<noscript><p class='note'>The panels' contents are filled in by the page's script "
+        "when a panel is opened; without it only their summary lines show (summary.json and "
+        "the raw runs hold every run).</p></noscript><p id='case-data-note' class='note' "
+        f"hidden></p>{_filters_html(cases)}<div id='case-list'>",
         *(_case_html(case, headline, raw_runs, data) for case in cases),
-        "</div><p id='case-data-note' class='note' hidden></p></section>",
+        "</div></section>",
         data.block(),
     ]
 
