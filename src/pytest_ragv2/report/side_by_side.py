@@ -116,11 +116,12 @@ def side_by_side_html(case: CaseView) -> str:
         for mark in run.gold:
             marks.setdefault((mark.kind, mark.text), [None] * len(runs))[index] = mark.met
     for (kind, text), met in marks.items():
+        words = ("not made", "made") if kind == "forbidden claim" else ("met", "missed")
         cells = [
             "<span class='note'>—</span>"
             if value is None
             else f"<span class='{'side-met' if value else 'side-missed'}'>"
-            f"{'met' if value else 'missed'}</span>"
+            f"{words[0] if value else words[1]}</span>"
             for value in met
         ]
         rows.append(_row(f"{kind}: {text}", cells, len(set(met)) > 1, "gold-row"))
