@@ -114,11 +114,24 @@ class Opened:
 
 def follow_link(page: Page, link: str, opens: str) -> None:
     """Click ``link`` and wait until the ``<details>`` element ``opens`` is open: the page
-    opens it on the hashchange event, which follows the click."""
+    opens it on the hashchange event, which follows the click; and until the case panel
+    holding it is filled in from the page's compressed block."""
     page.locator(link).click()
     page.wait_for_function(
         "(selector) => { const e = document.querySelector(selector); return e && e.open; }",
         arg=opens,
+        timeout=5000,
+    )
+    wait_filled(page, opens)
+
+
+def wait_filled(page: Page, selector: str) -> None:
+    """Wait until the case panel ``selector`` is (or is inside) has been filled in."""
+    page.wait_for_function(
+        """(selector) => { const e = document.querySelector(selector);
+        const p = e && e.closest('details.case-panel');
+        return !p || p.hasAttribute('data-loaded'); }""",
+        arg=selector,
         timeout=5000,
     )
 

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import pytest
 
+from pytest_ragv2.report.case_data import inline
 from tests.conftest import serving
 from tests.plugin.test_plugin import gate, raw_lines, summary_of
 
@@ -268,7 +269,8 @@ def test_layer_b_html_reports_show_answers_rubric_and_vetoes(
 ) -> None:
     (chat_project.path / "pyproject.toml").write_text(chat_pyproject(candidate="fabricate"))
     chat_project.runpytest("--ragv2-layer=B", *RUN_ID, "--html=pytest-html.html")
-    page = (chat_project.path / "reports" / "chatrun" / "report.html").read_text("utf-8")
+    # the page with its panels filled in, as a browser shows them once opened
+    page = inline((chat_project.path / "reports" / "chatrun" / "report.html").read_text("utf-8"))
     assert "Verdict: FAIL" in page
     assert "fabricated_identifier" in page
     assert "NX-451C" in page

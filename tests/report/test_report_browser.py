@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_ragv2.tools.cli import main
-from tests.browser import PageErrors, open_file
+from tests.browser import PageErrors, open_file, wait_filled
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -81,6 +81,13 @@ def open_panel(page: Page, case: str) -> None:
         p.open = true; p.querySelectorAll('details').forEach((d) => { d.open = true; }); }""",
         case,
     )
+    selector = f'details.case-panel[data-case="{case}"]'
+    wait_filled(page, selector)  # its contents come from the page's compressed block
+    page.evaluate(
+        "(s) => document.querySelector(s).querySelectorAll('details')"
+        ".forEach((d) => { d.open = true; })",
+        selector,
+    )
 
 
 def visible_runs(page: Page) -> list[dict[str, str | None]]:
@@ -111,15 +118,6 @@ def test_layer_a_report_shows_verdict_gates_plots_and_cases(
 
     panels = case_panels(browser_page)
     assert panels == len({case for rows in summary["by_case"].values() for case in rows})
-    # the ranked lists mark gold hits with their granularity
-    levels = set(
-        browser_page.evaluate(
-            "() => Array.from(document.querySelectorAll('.gold-hit[data-level]'),"
-            " (e) => e.getAttribute('data-level'))"
-        )
-    )
-    assert levels
-    assert levels <= {"document", "file", "page", "section", "row", "full"}
     unmet = browser_page.locator('#cases details.case-panel[data-outcome="unmet"]')
     assert unmet.count() > 0
     case = unmet.first.get_attribute("data-case")
@@ -128,6 +126,14 @@ def test_layer_a_report_shows_verdict_gates_plots_and_cases(
     panel = browser_page.locator(f'details.case-panel[data-case="{case}"]')
     assert panel.locator(".run").first.is_visible()
     assert panel.locator(".claim-missed").first.is_visible()  # the evidence that failed it
+    # the ranked lists mark gold hits with their granularity
+    levels = set(
+        panel.locator(".gold-hit[data-level]").evaluate_all(
+            "(found) => found.map((e) => e.getAttribute('data-level'))"
+        )
+    )
+    assert levels
+    assert levels <= {"document", "file", "page", "section", "row", "full"}
 
     # the filters: one system, then one outcome
     assert browser_page.locator("#filters").is_visible()
@@ -253,10 +259,15 @@ def test_hostile_text_in_a_layer_b_report_stays_text(
     assert injected == []
     assert page_errors.all == []
 
-    # ... and every hostile string is on the page as the text it is
+    # ... and every hostile string is on the page as the text it is (what is inside the
+    # panels once they are opened, filled in from the compressed block)
+    for case in ("C01", "C02"):
+        open_panel(page, case)
     text: str = page.evaluate("() => document.body.textContent")
     for hostile in (HOSTILE_SYSTEM, HOSTILE_CATEGORY, HOSTILE_FILE):
         assert hostile in text, hostile
+    assert page.evaluate("() => typeof window.__pwned") == "undefined"
+    assert page.locator('img[src="x"], svg[onload]').count() == 0
     banner_and_tables = page.locator("body").inner_text()
     assert HOSTILE_SYSTEM in banner_and_tables  # visible, not only in the DOM
 

@@ -16,6 +16,7 @@ import pytest_ragv2.report.case_view as case_view
 import pytest_ragv2.report.page as page_module
 from pytest_ragv2.config.settings import load_settings
 from pytest_ragv2.gold.cases import load_catalog
+from pytest_ragv2.report.case_data import inline
 from pytest_ragv2.report.excerpts import excerpt
 from pytest_ragv2.report.page import page_pieces
 from pytest_ragv2.tools.rescore import rescore_run
@@ -28,19 +29,22 @@ HOSTILE = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
 
 
 def render_page(*args: Any, **kwargs: Any) -> str:
-    return "".join(page_pieces(*args, **kwargs))
+    """The page with its panels filled in, as the browser fills one when it opens."""
+    return inline("".join(page_pieces(*args, **kwargs)))
 
 
 def report(pytester: pytest.Pytester, run_id: str, layer: str | None = None) -> str:
     folder = pytester.path / "reports" / run_id
     if layer is not None:
         folder = folder / layer
-    return (folder / "report.html").read_text(encoding="utf-8")
+    return inline((folder / "report.html").read_text(encoding="utf-8"))
 
 
 def panel(page: str, case: str) -> str:
     """The case's panel: from its opening tag to the next panel (or the section's end)."""
-    start = page.index(f"data-case='{case}'")
+    found = re.search(f"<details class='case-panel'[^>]*? data-case='{re.escape(case)}'", page)
+    assert found is not None, case
+    start = found.start() + found.group(0).index("data-case=")
     end = page.find("<details class='case-panel'", start)
     return page[start : end if end != -1 else page.index("</section>", start)]
 
@@ -395,3 +399,55 @@ def test_a_run_whose_items_are_neither_kept_nor_on_disk_says_so() -> None:
     whole = case_html.items_html(case_view.ItemList((listed,), 7), "raw", "Retrieved")
     assert "missing" not in whole
     assert "and 6 more, all in raw" in whole
+
+
+def _changed(page: str, row: str) -> list[str]:
+    """The cases listed in a row of the "what changed" panel."""
+    start = page.index(f"<tr id='changed-{row}'>")
+    return re.findall(r"<li data-case='([^']+)'>", page[start : page.index("</tr>", start)])
+
+
+def test_what_changed_lists_the_cases_each_system_alone_meets_and_the_new_vetoes(
+    hostile_chat: pytest.Pytester, weak_candidate: pytest.Pytester
+) -> None:
+    page = report(hostile_chat, "hb")
+    summary = summary_of(hostile_chat, "hb")
+    assert page.index("<section id='changes'>") < page.index("<section id='gates'>")
+    assert _changed(page, "lost") == ["C02"]  # the candidate's wrong part number
+    assert _changed(page, "gained") == []
+    unmet_cases = {run["case"] for run in summary["unmet_runs"] if run["role"] == "candidate"}
+    assert set(_changed(page, "lost")) <= unmet_cases
+    new = page[page.index("<tr id='changed-new-vetoes'>") :]
+    new = new[: new.index("</tr>")]
+    assert "C02" in new  # a veto the candidate tripped there and the baseline did not
+    assert '<a href="#case-C02">C02</a>' in new
+    assert "<tr id='changed-gone-vetoes'><th>" in page
+    # layer A: no veto rows, the cases the weak candidate lost
+    layer_a = report(weak_candidate, "pg")
+    assert _changed(layer_a, "lost") == ["C01", "C02"]
+    assert "changed-new-vetoes" not in layer_a
+
+
+def test_side_by_side_puts_the_roles_in_columns_and_marks_what_differs(
+    hostile_chat: pytest.Pytester, weak_candidate: pytest.Pytester
+) -> None:
+    c02 = panel(report(hostile_chat, "hb"), "C02")
+    side = c02[c02.index("<table class='side-by-side'>") :]
+    side = side[: side.index("</table>")]
+    heads = re.findall(r"<th data-role='([^']+)'>", side)
+    assert heads == ["baseline", "candidate"]
+    rows = re.findall(r"<tr( class='[^']*')?><th>(.*?)</th>(.*?)</tr>", side)
+    by_label = {re.sub(r" <span.*", "", label): (css, cells) for css, label, cells in rows}
+    assert "differs" in by_label["outcome"][0]
+    assert "differs" in by_label["answer"][0]  # the answers differ
+    css, cells = by_label["required claim: NX-450B"]
+    assert "differs" in css
+    assert cells.index("side-met") < cells.index("side-missed")  # baseline met, candidate not
+    assert "&lt;img src=x" in by_label["answer"][1]  # escaped as everywhere
+    # layer A: the top items, an item only one column has marked
+    c01 = panel(report(weak_candidate, "pg"), "C01")
+    side = c01[c01.index("<table class='side-by-side'>") :]
+    side = side[: side.index("</table>")]
+    assert "<tr class='items-row differs'>" in side
+    assert "only-here" in side
+    assert "noise.md" in side  # the weak candidate's first item, in no baseline list

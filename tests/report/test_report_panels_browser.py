@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("tests.browser")
 
-from tests.browser import PageErrors, follow_link, open_file
+from tests.browser import PageErrors, follow_link, open_file, wait_filled
 from tests.conftest import pyproject
 from tests.layers.test_layer_b import CHAT_CASES, chat_pyproject
 from tests.layers.test_layer_b import CHATBOT as CHAT_SYSTEM
@@ -55,6 +55,7 @@ def test_two_clicks_from_the_banner_or_the_case_list_reach_the_failing_evidence(
     # from the case list: one click on the case, the failing run is already open
     open_file(page, path)
     page.locator('details.case-panel[data-case="C02"] > summary').click()
+    wait_filled(page, 'details.case-panel[data-case="C02"]')
     c02 = page.locator('details.case-panel[data-case="C02"]')
     assert c02.locator(".claim-missed").first.is_visible()
     assert c02.locator("ol.topk").first.is_visible()
@@ -124,3 +125,21 @@ def test_a_layer_b_panel_shows_the_missed_claim_and_the_answer_after_one_click(
     assert "NX-451C" in answer.inner_text()
     assert run.locator("table.tool-calls").first.is_visible()
     assert page_errors.all == []
+
+
+def test_a_browser_without_decompression_says_why_the_panels_stay_empty(
+    project: pytest.Pytester, browser_page: Page, page_errors: PageErrors
+) -> None:
+    project.runpytest("--ragv2-layer=A", "--ragv2-run-id=old")
+    page = browser_page
+    page.add_init_script("delete window.DecompressionStream;")
+    open_file(page, project.path / "reports" / "old" / "report.html")
+    page.locator('details.case-panel[data-case="C01"] > summary').click()
+    note = page.locator("#case-data-note")
+    note.wait_for(state="visible", timeout=5000)
+    assert "DecompressionStream" in note.inner_text()
+    assert "summary.json" in note.inner_text()
+    # the summary lines, the filters and the banner are there all the same
+    assert page.locator('details.case-panel[data-case="C01"] details.run').count() > 0
+    assert page.locator("#verdict").is_visible()
+    assert page_errors.exceptions == []

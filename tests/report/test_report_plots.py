@@ -18,10 +18,11 @@ import pytest
 from pytest_ragv2.config.settings import Settings
 from pytest_ragv2.deciding.decision import decide
 from pytest_ragv2.deciding.records import ChatRecord, RetrievalRecord, RunRecord
+from pytest_ragv2.report.case_html import case_anchor
 from pytest_ragv2.report.model import Summary
 from pytest_ragv2.report.plot_inputs import plot_inputs
 from pytest_ragv2.report.plot_worker import PlotWorker
-from pytest_ragv2.report.plots import Figure, draw, figures, run_latencies
+from pytest_ragv2.report.plots import Figure, case_link, draw, figures, run_latencies
 from pytest_ragv2.report.summary import build_summary
 from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.scoring.veto_record import Veto
@@ -271,6 +272,15 @@ def test_layer_b_figures(layer_b: tuple[Summary, list[RunRecord]]) -> None:
     counts = texts(made["Candidate − baseline per case"])
     shown = next(text for text in counts if "wins" in text).removeprefix("cand − base: ")
     assert shown.split(" where")[0] in gate.reason
+    # each case is named under its bar, and its bar and its name link to its case panel
+    per_case = made["Candidate − baseline per case"]
+    cases = sorted(set(summary.by_case["cand"]) & set(summary.by_case["base"]))
+    assert set(cases) <= set(counts)
+    links = re.findall(r'<a xlink:href="#(case-[^"]+)">', per_case.svg)
+    assert sorted(set(links)) == sorted(f"case-{case}" for case in cases)
+    assert links.count(f"case-{cases[0]}") == 2  # the bar and the name
+    assert "opens its panel" in per_case.caption
+    assert case_link("B01") == "#" + case_anchor("B01")  # the page's own addresses
 
 
 def test_colours_are_the_systems_own_in_every_figure(
@@ -374,7 +384,8 @@ def test_output_is_deterministic_and_ids_distinct(
     for figure in every:
         own = set(ids(figure))
         for reference in re.findall(r'(?:url\(#|href="#)([^)"]+)', figure.svg):
-            assert reference in own, (figure.title, reference)
+            # a link to a case panel is the page's; every other reference is the figure's
+            assert reference in own or reference.startswith("case-"), (figure.title, reference)
 
 
 def test_concurrent_calls_give_the_same_figures(

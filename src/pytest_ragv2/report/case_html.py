@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 
+from pytest_ragv2.report.case_data import GOLD_SLOT, RUN_SLOT, SIDE_SLOT, CaseData
 from pytest_ragv2.report.case_view import (
     OUTCOMES,
     CaseView,
@@ -18,6 +19,7 @@ from pytest_ragv2.report.case_view import (
 )
 from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
 from pytest_ragv2.report.safe_text import html_escape as escape
+from pytest_ragv2.report.side_by_side import side_by_side_html
 from pytest_ragv2.run.keys import NOT_DECISIVE
 
 REASONS_SHOWN = 50  # of one run's reasons
@@ -163,8 +165,8 @@ def _run_summary(run: RunView, headline: str) -> str:
     )
 
 
-def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool, index: int) -> str:
-    key = run.key
+def run_body_html(run: RunView, raw_runs: str) -> str:
+    """What a run's block holds under its summary line (carried in the compressed block)."""
     body: list[str] = []
     if run.skipped:
         body.append(f"<p class='skip-reason'>Skipped: {escape(run.skipped)}</p>")
@@ -201,16 +203,39 @@ def _run_html(run: RunView, headline: str, raw_runs: str, open_: bool, index: in
             + " · ".join(f"{escape(name)}: {escape(value)}" for name, value in facts)
             + "</p>"
         )
+    return "".join(body)
+
+
+def run_anchor(case_id: str, index: int) -> str:
+    return f"{case_anchor(case_id)}--{index}"
+
+
+def _run_html(run: RunView, headline: str, open_: bool, index: int) -> str:
+    """A run's block on the page: its summary line and an empty slot for its body."""
+    key = run.key
     return (
-        f"<details class='run' id='{escape(case_anchor(key.case))}--{index}' "
+        f"<details class='run' id='{escape(run_anchor(key.case, index))}' "
         f"data-system='{escape(key.system)}' "
         f"data-lang='{escape(key.lang)}' data-outcome='{escape(run.outcome)}' "
         f"data-role='{escape(run.role)}'{' open' if open_ else ''}>"
-        f"{_run_summary(run, headline)}{''.join(body)}</details>"
+        f"{_run_summary(run, headline)}{RUN_SLOT}</details>"
     )
 
 
-def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
+def search_text(case: CaseView) -> str:
+    """The words the text search looks in: the case, its prompts, and every run's query,
+    prompts, answer and reasons, lower-cased."""
+    parts = [case.case_id, *(text for _, text in case.prompts)]
+    for run in case.runs:
+        parts += [run.query or "", run.answer or "", *run.reasons, run.skipped or ""]
+        parts += [turn.prompt for turn in run.turns]
+        parts += [turn.answer for turn in run.turns[:-1]]
+    return "\n".join(part for part in parts if part).lower()
+
+
+def _case_html(case: CaseView, headline: str, raw_runs: str, data: CaseData) -> str:
+    """A case's panel: its summary line, empty slots for its gold and side-by-side table,
+    and its runs' summary lines; what goes in the slots is added to ``data``."""
     met: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     for run in case.runs:
         if run.outcome != "skipped":
@@ -253,7 +278,14 @@ def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
         open_ = run.outcome in ("unmet", "error") and run.key.system not in opened
         if open_:
             opened.add(run.key.system)
-        runs.append(_run_html(run, headline, raw_runs, open_, index))
+        runs.append(_run_html(run, headline, open_, index))
+    data.add(
+        case.case_id,
+        "".join(gold),
+        side_by_side_html(case),
+        [run_body_html(run, raw_runs) for run in case.runs],
+        search_text(case),
+    )
     return (
         f"<details class='case-panel' id='{escape(case_anchor(case.case_id))}' "
         f"data-case='{escape(case.case_id)}' data-category='{escape(case.category)}' "
@@ -262,7 +294,7 @@ def _case_html(case: CaseView, headline: str, raw_runs: str) -> str:
         f"data-delta='{delta}'><summary><b>{escape(case.case_id)}</b> · "
         f"{escape(case.category)} · <span class='badge {escape(case.outcome)}'>"
         f"{escape(case.outcome)}</span>{shown_delta} · {counts}</summary>"
-        f"<div class='gold'>{''.join(gold)}</div>{''.join(runs)}</details>"
+        f"{GOLD_SLOT}{SIDE_SLOT}{''.join(runs)}</details>"
     )
 
 
@@ -287,14 +319,19 @@ def _cases_html(
         if total is not None and total > len(cases)
         else ""
     )
+    data = CaseData()
     return [
         "<section id='cases'><h2>Cases, run by run</h2>"
         f"<p class='note'>One panel per case; Δ is the candidate's {escape(headline)} minus the "
         "baseline's. Gold items are marked ✓ met, ✗ missed; ranked items matching gold evidence "
         f"are marked with the granularity they match.</p>{left_out}"
-        f"{_filters_html(cases)}<div id='case-list'>",
-        *(_case_html(case, headline, raw_runs) for case in cases),
+        "<noscript><p class='note'>The panels' contents are filled in by the page's script "
+        "when a panel is opened; without it only their summary lines show (summary.json and "
+        "the raw runs hold every run).</p></noscript><p id='case-data-note' class='note' "
+        f"hidden></p>{_filters_html(cases)}<div id='case-list'>",
+        *(_case_html(case, headline, raw_runs, data) for case in cases),
         "</div></section>",
+        data.block(),
     ]
 
 
@@ -316,6 +353,8 @@ def _filters_html(cases: Sequence[CaseView]) -> str:
         + _options("filter-category", "Category", categories, "every category")
         + _options("filter-lang", "Language", langs, "every language")
         + _options("filter-outcome", "Outcome", OUTCOMES, "every outcome")
+        + "<label>Text <input id='filter-text' type='search' size='18' "
+        "placeholder='answers, queries, reasons'></label>"
         + "<label>Sort <select id='sort-delta'><option value=''>by case</option>"
         "<option value='asc'>by delta, candidate worst first</option>"
         "<option value='desc'>by delta, candidate best first</option></select></label>"

@@ -22,11 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_ragv2.deciding.verdict import GateResult
-from pytest_ragv2.report.case_html import _cases_html, _link
-from pytest_ragv2.report.case_view import (
-    CaseView,
-    build_case_views,
-)
+from pytest_ragv2.report.case_html import _cases_html, _link, run_anchor
+from pytest_ragv2.report.case_view import CaseView, RunView, build_case_views
+from pytest_ragv2.report.changes import changes_html
 from pytest_ragv2.report.excerpts import ELLIPSIS, capped_note, excerpt
 from pytest_ragv2.report.safe_text import html_escape as escape
 from pytest_ragv2.report.tables import case_table, gate_table, metric_sections
@@ -43,6 +41,7 @@ UNMET_SHOWN = 300  # runs in the list of unmet runs (summary.json holds every on
 # case panels, past which only the cases with a run not met and the first met ones get one:
 # a panel is about 2 KB of page and a browser slows down past a few tens of megabytes
 CASE_PANELS_SHOWN = 2_000
+UNMET_REASON_CHARS = 200  # of an unmet run's first reason in that list
 FAILING_CASES_SHOWN = 60  # case links in the banner
 SKIPPED_NAMES_SHOWN = 20  # runs named per skip reason
 
@@ -89,6 +88,18 @@ ol.topk li.gold-hit[data-level=section] { background: #fff8c5; }
 pre.answer { white-space: pre-wrap; word-break: break-word; background: #f6f8fa;
   padding: .5rem; margin: .2rem 0; }
 .more { list-style: none; color: #57606a; font-style: italic; }
+table.side-by-side { width: 100%; table-layout: fixed; }
+table.side-by-side th:first-child { width: 14rem; }
+table.side-by-side tr.differs > th { background: #fff1c2; }
+table.side-by-side tr.differs > td { background: #fffbe6; }
+.differs-mark { color: #9a6700; font-weight: 700; }
+.side-met::before { content: "✓ "; color: #1a7f37; font-weight: 700; }
+.side-missed::before, .side-veto::before { content: "✗ "; color: #cf222e; font-weight: 700; }
+table.side-by-side li.only-here::before { content: "◆ "; color: #9a6700; }
+table.side-by-side pre.answer { max-height: 24rem; overflow: auto; }
+#changes ul.changed-cases { margin: 0; padding: 0; list-style: none; }
+#changes ul.changed-cases li { display: inline; margin-right: .6rem; }
+#changes td.count { font-weight: 700; text-align: right; }
 """
 
 SCRIPT = """
@@ -96,27 +107,107 @@ SCRIPT = """
   var list = document.getElementById('case-list');
   if (!list) { return; }
   var panels = Array.prototype.slice.call(list.querySelectorAll('details.case-panel'));
+  var byCase = {};
+  panels.forEach(function (p) { byCase[p.getAttribute('data-case')] = p; });
   var count = document.getElementById('filter-count');
+  var note = document.getElementById('case-data-note');
+  var store = null, loaded = null;
   function value(id) { var e = document.getElementById(id); return e ? e.value : ''; }
+  function trouble(message) {
+    if (note) { note.hidden = false; note.textContent = message; }
+  }
+  // the panels' contents: one gzip block, decompressed once, on first need
+  function data() {
+    if (store) { return store; }
+    var block = document.getElementById('case-data');
+    if (!block) { store = Promise.resolve({}); return store; }
+    if (typeof DecompressionStream === 'undefined') {
+      store = Promise.reject(new Error('this browser has no DecompressionStream'));
+    } else {
+      var text = atob(block.textContent.trim()), bytes = new Uint8Array(text.length);
+      for (var i = 0; i < text.length; i++) { bytes[i] = text.charCodeAt(i); }
+      var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+      store = new Response(stream).text().then(JSON.parse);
+    }
+    store.then(function (all) { loaded = all; }, function (e) {
+      trouble('The case panels could not be filled in (' + e.message + '): summary.json '
+        + 'and the raw runs hold every run.');
+    });
+    return store;
+  }
+  function fill(panel) {
+    if (panel.hasAttribute('data-loaded') || panel.hasAttribute('data-loading')) { return; }
+    panel.setAttribute('data-loading', '');
+    data().then(function (all) {
+      var body = all[panel.getAttribute('data-case')];
+      if (!body) { return; }
+      var gold = panel.querySelector(':scope > div.gold');
+      var side = panel.querySelector(':scope > div.side');
+      if (gold) { gold.innerHTML = body.gold; }
+      if (side) { side.innerHTML = body.side; }
+      var runs = panel.querySelectorAll(':scope > details.run > div.run-body');
+      for (var i = 0; i < runs.length && i < body.runs.length; i++) {
+        runs[i].innerHTML = body.runs[i];
+      }
+      panel.removeAttribute('data-loading');
+      panel.setAttribute('data-loaded', '');
+      var id = decodeURIComponent(location.hash.slice(1));
+      var target = id && document.getElementById(id);
+      if (target && panel.contains(target)) { target.scrollIntoView(); }
+    }, function () { panel.removeAttribute('data-loading'); });
+  }
+  panels.forEach(function (panel) {
+    panel.addEventListener('toggle', function () { if (panel.open) { fill(panel); } });
+    if (panel.open) { fill(panel); }
+  });
+  function runFits(run, s, l, o) {
+    return (!s || run.getAttribute('data-system') === s)
+      && (!l || run.getAttribute('data-lang') === l)
+      && (!o || run.getAttribute('data-outcome') === o);
+  }
   function apply() {
     var s = value('filter-system'), c = value('filter-category');
     var l = value('filter-lang'), o = value('filter-outcome'), shown = 0;
+    var q = value('filter-text').trim().toLowerCase();
+    if (q && !loaded) { data().then(apply); }
     panels.forEach(function (panel) {
+      var text = q && loaded ? (loaded[panel.getAttribute('data-case')] || {}).text || '' : '';
       var visible = (!c || panel.getAttribute('data-category') === c)
-        && (s || !o || panel.getAttribute('data-outcome') === o);
-      var runs = panel.querySelectorAll('.run'), any = false;
+        && (s || !o || panel.getAttribute('data-outcome') === o)
+        && (!q || !loaded || text.indexOf(q) !== -1);
+      var runs = panel.querySelectorAll(':scope > .run'), any = false;
       for (var i = 0; i < runs.length; i++) {
-        var run = runs[i];
-        var fits = (!s || run.getAttribute('data-system') === s)
-          && (!l || run.getAttribute('data-lang') === l)
-          && (!o || run.getAttribute('data-outcome') === o);
-        run.hidden = !fits;
+        var fits = runFits(runs[i], s, l, o);
+        runs[i].hidden = !fits;
         any = any || fits;
       }
       panel.hidden = !(visible && (any || runs.length === 0 && !s && !l));
       if (!panel.hidden) { shown++; }
     });
-    if (count) { count.textContent = shown + ' of ' + panels.length + ' cases shown'; }
+    // the lists that name cases or runs follow the panels: a hidden case is left out
+    function caseShown(id) { var p = byCase[id]; return !p || !p.hidden; }
+    document.querySelectorAll('#changes li[data-case]').forEach(function (item) {
+      item.hidden = !caseShown(item.getAttribute('data-case'));
+    });
+    document.querySelectorAll('#changes tr').forEach(function (row) {
+      var items = row.querySelectorAll('li[data-case]'), left = 0;
+      for (var i = 0; i < items.length; i++) { if (!items[i].hidden) { left++; } }
+      var cell = row.querySelector('td.count');
+      if (cell) {
+        var all = items.length ? cell.getAttribute('data-all') || cell.textContent : null;
+        if (all !== null) {
+          cell.setAttribute('data-all', all);
+          cell.textContent = left === items.length ? all : left + ' shown of ' + all;
+        }
+      }
+    });
+    document.querySelectorAll('#unmet tr[data-case]').forEach(function (row) {
+      row.hidden = !(caseShown(row.getAttribute('data-case')) && runFits(row, s, l, o));
+    });
+    if (count) {
+      count.textContent = shown + ' of ' + panels.length + ' cases shown'
+        + (q && !loaded ? ' (searching…)' : '');
+    }
   }
   function sort() {
     var how = value('sort-delta');
@@ -141,6 +232,8 @@ SCRIPT = """
     var e = document.getElementById(id);
     if (e) { e.addEventListener('change', apply); }
   });
+  var search = document.getElementById('filter-text');
+  if (search) { search.addEventListener('input', apply); }
   var sorter = document.getElementById('sort-delta');
   if (sorter) { sorter.addEventListener('change', sort); }
   function reveal() {
@@ -149,6 +242,7 @@ SCRIPT = """
     if (!target) { return; }
     for (var e = target; e; e = e.parentElement) {
       if (e.tagName === 'DETAILS') { e.open = true; e.hidden = false; }
+      if (e.tagName === 'DETAILS' && e.classList.contains('case-panel')) { fill(e); }
     }
     target.scrollIntoView();
   }
@@ -329,20 +423,35 @@ def _adjudication_html(summary: Summary) -> str:
     return str(render(summary)) if render is not None else ""
 
 
-def _unmet_html(runs: Sequence[ListedRun], linked: bool) -> str:
+def _unmet_html(runs: Sequence[ListedRun], cases: Sequence[CaseView]) -> str:
+    """The runs that did not meet their case, one row each (system, role, language, first
+    reason), linked to its run in its case panel; the rows follow the filters."""
     if not runs:
         return ""
+    where: dict[str, tuple[str, int, RunView]] = {
+        run.key.item_name: (case.case_id, index, run)
+        for case in cases
+        for index, run in enumerate(case.runs, start=1)
+    }
     shown = runs[:UNMET_SHOWN]
-    items = []
+    rows = []
     for run in shown:
-        reasons = "".join(f"<li>{escape(reason)}</li>" for reason in run.reasons)
-        if run.reasons_more:
-            reasons += f"<li class='more'>{escape(ELLIPSIS)} and {run.reasons_more} more</li>"
-        answer = f"<blockquote>{escape(run.answer)}</blockquote>" if run.answer else ""
-        where = f" {_link(run.case, 'case panel')}" if linked and run.case else ""
-        items.append(
-            f"<details><summary>{escape(run.run)} ({escape(run.role)})"
-            f"</summary>{where}<ul>{reasons}</ul>{answer}</details>"
+        found = where.get(run.run)
+        view = found[2] if found is not None else None
+        lang = view.key.lang if view is not None else (run.lang or "")
+        outcome = view.outcome if view is not None else "unmet"
+        name = (
+            f'<a href="#{escape(run_anchor(found[0], found[1]))}">{escape(run.run)}</a>'
+            if found is not None
+            else escape(run.run)
+        )
+        reason = excerpt(run.reasons[0], UNMET_REASON_CHARS) if run.reasons else ""
+        others = len(run.reasons) - 1 + run.reasons_more
+        reason += f" (and {others} more)" if reason and others > 0 else ""
+        rows.append(
+            f"<tr data-case='{escape(run.case)}' data-system='{escape(run.system)}' "
+            f"data-lang='{escape(lang)}' data-outcome='{escape(outcome)}'><td>{name}</td>"
+            f"<td>{escape(run.role)}</td><td>{escape(reason)}</td></tr>"
         )
     more = (
         f"<p class='more'>{escape(capped_note(len(shown), len(runs)))}</p>"
@@ -351,9 +460,10 @@ def _unmet_html(runs: Sequence[ListedRun], linked: bool) -> str:
     )
     return (
         f"<section id='unmet'><h2>Runs that did not meet their case ({len(runs)})</h2>"
-        + "".join(items)
-        + more
-        + "</section>"
+        "<p class='note'>The candidate's first; each run links to its block in its case "
+        "panel (its answer, reasons and gold there). The rows follow the filters above.</p>"
+        "<table class='unmet-runs'><thead><tr><th>run</th><th>role</th><th>first reason</th>"
+        f"</tr></thead><tbody>{''.join(rows)}</tbody></table>" + more + "</section>"
     )
 
 
@@ -445,6 +555,7 @@ def _page_pieces(
         f"<h1>pytest-ragv2 layer {escape(summary.layer)} — run {escape(summary.run_id)}</h1>",
         _banner(summary, gates, cases),
         _adjudication_html(summary),
+        changes_html(layer_records, {case.case_id for case in cases}),
         f"<p>Seed {summary.seed}; {summary.runs_recorded} runs recorded"
         + (f" of {summary.runs_expected} expected" if summary.runs_expected is not None else "")
         + (f", {skipped} skipped" if skipped else "")
@@ -470,7 +581,7 @@ def _page_pieces(
             CASE_PANELS_SHOWN,
         ),
         _skipped_html(cases),
-        _unmet_html(summary.unmet_runs, linked=bool(cases)),
+        _unmet_html(summary.unmet_runs, cases),
         f"<script>{SCRIPT}</script>",
         "</body></html>",
     ]

@@ -112,6 +112,7 @@ _TAG = re.compile(r"<[^>]*>")  # text content is escaped: a "<" always opens a r
 _PROLOG = re.compile(r"\A.*?(?=<svg[\s>])", re.DOTALL)
 _METADATA = re.compile(r"<metadata>.*?</metadata>\s*", re.DOTALL)
 _COMMENT = re.compile(r"<!--.*?-->\s*", re.DOTALL)
+_OWN_HREF = re.compile(r'href="#(?!case-)')
 
 
 def _svg(figure: MplFigure, prefix: str) -> str:
@@ -127,7 +128,11 @@ def _svg(figure: MplFigure, prefix: str) -> str:
         element = match.group(0)
         element = element.replace(' id="', f' id="{prefix}')
         element = element.replace("url(#", f"url(#{prefix}")
-        return element.replace('href="#', f'href="#{prefix}')
+        # a link to a case panel of the page (``#case-…``) is the page's, not the figure's,
+        # and opens in the page (matplotlib writes every link with a new tab as its target)
+        if element.startswith("<a ") and 'href="#case-' in element:
+            return element.replace(' target="_blank"', "")
+        return _OWN_HREF.sub(f'href="#{prefix}', element)
 
     text = _TAG.sub(tag, text)
     # matplotlib's style sheet selects "*": in an HTML page it would style every element

@@ -72,8 +72,15 @@ class Figure:
 
 
 TIE_EPSILON = 1e-9  # as the case_wins gate compares per-case means
-CASES_LABELLED = 40  # up to this many cases, each is named under its bar
+CASES_LABELLED = 60  # up to this many cases, each is named under its bar
 CASES_AS_BARS = 200  # beyond, the sorted differences are drawn in this many groups
+
+
+def case_link(case: str) -> str:
+    """The address of a case's panel on the page (``case_html.case_anchor``'s, not imported:
+    the plot helper process imports this module alone)."""
+    return f"#case-{case}"
+
 
 _RC: dict[str, Any] = {
     "svg.fonttype": "none",
@@ -529,7 +536,9 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
     figure, (axes,) = _new_figure(2.6, _Margins(left=0.75, bottom=bottom, top=0.35))
     if len(values) <= CASES_AS_BARS:
         colours = [WIN if v > TIE_EPSILON else LOSS if v < -TIE_EPSILON else TIE for v in values]
-        axes.bar(positions, values, width=0.8, color=colours, linewidth=0)
+        bars = axes.bar(positions, values, width=0.8, color=colours, linewidth=0)
+        for bar, (_, case) in zip(bars, deltas, strict=True):  # a bar opens its case's panel
+            bar.set_url(case_link(case))
         tied = [position for position, value in enumerate(values) if abs(value) <= TIE_EPSILON]
         if tied:  # a tie is a bar of height zero: a tick marks it
             axes.plot(tied, [0.0] * len(tied), marker="|", color=TIE, linestyle="none")
@@ -544,8 +553,10 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
         axes.stairs(np.where(means < 0, means, 0.0), edges, fill=True, color=LOSS, linewidth=0)
         axes.set_xlim(edges[0], edges[-1])
     if labelled:
-        axes.set_xticks(positions, [_label(case) for _, case in deltas], rotation=90)
+        names = axes.set_xticks(positions, [_label(case) for _, case in deltas], rotation=90)
         axes.tick_params(axis="x", labelsize=7)
+        for name, (_, case) in zip(names, deltas, strict=True):  # so does its name
+            name.label1.set_url(case_link(case))
     else:
         axes.set_xticks([])
         axes.set_xlabel(f"{len(values)} cases, sorted by difference")
@@ -557,5 +568,6 @@ def _case_deltas(summary: PlotInputs) -> _Plot | None:
         figure,
         f"Each bar is one case: {_label(candidate)}'s {metric} minus {_label(baseline)}'s "
         "(means over the case's runs), sorted; blue bars are cases the candidate wins, "
-        "vermilion ones it loses, grey ticks ties.",
+        "vermilion ones it loses, grey ticks ties"
+        + ("; a bar or a case's name opens its panel." if labelled else "."),
     )
