@@ -574,3 +574,18 @@ def test_the_record_is_strict_json() -> None:
         turn.exact_answer for turn in score.turns
     ]
     assert data["overall"] == score.overall.to_json()
+
+
+def test_a_turn_that_expects_a_refusal_is_exact_only_when_it_refuses() -> None:
+    b08 = case("B08")  # a refusal expected, no required claim, one forbidden claim
+    prompt = b08.prompt_en or ""
+    dodging = one_turn(prompt, "Nimbus builds robust products for industry.")
+    score = score_transcript(b08, "en", dodging, options=NO_LANGID)
+    assert not score.turns[0].forbidden_found  # nothing forbidden said, and yet no refusal
+    assert score.metrics()["exact_answer"] is False
+    refusing = one_turn(
+        prompt, "The documents I have do not say how many customers we have in Japan."
+    )
+    score = score_transcript(b08, "en", refusing, options=NO_LANGID)
+    assert score.turns[0].refused
+    assert score.metrics()["exact_answer"] is True

@@ -175,6 +175,8 @@ def _score_turn(gold: TurnGold, turn: ChatTurn, context: _Context, *, last: bool
     vetoes, numbers_unsure = _fact_vetoes(gold, expected, answer, judged, claims, context)
     context.checkpoint(f"turn {gold.turn}: vetoes")
     _refusal(score, gold, answer, score.required_found, context, reading, facts)
+    if gold.safe_refusal_expected:  # the exact answer to such a turn is the refusal itself
+        score.exact_answer = bool(score.safe_refusal_correct) and score.exact_answer is not False
     context.checkpoint(f"turn {gold.turn}: refusal")
     _refusal_veto(score, gold, answer, reading, vetoes)
 

@@ -120,7 +120,7 @@ ANSWER_METRICS: tuple[Metric, ...] = (
         "exact_answer",
         "exact",
         "higher",
-        "every required claim made, none wrong",
+        "every required claim made, none wrong (a turn expecting a refusal: refused)",
         tables=("answers",),
         read=lambda score, _: _rate(score.exact_answer),
     ),
