@@ -78,13 +78,18 @@ def pytest_configure(config: pytest.Config) -> None:
         end_early_signals()
     if requested:
         if not hasattr(config, "workerinput"):
-            from pytest_ragv2.plugin.signals import interrupt_once, raise_early_signal
+            from pytest_ragv2.plugin.signals import (
+                hold_until_collection,
+                interrupt_once,
+                raise_early_signal,
+            )
 
             # SIGTERM (a cancelled CI job) as Ctrl-C, and one interrupt obeyed, from the
             # session's first moment: the reports are written whatever follows it, and a
             # signal during start-up ends in exit status 2 with the run folder unlocked
             config.add_cleanup(interrupt_once())
             raise_early_signal()
+            hold_until_collection()
         drawing = not (config.option.collectonly or config.getoption("ragv2_plan"))
         if drawing and not hasattr(config, "workerinput"):  # xdist's workers draw nothing
             from pytest_ragv2.report.plot_worker import discard_early, start_early
@@ -95,7 +100,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
         activate(config)
         ctx = config.stash.get(CONTEXT_KEY, None)
-        if ctx is not None:  # no secret of the session's in pytest's own tracebacks
+        if ctx is None:  # inert after all: nothing waits for its collection
+            from pytest_ragv2.plugin.signals import collection_begins
+
+            collection_begins()
+        else:  # no secret of the session's in pytest's own tracebacks
             from pytest_ragv2.plugin.trace_secrets import register
 
             register(config, ctx.systems)
@@ -136,6 +145,9 @@ def pytest_sessionstart(session: pytest.Session) -> None:
 def pytest_collection(session: pytest.Session) -> Any:
     if CONTEXT_KEY not in session.config.stash:
         return (yield)
+    from pytest_ragv2.plugin.signals import collection_begins
+
+    collection_begins()  # an interrupt since the configuration ends the started session
     # Collection builds the cases and items, hundreds of thousands of objects that all live
     # on and hold no garbage cycle: the cyclic collector's passes over them were half of a
     # 50,000-item collection's time. It runs again once they are built (frozen, below).

@@ -58,6 +58,9 @@ class _Where:
 
     in_protocol: bool = False
     in_run: bool = False
+    # from the session's configuration to its collection: an interrupt there would end
+    # the session before pytest's session start, which is before any report is written
+    starting: bool = False
     pending: int | None = None
 
 
@@ -70,10 +73,22 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
     for number in _CAUGHT:
         signal.signal(number, _held)
     _INTERRUPTED.set()
-    if _WHERE.in_protocol and not _WHERE.in_run:
+    if _WHERE.starting or (_WHERE.in_protocol and not _WHERE.in_run):
         _WHERE.pending = signum
         return
     raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def hold_until_collection() -> None:
+    """From now until :func:`collection_begins`: an interrupt waits, so that it ends a
+    session that has started (pytest then writes its reports and releases its folder)."""
+    _WHERE.starting = True
+
+
+def collection_begins() -> None:
+    """The session has started: an interrupt that waited is raised here."""
+    _WHERE.starting = False
+    _raise_pending()
 
 
 def _raise_pending() -> None:
@@ -185,6 +200,7 @@ def interrupt_once() -> Callable[[], None]:
             atexit.register(_ignore_from_here)
         _INTERRUPTED.clear()
         _WHERE.pending = None
+        _WHERE.starting = False
         for number, handler in previous.items():
             if signal.getsignal(number) in (_interrupt, _held):
                 signal.signal(number, late or handler)
