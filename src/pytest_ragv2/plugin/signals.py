@@ -10,7 +10,13 @@ status is 2. From the moment the verdict is written (``hold``) every signal is h
 a first one included: the verdict already stands. After an interrupted session has
 ended, one more signal is still noted (it would otherwise land between the reports and the
 process's exit and turn exit status 2 into a death by signal); the one after is obeyed.
-Once such a process exits (its ``atexit`` functions run), SIGINT and SIGTERM are ignored:
+Where the first signal lands matters too: from the plugin's import (when the command line
+asks for a layer) until the session's handlers exist it is kept and raised once they do;
+from the session's configuration to its collection it waits for the collection, so that it
+ends a session pytest has started (which writes its reports); and inside an item's protocol
+but outside its run it waits for the run's start or the item's end, never landing inside
+pytest's own context managers. Once such a process exits (its ``atexit`` functions run),
+SIGINT and SIGTERM are ignored:
 the interpreter's finalization gives a Python handler back to the default, and a second
 Ctrl-C landing in those last milliseconds would still kill it. SIGKILL, or SIGQUIT
 (Ctrl-\\), still ends a session at once.
