@@ -189,6 +189,22 @@ def pytest_runtest_logfinish() -> None:
         gc.freeze()
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_keyboard_interrupt(excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+    """An interrupt anywhere (the controller under xdist takes one at any instruction) is
+    reported by pytest from its traceback: its entries without a line number, which a
+    CPython 3.11 frame can have, are left out so that pytest can format it."""
+    raw = getattr(excinfo, "_excinfo", None)
+    if raw is None or not isinstance(raw, tuple) or len(raw) != 3:
+        return
+    from pytest_ragv2.plugin.signals import without_unnumbered_frames
+
+    kind, value, tb = raw
+    cleaned = without_unnumbered_frames(tb)
+    if cleaned is not tb and cleaned is not None:
+        excinfo._excinfo = (kind, value.with_traceback(cleaned), cleaned)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
     if CONTEXT_KEY not in item.config.stash:

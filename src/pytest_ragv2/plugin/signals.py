@@ -34,7 +34,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from types import FrameType
+from types import FrameType, TracebackType
 from typing import Any
 
 _CAUGHT = (signal.SIGINT, signal.SIGTERM)
@@ -123,8 +123,26 @@ def run_section() -> Iterator[None]:
     _WHERE.in_run = True
     try:
         yield
+    except KeyboardInterrupt as exc:
+        # raised afresh from here: the signal landed at any instruction of the run, and a
+        # frame of CPython 3.11 can have no line number there, which pytest's report of
+        # the interrupt cannot format (a TypeError instead of the session's end)
+        raise KeyboardInterrupt(*exc.args) from None
     finally:
         _WHERE.in_run = False
+
+
+def without_unnumbered_frames(tb: TracebackType | None) -> TracebackType | None:
+    """A traceback without the entries that have no line number (see ``run_section``)."""
+    kept: list[TracebackType] = []
+    while tb is not None:
+        if tb.tb_lineno is not None:
+            kept.append(tb)
+        tb = tb.tb_next
+    rebuilt: TracebackType | None = None
+    for entry in reversed(kept):
+        rebuilt = TracebackType(rebuilt, entry.tb_frame, entry.tb_lasti, entry.tb_lineno)
+    return rebuilt
 
 
 _Handler = Callable[[int, FrameType | None], Any] | int | None
