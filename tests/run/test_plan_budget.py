@@ -143,6 +143,24 @@ def test_plan_of_a_chat_layer_adds_up_each_inference_slot(
     assert not (bundled.path / "reports").exists()
 
 
+@pytest.mark.parametrize("shard", [[], ["--ragv2-shard=2/3"]], ids=["whole", "shard"])
+def test_a_plan_counts_from_the_catalog_what_collection_would_make(
+    bundled: pytest.Pytester, shard: list[str]
+) -> None:
+    """Nothing narrowing the items: the plan reads the catalog and makes no item (it does
+    not pay the collection); narrowed (-k), it counts the collected items: both agree."""
+    args = ["--ragv2-layer=A,B", "--ragv2-plan", "--ragv2-lang=en,de", *shard]
+    fast = bundled.inline_run(*args)
+    assert fast.ret == 0
+    assert fast.getreports("pytest_collectreport") == []  # no collector ran
+    counted = bundled.runpytest(*args)
+    collected = bundled.runpytest(*args, "-k", "not no-such-case")
+    assert counted.ret == collected.ret == 0
+    plan = [line for line in counted.outlines if "item(s)" in line]
+    assert plan
+    assert plan == [line for line in collected.outlines if "item(s)" in line]
+
+
 # --ragv2-max-minutes -------------------------------------------------------------------------
 
 

@@ -297,14 +297,21 @@ def _check_resumable(ctx: RunContext, options: dict[str, Any]) -> None:
 
 def _start_plan(config: pytest.Config, ctx: RunContext) -> None:
     """--ragv2-plan: collect in this process (never on xdist workers), print, run nothing."""
-    from pytest_ragv2.plugin.plan import PlanHooks
+    from pytest_ragv2.plugin.collect import planned_run_keys
+    from pytest_ragv2.plugin.plan import PlanHooks, narrowed
 
     workers = len(getattr(config.option, "tx", None) or ()) if _distributed(config) else 0
     config.option.dist = "no"  # read by xdist's pytest_configure, which runs after this one
     slots = {name: system.slot for name, system in ctx.systems.items()}
     settings = ctx.settings
     hooks = PlanHooks(
-        ctx.layers, slots, settings.raw_runs, ctx.rootdir, workers, settings.max_minutes
+        ctx.layers,
+        slots,
+        settings.raw_runs,
+        ctx.rootdir,
+        workers,
+        settings.max_minutes,
+        planned=None if narrowed(config) else lambda: planned_run_keys(ctx),
     )
     config.pluginmanager.register(hooks, "ragv2-plan")
 

@@ -154,39 +154,58 @@ class CaseFile(pytest.File):
             yield CaseErrorItem.from_parent(self, name=INVALID_ITEM_NAME, errors=loaded.errors)
 
     def _items(self, ctx: RunContext, loaded: LoadedCase, layer: str) -> Iterator[pytest.Item]:
-        available = loaded.case.languages()
-        languages = ctx.settings.languages or available
         several = len(ctx.layers) > 1
-        implementation = load_layer(layer) if several else None
-        for lang in languages:
-            if lang not in available:
-                continue
-            for system, system_settings in ctx.systems.items():
-                if implementation is not None and not implementation.serves(system_settings):
-                    continue  # with several layers, a system runs the layers it serves
-                for rep in range(1, ctx.settings.repetitions_for(layer) + 1):
-                    key = RunKey(loaded.case.id, system, rep, lang, layer)
-                    name = layered_item_name(key) if several else key.item_name
-                    item = CaseItem.from_parent(
-                        self,
-                        name=name,
-                        # a string id is parsed as case + parameters, as pytest's own
-                        # parametrized ids are, so --lf/--ff/--sw find these items again
-                        nodeid=f"{self.nodeid}::{name}",
-                        key=key,
-                        loaded=loaded,
-                        query=loaded.case.prompts_for(lang)[0],
-                    )
-                    register_markers(
-                        self.config,
-                        mark_names(layer, loaded.case.category, system, lang),
-                        ctx.registered_marks,
-                    )
-                    for mark in item_marks(
-                        layer, loaded.case.category, system, lang, system_settings.slot
-                    ):
-                        item.add_marker(mark)
-                    yield item
+        for key in case_run_keys(ctx, loaded, layer):
+            system_settings = ctx.systems[key.system]
+            name = layered_item_name(key) if several else key.item_name
+            item = CaseItem.from_parent(
+                self,
+                name=name,
+                # a string id is parsed as case + parameters, as pytest's own
+                # parametrized ids are, so --lf/--ff/--sw find these items again
+                nodeid=f"{self.nodeid}::{name}",
+                key=key,
+                loaded=loaded,
+                query=loaded.case.prompts_for(key.lang)[0],
+            )
+            category = loaded.case.category
+            register_markers(
+                self.config,
+                mark_names(layer, category, key.system, key.lang),
+                ctx.registered_marks,
+            )
+            for mark in item_marks(layer, category, key.system, key.lang, system_settings.slot):
+                item.add_marker(mark)
+            yield item
+
+
+def case_run_keys(ctx: RunContext, loaded: LoadedCase, layer: str) -> Iterator[RunKey]:
+    """Every run of one case at one layer, in the order the items are made: its languages
+    (the selected ones it has), the systems (with several layers, those that serve this
+    one) and the repetitions."""
+    available = loaded.case.languages()
+    languages = ctx.settings.languages or available
+    implementation = load_layer(layer) if len(ctx.layers) > 1 else None
+    for lang in languages:
+        if lang not in available:
+            continue
+        for system, system_settings in ctx.systems.items():
+            if implementation is not None and not implementation.serves(system_settings):
+                continue  # with several layers, a system runs the layers it serves
+            for rep in range(1, ctx.settings.repetitions_for(layer) + 1):
+                yield RunKey(loaded.case.id, system, rep, lang, layer)
+
+
+def planned_run_keys(ctx: RunContext) -> Iterator[RunKey]:
+    """Every run the session would collect, read from the catalog without making an item
+    (``--ragv2-plan`` with nothing narrowing the selection)."""
+    for case_file in ctx.catalog.files:
+        if case_file.split not in ctx.settings.splits:
+            continue
+        for layer in ctx.layers:
+            for loaded in case_file.cases:
+                if layer in loaded.case.layers and ctx.in_shard(loaded.case_id):
+                    yield from case_run_keys(ctx, loaded, layer)
 
 
 class CaseItem(pytest.Item):

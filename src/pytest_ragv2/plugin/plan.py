@@ -20,6 +20,7 @@ import pytest
 
 from pytest_ragv2.layers.registry import layer_info
 from pytest_ragv2.plugin.collect import CaseItem
+from pytest_ragv2.run.keys import RunKey
 from pytest_ragv2.run.rawruns import raw_run_files, read_raw_runs
 
 Pair = tuple[str, str]  # (system, layer)
@@ -85,11 +86,26 @@ class LayerPlan:
 
 
 def count_items(items: Sequence[pytest.Item], layers: Sequence[str]) -> dict[str, LayerPlan]:
+    return count_keys((item.key for item in items if isinstance(item, CaseItem)), layers)
+
+
+def count_keys(keys: Iterable[RunKey], layers: Sequence[str]) -> dict[str, LayerPlan]:
     plans = {layer: LayerPlan(layer) for layer in layers}
-    for item in items:
-        if isinstance(item, CaseItem):
-            plans.setdefault(item.key.layer, LayerPlan(item.key.layer)).items[item.key.system] += 1
+    for key in keys:
+        plans.setdefault(key.layer, LayerPlan(key.layer)).items[key.system] += 1
     return plans
+
+
+def narrowed(config: pytest.Config) -> bool:
+    """Whether pytest's own options narrow the collected items (-k, -m, --deselect, --lf,
+    paths on the command line): the plan then counts collected items."""
+    return bool(
+        config.option.keyword
+        or config.option.markexpr
+        or getattr(config.option, "deselect", None)
+        or getattr(config.option, "lf", False)
+        or config.args_source == pytest.Config.ArgsSource.ARGS
+    )
 
 
 def seconds(value: float) -> str:
@@ -202,6 +218,7 @@ class PlanHooks:
         rootdir: Path,
         workers: int,
         budget_minutes: float | None = None,
+        planned: Callable[[], Iterable[RunKey]] | None = None,
     ) -> None:
         self.layers = tuple(layers)
         self.slots = dict(slots)
@@ -209,9 +226,20 @@ class PlanHooks:
         self.rootdir = rootdir
         self.workers = workers
         self.budget_minutes = budget_minutes
+        # the runs read from the catalog, when nothing narrows the selection: no item made
+        self.planned = planned
+        self.counted: dict[str, LayerPlan] | None = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> bool | None:
+        if self.planned is None:
+            return None  # pytest collects, and the plan counts its items
+        self.counted = count_keys(self.planned(), self.layers)
+        session.testscollected = sum(plan.total for plan in self.counted.values())
+        return True
 
     def lines(self, items: Sequence[pytest.Item]) -> list[str]:
-        plans = count_items(items, self.layers)
+        plans = self.counted if self.counted is not None else count_items(items, self.layers)
         wanted = {(system, layer) for layer, plan in plans.items() for system in plan.items}
         latencies = latest_latencies(self.raw_runs, wanted)
         return render_plan(
